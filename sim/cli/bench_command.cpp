@@ -1,0 +1,146 @@
+// `npusim bench`: replays a large synthetic stream and prints tasks/s,
+// events/s and peak memory, next to the event rate of a plain SystemC
+// notify loop measured in the same process (so the ratio is meaningful on a
+// noisy shared machine). With --sizes it reruns itself per size to show how
+// memory grows with stream length.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <systemc>
+
+#include "cli/commands.hpp"
+#include "common/errors.hpp"
+#include "config/run_config.hpp"
+#include "hw/die.hpp"
+#include "hw/wake_queue.hpp"
+#include "tasks/synthetic_stream.hpp"
+
+namespace npusim::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+// The reference: one method re-notifying its own event, nothing else.
+struct PlainLoop : sc_core::sc_module {
+    sc_core::sc_event ev;
+    std::uint64_t left = 0, count = 0;
+    SC_HAS_PROCESS(PlainLoop);
+    explicit PlainLoop(sc_core::sc_module_name n) : sc_core::sc_module(n) {
+        SC_METHOD(step);
+        sensitive << ev;
+        dont_initialize();
+    }
+    void step() {
+        ++count;
+        if (--left > 0) ev.notify(1, sc_core::SC_NS);
+    }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+long peak_rss_kb() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+int bench_sizes(const std::string& self, const std::string& chip, const std::string& sizes) {
+    std::cout << fmt::format("{:>10} {:>10} {:>12} {:>12} {:>10} {:>11} {:>7}\n", "tasks", "sim s", "tasks/s", "events/s",
+                             "peak MB", "B per task", "ratio");
+    std::stringstream ss(sizes);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        const std::string cmd = fmt::format("'{}' bench --chip '{}' --tasks {} --machine", self, chip, item);
+        FILE* p = popen(cmd.c_str(), "r");
+        if (!p) throw InputError("cannot start " + cmd);
+        char buf[512];
+        std::string line;
+        while (std::fgets(buf, sizeof buf, p)) line += buf;
+        if (pclose(p) != 0) throw InputError("benchmark child failed: " + cmd);
+        double tasks = 0, secs = 0, tps = 0, eps = 0, rss = 0, ratio = 0;
+        std::sscanf(line.c_str(), "tasks=%lf sim_s=%lf tasks_per_s=%lf events_per_s=%lf peak_kb=%lf ratio=%lf", &tasks,
+                    &secs, &tps, &eps, &rss, &ratio);
+        std::cout << fmt::format("{:>10.0f} {:>10.2f} {:>12.0f} {:>12.0f} {:>10.1f} {:>11.0f} {:>6.0f}%\n", tasks, secs, tps,
+                                 eps, rss / 1024.0, rss * 1024.0 / tasks, ratio * 100.0);
+    }
+    return 0;
+}
+
+}  // namespace
+
+int bench_command(const Args& args, const std::string& self_path) {
+    std::string chip_file = "configs/chips/a2.json", sizes;
+    std::uint64_t tasks = 1000000;
+    bool machine = false;
+    po::options_description opts("npusim bench options");
+    opts.add_options()
+        ("help,h", "show this help")
+        ("chip", po::value(&chip_file), "chip file (default configs/chips/a2.json)")
+        ("tasks", po::value(&tasks), "synthetic stream length (default 1000000)")
+        ("sizes", po::value(&sizes), "comma-separated lengths, each run in its own process")
+        ("machine", po::bool_switch(&machine), "one line of key=value figures");
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(opts).run(), vm);
+    if (vm.count("help")) {
+        std::cout << opts;
+        return 0;
+    }
+    po::notify(vm);
+    if (!sizes.empty()) return bench_sizes(self_path, chip_file, sizes);
+    if (tasks == 0 || tasks > 50'000'000) throw InputError("--tasks: expected 1 .. 50000000");
+
+    // Any existing workload file satisfies the loader; the stream is synthetic.
+    const RunConfig cfg = RunConfig::load(chip_file, "<synthetic>.jsonl", {});
+    const ChipParams& chip = cfg.chip();
+    const auto t_build = std::chrono::steady_clock::now();
+    const TaskStream stream = synthetic_stream(tasks, chip);
+    const double build_s = seconds_since(t_build);
+
+    Die die("die0", chip, stream, nullptr, false);
+    PlainLoop loop("plain_loop");
+
+    const std::uint64_t actions0 = wake_actions_total();
+    const auto t_sim = std::chrono::steady_clock::now();
+    die.run();
+    const double sim_s = seconds_since(t_sim);
+    const std::uint64_t actions = wake_actions_total() - actions0;
+    const long rss_kb = peak_rss_kb();
+
+    // Same process, same kernel, right after: the plain loop's rate.
+    loop.left = std::max<std::uint64_t>(actions, 1000000);
+    loop.ev.notify(sc_core::SC_ZERO_TIME);
+    const auto t_loop = std::chrono::steady_clock::now();
+    sc_core::sc_start();
+    const double loop_s = seconds_since(t_loop);
+    const double our_rate = static_cast<double>(actions) / sim_s;
+    const double loop_rate = static_cast<double>(loop.count) / loop_s;
+
+    if (machine) {
+        std::cout << fmt::format("tasks={} sim_s={:.4f} tasks_per_s={:.0f} events_per_s={:.0f} peak_kb={} ratio={:.4f}\n",
+                                 tasks, sim_s, static_cast<double>(tasks) / sim_s, our_rate, rss_kb, our_rate / loop_rate);
+        return 0;
+    }
+    std::cout << fmt::format("npusim bench: {} synthetic tasks on {} ({} cube + {} vector)\n", tasks, chip.name,
+                             chip.cube.count, chip.vector.count);
+    std::cout << fmt::format("  stream build    {:.2f} s\n", build_s);
+    std::cout << fmt::format("  simulation      {:.2f} s wall, {} simulated cycles\n", sim_s,
+                             static_cast<std::uint64_t>(static_cast<double>(die.end_ps()) / chip.ps_per_cycle()));
+    std::cout << fmt::format("  tasks/s         {:.0f}\n", static_cast<double>(tasks) / sim_s);
+    std::cout << fmt::format("  events/s        {:.0f}  ({} timed actions)\n", our_rate, actions);
+    std::cout << fmt::format("  plain SystemC   {:.0f} notifications/s ({} in {:.2f} s)\n", loop_rate, loop.count, loop_s);
+    std::cout << fmt::format("  ratio           {:.0f}% of the plain loop's event rate\n", 100.0 * our_rate / loop_rate);
+    std::cout << fmt::format("  peak memory     {:.1f} MB ({:.0f} B per task)\n", rss_kb / 1024.0,
+                             rss_kb * 1024.0 / static_cast<double>(tasks));
+    return 0;
+}
+
+}  // namespace npusim::cli

@@ -1,0 +1,15 @@
+// The npusim subcommands. Each takes the arguments after its name and
+// returns the process exit code (DESIGN §4.1); errors travel as exceptions.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace npusim::cli {
+
+using Args = std::vector<std::string>;
+
+int run_command(const Args& args);
+int bench_command(const Args& args, const std::string& self_path);
+int config_reference_command(const Args& args);
+
+}  // namespace npusim::cli

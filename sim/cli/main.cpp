@@ -1,0 +1,68 @@
+// npusim command line: dispatches to a subcommand and maps errors to exit
+// codes: 0 ok, 1 check failed, 2 bad input, 3 deadlock.
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include <boost/program_options/errors.hpp>
+#include <fmt/format.h>
+#include <systemc>
+
+#include "cli/commands.hpp"
+#include "common/did_you_mean.hpp"
+#include "common/errors.hpp"
+
+namespace {
+
+const char* kUsage = R"(usage: npusim <command> [options]
+
+commands:
+  run     --chip FILE --workload FILE [--set PATH=VALUE]... [--stats OUT.json] [--trace OUT.json]
+  bench   [--tasks N] [--chip FILE] [--sizes N1,N2,...]   simulator speed and memory figures
+  config-reference                                          print the configuration reference (Markdown)
+
+Run `npusim <command> --help` for a command's options.
+)";
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+    using namespace npusim;
+    npusim::cli::Args args(argv + 1, argv + argc);
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        std::cout << kUsage;
+        return args.empty() ? 2 : 0;
+    }
+    const std::string cmd = args[0];
+    args.erase(args.begin());
+    try {
+        if (cmd == "run") return cli::run_command(args);
+        if (cmd == "bench") return cli::bench_command(args, argv[0]);
+        if (cmd == "config-reference") return cli::config_reference_command(args);
+        throw InputError(fmt::format("unknown command '{}'{}; commands: run, bench, config-reference", cmd,
+                                     did_you_mean(cmd, {"run", "bench", "config-reference", "compile", "sweep", "check", "lint"})));
+    } catch (const InputError& e) {
+        std::cerr << "npusim: error: " << e.what() << "\n";
+        return 2;
+    } catch (const boost::program_options::error& e) {
+        std::cerr << "npusim " << cmd << ": error: " << e.what() << "\n";
+        return 2;
+    } catch (const DeadlockError& e) {
+        std::cerr << "npusim: " << e.what() << "\n";
+        return 3;
+    } catch (const CheckFailed& e) {
+        std::cerr << "npusim: " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "npusim: internal error: " << e.what() << "\n";
+        return 4;
+    }
+}
+
+// Our own entry point: SystemC prints its banner when its kernel starts,
+// before sc_main, unless told not to; the banner would clutter every
+// command's output.
+int main(int argc, char* argv[]) {
+    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+    return sc_core::sc_elab_and_sim(argc, argv);
+}

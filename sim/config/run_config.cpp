@@ -1,0 +1,573 @@
+// Builds the run document: chip file (+ extends chain) -> workload section ->
+// --set overrides -> validation against the schema table -> ChipParams.
+#include "config/run_config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/did_you_mean.hpp"
+#include "common/errors.hpp"
+#include "config/schema.hpp"
+
+namespace npusim {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+struct RunConfig::Impl {
+    json doc;
+    ChipParams chip;
+    std::string workload_file;
+};
+
+namespace {
+
+[[noreturn]] void fail(const std::string& msg) { throw InputError(msg); }
+
+// ---------------------------------------------------------------------------
+// Provenance: which input (a file or a --set argument) last wrote each part of
+// the document, so an error names the thing the user has to edit. Recorded at
+// the node that was written; lookups walk up to the nearest recorded ancestor.
+class Sources {
+public:
+    int add(std::string label) {
+        labels_.push_back(std::move(label));
+        return static_cast<int>(labels_.size()) - 1;
+    }
+    void record(const std::string& path, int source) {
+        // What was under `path` was replaced, so forget its old origins.
+        const std::string prefix = path + ".";
+        for (auto it = at_.lower_bound(prefix); it != at_.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
+            it = at_.erase(it);
+        at_[path] = source;
+    }
+    int index(std::string path) const {
+        for (;;) {
+            const auto it = at_.find(path);
+            if (it != at_.end()) return it->second;
+            const auto dot = path.rfind('.');
+            if (dot == std::string::npos) return 0;
+            path.erase(dot);
+        }
+    }
+    const std::string& label(const std::string& path) const { return labels_[index(path)]; }
+    const std::string& label_at(int i) const { return labels_[i]; }
+
+private:
+    std::vector<std::string> labels_;
+    std::map<std::string, int> at_;
+};
+
+// ---------------------------------------------------------------------------
+// Reading JSON files with errors that point at FILE:LINE:COL.
+
+std::string kind_name(const json& v) {
+    switch (v.type()) {
+        case json::value_t::object: return "an object";
+        case json::value_t::array: return "a list";
+        case json::value_t::string: return "a string";
+        case json::value_t::boolean: return "a boolean";
+        case json::value_t::null: return "null";
+        default: return "a number";
+    }
+}
+
+// Numbers as written by a person: 1000000000, not 1000000000.0.
+std::string number_text(const json& v) { return v.is_number_float() ? format_number(v.get<double>()) : v.dump(); }
+
+// "string \"fast\"", "number 5", "boolean true", "a list", ... for messages.
+std::string describe(const json& v) {
+    switch (v.type()) {
+        case json::value_t::string: {
+            std::string s = v.get<std::string>();
+            if (s.size() > 60) s = s.substr(0, 57) + "...";
+            return "string " + json(s).dump();
+        }
+        case json::value_t::boolean: return "boolean " + v.dump();
+        case json::value_t::null: return "null";
+        case json::value_t::object: return "an object";
+        case json::value_t::array: return "a list";
+        default: return "number " + number_text(v);
+    }
+}
+
+// nlohmann's message carries its own position prefix; keep only the reason.
+std::string short_parse_reason(const std::string& what) {
+    std::string r = what;
+    const auto p = r.find("parse error");
+    if (p != std::string::npos) {
+        const auto colon = r.find(": ", p);
+        if (colon != std::string::npos) r = r.substr(colon + 2);
+    }
+    const std::string noise = "syntax error while parsing ";
+    if (r.compare(0, noise.size(), noise) == 0) r = r.substr(noise.size());
+    return r;
+}
+
+// Offset (0-based) to report for a parse error. nlohmann's byte is 1-based
+// and names the last character read, i.e. the end of the offending token; when
+// that token is a string (typically a key after a missing comma) step back to
+// its opening quote, which is where an editor should jump.
+std::size_t error_offset(const std::string& text, std::size_t byte) {
+    std::size_t off = byte == 0 ? 0 : byte - 1;
+    if (off >= text.size()) return text.size();  // unexpected end of input
+    if (text[off] != '"' || off == 0) return off;
+    for (std::size_t j = off; j-- > 0;) {
+        if (text[j] == '\n') break;  // strings cannot span lines
+        if (text[j] != '"') continue;
+        std::size_t slashes = 0;
+        while (j >= slashes + 1 && text[j - slashes - 1] == '\\') ++slashes;
+        if (slashes % 2 == 0) return j;
+    }
+    return off;
+}
+
+// "LINE:COL" (1-based) of a 0-based offset.
+std::string line_col(const std::string& text, std::size_t off) {
+    std::size_t line = 1, line_start = 0;
+    for (std::size_t i = 0; i < off && i < text.size(); ++i)
+        if (text[i] == '\n') {
+            ++line;
+            line_start = i + 1;
+        }
+    return std::to_string(line) + ":" + std::to_string(off - line_start + 1);
+}
+
+json parse_json_file(const std::string& file, const std::string& what, const std::string& extended_by = "") {
+    const std::string suffix = extended_by.empty() ? "" : " (extended by " + extended_by + ")";
+    std::error_code ec;
+    if (fs::is_directory(file, ec)) fail(file + ": cannot open " + what + " (it is a directory)" + suffix);
+    std::ifstream in(file, std::ios::binary);
+    if (!in) fail(file + ": cannot open " + what + suffix);
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    if (in.bad()) fail(file + ": cannot read " + what + suffix);
+    const std::string text = buf.str();
+
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+        fail(file + ": empty " + what + " (expected a JSON object)" + suffix);
+    const auto nul = text.find('\0');
+    if (nul != std::string::npos)
+        fail(file + ": not a JSON text file (binary data at byte " + std::to_string(nul + 1) + ")" + suffix);
+
+    try {
+        return json::parse(text);
+    } catch (const json::parse_error& e) {
+        fail(file + ":" + line_col(text, error_offset(text, e.byte)) + ": invalid JSON: " +
+             short_parse_reason(e.what()));
+    } catch (const json::exception& e) {
+        // Number overflow ("1e400") is reported without a position; find the
+        // literal it quotes.
+        std::string what = e.what();
+        const auto br = what.find("] ");
+        if (br != std::string::npos) what = what.substr(br + 2);
+        const auto q1 = what.find('\''), q2 = what.rfind('\'');
+        const auto at = q1 < q2 ? text.find(what.substr(q1 + 1, q2 - q1 - 1)) : std::string::npos;
+        fail(file + (at == std::string::npos ? "" : ":" + line_col(text, at)) + ": invalid JSON: " + what);
+    }
+}
+
+json parse_json_object_file(const std::string& file, const std::string& what, const std::string& extended_by = "") {
+    json d = parse_json_file(file, what, extended_by);
+    if (!d.is_object())
+        fail(file + ": expected a JSON object at the top level of the " + what + ", got " + kind_name(d));
+    return d;
+}
+
+// ---------------------------------------------------------------------------
+// Chip file and its extends chain.
+
+struct ChipLayer {
+    std::string file;
+    json doc;
+};
+
+std::string canonical_key(const std::string& file) {
+    std::error_code ec;
+    const fs::path p = fs::weakly_canonical(file, ec);
+    return ec ? fs::absolute(file).lexically_normal().string() : p.string();
+}
+
+// Returns the chain from the named file down to its last base.
+std::vector<ChipLayer> load_chip_chain(const std::string& chip_file) {
+    constexpr std::size_t kMaxDepth = 64;  // cycles are caught earlier; this bounds runaway chains
+    std::vector<ChipLayer> chain;
+    std::vector<std::string> seen;
+    std::string file = chip_file;
+    std::string extended_by;
+    for (;;) {
+        const std::string key = canonical_key(file);
+        const auto again = std::find(seen.begin(), seen.end(), key);
+        if (again != seen.end()) {
+            std::string names;
+            for (const auto& layer : chain) names += layer.file + " -> ";
+            fail(chip_file + ": extends cycle: " + names + file);
+        }
+        if (chain.size() >= kMaxDepth) fail(chip_file + ": extends chain longer than 64 files");
+        seen.push_back(key);
+
+        json d = parse_json_object_file(file, "chip file", extended_by);
+        std::string next;
+        if (d.contains("extends")) {
+            const json& e = d["extends"];
+            if (!e.is_string() || e.get<std::string>().empty())
+                fail(file + ": extends: expected a file name (string), got " + describe(e));
+            const fs::path target(e.get<std::string>());
+            next = target.is_absolute() ? target.string()
+                                        : (fs::path(file).parent_path() / target).lexically_normal().string();
+            d.erase("extends");
+        }
+        chain.push_back({file, std::move(d)});
+        if (next.empty()) return chain;
+        extended_by = file;
+        file = next;
+    }
+}
+
+// Deep merge: objects recursively, everything else replaced; records which
+// source wrote each replaced node.
+void merge_into(json& dst, const json& src, const std::string& path, int source, Sources& sources) {
+    for (auto it = src.begin(); it != src.end(); ++it) {
+        const std::string p = path + "." + it.key();
+        auto d = dst.find(it.key());
+        if (d != dst.end() && d->is_object() && it->is_object()) {
+            merge_into(*d, *it, p, source, sources);
+        } else {
+            dst[it.key()] = *it;
+            sources.record(p, source);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Workload section.
+
+bool ends_with_ci(const std::string& s, const std::string& suffix) {
+    if (s.size() < suffix.size()) return false;
+    return std::equal(suffix.rbegin(), suffix.rend(), s.rbegin(),
+                      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
+
+std::string supported_kinds_text() {
+    std::string s;
+    for (const auto& k : workload_kinds()) s += (s.empty() ? "" : ", ") + k;
+    return s;
+}
+
+void check_kind_supported(const json& kind, const std::string& label) {
+    if (!kind.is_string()) fail(label + ": workload.kind: expected a string, got " + describe(kind));
+    const auto& kinds = workload_kinds();
+    const std::string k = kind.get<std::string>();
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end())
+        fail(label + ": workload kind '" + k + "' is not supported yet (supported: " + supported_kinds_text() + ")" +
+             did_you_mean(k, kinds));
+}
+
+json load_workload(const std::string& workload_file) {
+    if (workload_file.empty()) return json::object();  // chip-only use (e.g. lint)
+    if (ends_with_ci(workload_file, ".jsonl")) return json{{"kind", "tasks"}, {"file", workload_file}};
+    if (!ends_with_ci(workload_file, ".json"))
+        fail(workload_file + ": unknown workload file type (expected a .json workload or a .jsonl task stream)");
+
+    json w = parse_json_object_file(workload_file, "workload file");
+    if (!w.contains("kind"))
+        fail(workload_file + ": missing required key workload.kind (one of: " + supported_kinds_text() + ")");
+    check_kind_supported(w["kind"], workload_file);
+
+    // A task stream named inside a workload file is relative to that file.
+    if (w["kind"] == "tasks" && w.contains("file") && w["file"].is_string()) {
+        const fs::path f(w["file"].get<std::string>());
+        if (!f.empty() && f.is_relative())
+            w["file"] = (fs::path(workload_file).parent_path() / f).lexically_normal().string();
+    }
+    return w;
+}
+
+std::string current_kind(const json& doc) {
+    const json& w = doc["workload"];
+    const auto it = w.find("kind");
+    return it != w.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// ---------------------------------------------------------------------------
+// --set PATH=VALUE
+
+std::vector<std::string> split_path(const std::string& path) {
+    std::vector<std::string> segs;
+    std::size_t start = 0;
+    for (;;) {
+        const auto dot = path.find('.', start);
+        segs.push_back(path.substr(start, dot - start));
+        if (dot == std::string::npos) return segs;
+        start = dot + 1;
+    }
+}
+
+void apply_set(json& doc, const std::string& arg, Sources& sources) {
+    const std::string label = "--set " + arg;
+    const auto eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0)
+        fail(label + ": expected PATH=VALUE, e.g. --set chip.hbm.bandwidth_gbps=3200");
+    const std::string path = arg.substr(0, eq);
+    const std::string text = arg.substr(eq + 1);
+    const auto segs = split_path(path);
+    for (const auto& s : segs)
+        if (s.empty()) fail(label + ": empty key name in path '" + path + "'");
+    if (segs.size() < 2 || (segs[0] != "chip" && segs[0] != "workload"))
+        fail(label + ": path must start with 'chip.' or 'workload.'" +
+             (segs.size() < 2 ? std::string() : did_you_mean(segs[0], {"chip", "workload"})));
+
+    // The path must exist in the schema: walk it one level at a time so the
+    // error names the first unknown segment and its siblings.
+    const std::string kind = current_kind(doc);
+    const KeySpec* spec = nullptr;
+    std::string parent = segs[0];
+    for (std::size_t i = 1; i < segs.size(); ++i) {
+        const std::string full = parent + "." + segs[i];
+        if ((spec = find_key(full, kind))) {
+            if (i + 1 != segs.size()) fail(label + ": " + full + " is a single value, not a group of keys");
+        } else if (!is_group(full, kind)) {
+            fail(label + ": unknown key '" + segs[i] + "' in " + parent + did_you_mean(segs[i], child_names(parent, kind)));
+        }
+        parent = full;
+    }
+
+    json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded()) value = text;
+    // "--set chip.name=123" means the text 123; only JSON containers stay as parsed.
+    if (spec && (spec->type == ValueType::string || spec->type == ValueType::enumeration) && value.is_primitive() &&
+        !value.is_string())
+        value = text;
+
+    const int source = sources.add(label);
+    json* node = &doc;
+    for (std::size_t i = 0; i + 1 < segs.size(); ++i) {
+        json& next = (*node)[segs[i]];
+        if (!next.is_object()) next = json::object();
+        node = &next;
+    }
+    json& slot = (*node)[segs.back()];
+    if (slot.is_object() && value.is_object()) {
+        merge_into(slot, value, path, source, sources);  // same rule as extends
+    } else {
+        slot = std::move(value);
+        sources.record(path, source);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Validation against the schema table.
+
+std::string unit_suffix(const KeySpec& k) { return k.unit.empty() ? "" : " (" + k.unit + ")"; }
+
+class Validator {
+public:
+    Validator(const Sources& sources, std::string kind) : sources_(sources), kind_(std::move(kind)) {}
+
+    // Unknown keys, wrong types and bounds, depth first.
+    void check_object(json& obj, const std::string& prefix) const {
+        for (auto it = obj.begin(); it != obj.end(); ++it) {
+            const std::string full = prefix + "." + it.key();
+            if (const KeySpec* spec = find_key(full, kind_)) {
+                check_value(*spec, *it, full);
+            } else if (is_group(full, kind_)) {
+                if (!it->is_object())
+                    fail(sources_.label(full) + ": " + full + ": expected an object (a group of keys), got " + describe(*it));
+                check_object(*it, full);
+            } else {
+                fail(sources_.label(full) + ": unknown key '" + it.key() + "' in " + prefix +
+                     did_you_mean(it.key(), child_names(prefix, kind_)));
+            }
+        }
+    }
+
+    // Required keys must exist; every other key gets its default.
+    void fill_defaults(json& doc, const std::string& section, const std::string& missing_label) const {
+        for (const auto& spec : config_keys()) {
+            if (!key_applies(spec, kind_) || spec.path.compare(0, section.size() + 1, section + ".") != 0) continue;
+            const auto segs = split_path(spec.path);
+            json* node = &doc;
+            for (std::size_t i = 0; i + 1 < segs.size(); ++i) node = &(*node)[segs[i]];  // groups checked above
+            if (node->contains(segs.back())) continue;
+            if (spec.required) {
+                // "Aggregate HBM ..." stays, "Number of ..." reads as "number of ...".
+                std::string meaning = spec.meaning;
+                if (meaning.size() > 1 && std::islower(static_cast<unsigned char>(meaning[1])))
+                    meaning[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(meaning[0])));
+                fail(missing_label + ": missing required key " + spec.path + ", expected " + type_phrase(spec) +
+                     unit_suffix(spec) + ": " + meaning);
+            }
+            (*node)[segs.back()] = spec.default_value;
+        }
+    }
+
+private:
+    void check_value(const KeySpec& spec, json& v, const std::string& path) const {
+        const std::string where = sources_.label(path) + ": " + path + ": ";
+        const std::string unit = unit_suffix(spec);
+        switch (spec.type) {
+            case ValueType::integer:
+            case ValueType::number: {
+                if (!v.is_number()) fail(where + "expected " + type_phrase(spec) + unit + ", got " + describe(v));
+                const double x = v.get<double>();
+                if (!std::isfinite(x)) fail(where + "expected a finite number" + unit + ", got " + number_text(v));
+                if (spec.type == ValueType::integer && v.is_number_float() && std::floor(x) != x)
+                    fail(where + "expected an integer" + unit + ", got " + number_text(v));
+                if (spec.min && (x < spec.min->value || (!spec.min->inclusive && x == spec.min->value)))
+                    fail(where + "expected " + type_phrase(spec) + (spec.min->inclusive ? " >= " : " > ") +
+                         format_number(spec.min->value) + unit + ", got " + number_text(v));
+                if (spec.max && (x > spec.max->value || (!spec.max->inclusive && x == spec.max->value)))
+                    fail(where + "expected " + type_phrase(spec) + (spec.max->inclusive ? " <= " : " < ") +
+                         format_number(spec.max->value) + unit + ", got " + number_text(v));
+                // Store whole numbers as integers so the echo reads 4, not 4.0.
+                if (spec.type == ValueType::integer && v.is_number_float()) v = static_cast<std::int64_t>(x);
+                return;
+            }
+            case ValueType::boolean:
+                if (!v.is_boolean()) fail(where + "expected true or false, got " + describe(v));
+                return;
+            case ValueType::string:
+                if (!v.is_string()) fail(where + "expected a string, got " + describe(v));
+                return;
+            case ValueType::enumeration: {
+                if (path == "workload.kind") {
+                    check_kind_supported(v, sources_.label(path));
+                    return;
+                }
+                const bool ok = v.is_string() &&
+                                std::find(spec.allowed.begin(), spec.allowed.end(), v.get<std::string>()) != spec.allowed.end();
+                if (!ok)
+                    fail(where + "expected " + type_phrase(spec) + ", got " + describe(v) +
+                         (v.is_string() ? did_you_mean(v.get<std::string>(), spec.allowed) : std::string()));
+                return;
+            }
+            case ValueType::string_or_strings: {
+                bool ok = v.is_string() || v.is_array();
+                if (v.is_array())
+                    for (const auto& e : v) ok = ok && e.is_string();
+                if (!ok) fail(where + "expected a string or a list of strings, got " + describe(v));
+                return;
+            }
+        }
+    }
+
+    const Sources& sources_;
+    std::string kind_;
+};
+
+const json& at_path(const json& doc, const std::string& path) {
+    const json* node = &doc;
+    for (const auto& s : split_path(path)) node = &node->at(s);
+    return *node;
+}
+
+// Rules that involve more than one key. The error names the input that last
+// touched either key (a --set beats a file).
+void cross_checks(const json& doc, const Sources& sources) {
+    auto label_of = [&](const std::string& a, const std::string& b) {
+        return sources.label_at(std::max(sources.index(a), sources.index(b)));
+    };
+    const std::int64_t cube = at_path(doc, "chip.cores.cube.count").get<std::int64_t>();
+    const std::int64_t vec = at_path(doc, "chip.cores.vector.count").get<std::int64_t>();
+    if (cube + vec < 1)
+        fail(label_of("chip.cores.cube.count", "chip.cores.vector.count") +
+             ": chip.cores.cube.count + chip.cores.vector.count: the chip needs at least one core, got 0");
+
+    const std::int64_t tile_kb = at_path(doc, "chip.cores.vector.tile_kb").get<std::int64_t>();
+    const std::int64_t ub_kb = at_path(doc, "chip.buffers.ub_kb").get<std::int64_t>();
+    if (tile_kb * 2 > ub_kb)
+        fail(label_of("chip.cores.vector.tile_kb", "chip.buffers.ub_kb") + ": chip.cores.vector.tile_kb = " +
+             std::to_string(tile_kb) + " KB is double-buffered (" + std::to_string(tile_kb * 2) +
+             " KB) and must fit in chip.buffers.ub_kb = " + std::to_string(ub_kb) + " KB");
+}
+
+ChipParams to_chip_params(const json& doc) {
+    ChipParams c;
+    for (const auto& spec : config_keys())
+        if (spec.apply) spec.apply(c, at_path(doc, spec.path));
+    return c;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+RunConfig RunConfig::load(const std::string& chip_file, const std::string& workload_file,
+                          const std::vector<std::string>& set_overrides) {
+    Sources sources;
+    json doc = json::object();
+
+    // Chip: merge from the last base up, so the named file wins.
+    const auto chain = load_chip_chain(chip_file);
+    std::vector<int> layer_source(chain.size());
+    for (std::size_t i = chain.size(); i-- > 0;) layer_source[i] = sources.add(chain[i].file);
+    sources.record("chip", layer_source[0]);  // defaults and missing keys belong to the named file
+    doc["chip"] = json::object();
+    for (std::size_t i = chain.size(); i-- > 0;) merge_into(doc["chip"], chain[i].doc, "chip", layer_source[i], sources);
+    if (!doc["chip"].contains("name")) doc["chip"]["name"] = fs::path(chip_file).stem().string();
+
+    // Workload.
+    const int workload_source = sources.add(workload_file.empty() ? chip_file : workload_file);
+    doc["workload"] = load_workload(workload_file);
+    sources.record("workload", workload_source);
+
+    for (const auto& arg : set_overrides) apply_set(doc, arg, sources);
+
+    // Chip section.
+    const Validator chip_check(sources, "");
+    chip_check.check_object(doc["chip"], "chip");
+    chip_check.fill_defaults(doc, "chip", chip_file);
+    cross_checks(doc, sources);
+
+    // Workload section: its kind decides which keys exist.
+    json& w = doc["workload"];
+    if (!w.empty()) {
+        if (!w.contains("kind"))
+            fail(sources.label("workload") + ": missing required key workload.kind (one of: " + supported_kinds_text() + ")");
+        check_kind_supported(w["kind"], sources.label("workload.kind"));
+        const Validator workload_check(sources, w["kind"].get<std::string>());
+        workload_check.check_object(w, "workload");
+        // Missing keys are the fault of whatever set the kind (file or --set).
+        workload_check.fill_defaults(doc, "workload", sources.label("workload.kind"));
+    }
+
+    auto impl = std::make_shared<Impl>();
+    impl->chip = to_chip_params(doc);
+    impl->doc = std::move(doc);
+    impl->workload_file = workload_file;
+    RunConfig rc;
+    rc.impl_ = std::move(impl);
+    return rc;
+}
+
+namespace {
+// A template so it need not name the private Impl type.
+template <class Ptr>
+const auto& must(const Ptr& p) {
+    if (!p) throw std::logic_error("RunConfig used before RunConfig::load");
+    return *p;
+}
+}  // namespace
+
+const ChipParams& RunConfig::chip() const { return must(impl_).chip; }
+
+const nlohmann::json& RunConfig::document() const { return must(impl_).doc; }
+
+std::string RunConfig::dump() const { return must(impl_).doc.dump(2); }
+
+std::string RunConfig::workload_kind() const {
+    const json& w = must(impl_).doc.at("workload");
+    const auto it = w.find("kind");
+    return it != w.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string RunConfig::workload_file() const { return must(impl_).workload_file; }
+
+}  // namespace npusim

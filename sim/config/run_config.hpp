@@ -1,0 +1,36 @@
+// The one configuration document of a run: {"chip": {...}, "workload": {...}}
+// (DESIGN §4.2). Built from a chip file (with "extends"), a workload file and
+// --set overrides, validated against the schema, echoed into the stats.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "hw/chip_params.hpp"
+
+namespace npusim {
+
+class RunConfig {
+public:
+    // Throws InputError (exit 2) with file, JSON position or key path, what
+    // was expected, and did-you-mean for unknown keys.
+    static RunConfig load(const std::string& chip_file, const std::string& workload_file,
+                          const std::vector<std::string>& set_overrides);
+
+    const ChipParams& chip() const;
+    const nlohmann::json& document() const;  // resolved, defaults filled in
+    std::string dump() const;                // document() as pretty JSON text
+
+    // "tasks" for a .jsonl task stream; other kinds come with the compiler.
+    std::string workload_kind() const;
+    // Path of the workload file as the user gave it.
+    std::string workload_file() const;
+
+private:
+    struct Impl;
+    std::shared_ptr<const Impl> impl_;
+};
+
+}  // namespace npusim

@@ -1,0 +1,83 @@
+// The one table of configuration keys (DESIGN §4.2): every key of the run
+// document with its type, unit, default, bounds and meaning. Validation,
+// defaults, --set path checks, the ChipParams mapping and the Markdown
+// reference (docs/configuration.md) are all driven from this table, so they
+// cannot disagree.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hw/chip_params.hpp"
+
+namespace npusim {
+
+enum class ValueType {
+    integer,            // whole number (1.0 accepted and stored as 1; 1.5 rejected)
+    number,             // any finite number
+    boolean,
+    string,
+    enumeration,        // a string from KeySpec::allowed
+    string_or_strings,  // a string or a list of strings ("notes")
+};
+
+struct Bound {
+    double value = 0;
+    bool inclusive = true;
+};
+
+struct KeySpec {
+    std::string path;           // full dotted path: "chip.hbm.bandwidth_gbps"
+    std::string workload_kind;  // workload keys: the kind they belong to; "" = every kind
+    ValueType type = ValueType::number;
+    std::string unit;           // "GB/s", "KB", "cycles", ... ("" = none)
+    bool required = false;      // must be present; otherwise default_value is filled in
+    nlohmann::json default_value;
+    std::string default_note;   // shown in the docs instead of default_value when set
+    std::optional<Bound> min, max;
+    std::vector<std::string> allowed;  // enumeration values
+    std::string meaning;               // one line
+    // Chip keys: copies the validated value into ChipParams. Empty for
+    // workload keys and for keys the hardware does not read ("notes").
+    std::function<void(ChipParams&, const nlohmann::json&)> apply;
+};
+
+// A group of keys that gets its own section in the reference.
+struct SectionSpec {
+    std::string path;           // "chip", "chip.hbm", "workload"
+    std::string workload_kind;  // for the workload sections: which kind
+    std::string title;
+    std::string meaning;
+};
+
+const std::vector<KeySpec>& config_keys();
+const std::vector<SectionSpec>& config_sections();
+
+// Workload kinds the loader accepts (the allowed values of workload.kind).
+const std::vector<std::string>& workload_kinds();
+
+// Does `key` apply to a workload of `kind`? (Chip keys always apply.)
+bool key_applies(const KeySpec& key, const std::string& kind);
+
+// The key at exactly `path` that applies to `kind`, or nullptr.
+const KeySpec* find_key(const std::string& path, const std::string& kind);
+
+// Is `path` a group (a proper prefix of some applicable key's path)?
+bool is_group(const std::string& path, const std::string& kind);
+
+// Names one level below group `path` (keys and sub-groups), for did-you-mean.
+std::vector<std::string> child_names(const std::string& path, const std::string& kind);
+
+// "a number" / "an integer" / "true or false" / ... without unit or range.
+std::string type_phrase(const KeySpec& key);
+
+// Number in the shortest form that reads back exactly (1.85, 4096, 1e+06).
+std::string format_number(double v);
+
+// docs/configuration.md, rendered from the table.
+std::string configuration_reference_markdown();
+
+}  // namespace npusim

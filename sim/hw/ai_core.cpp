@@ -1,0 +1,117 @@
+#include "hw/ai_core.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "trace/trace_writer.hpp"
+
+namespace npusim {
+
+AiCore::AiCore(sc_core::sc_module_name name, CoreType type, int index, SimContext& ctx, CoreListener& listener,
+               std::vector<std::string> pipe_names)
+    : sc_core::sc_module(name),
+      ctx_(ctx),
+      type_(type),
+      index_(index),
+      listener_(listener),
+      pipe_names_(std::move(pipe_names)),
+      agenda_(wake_ev_),
+      pipes_(pipe_names_.size()) {
+    SC_HAS_PROCESS(AiCore);
+    SC_METHOD(wake);
+    sensitive << wake_ev_;
+    dont_initialize();
+    if (ctx_.tracing) {
+        const std::string core = fmt::format("{}{}", to_string(type_), index_);
+        tid_ = ctx_.next_tid++;
+        ctx_.trace->thread(ctx_.trace_pid, tid_, core, tid_);
+        if (ctx_.trace_pipes)
+            for (const auto& p : pipe_names_) {
+                pipe_tids_.push_back(ctx_.next_tid);
+                ctx_.trace->thread(ctx_.trace_pid, ctx_.next_tid, core + "." + p, ctx_.next_tid);
+                ++ctx_.next_tid;
+            }
+    }
+}
+
+void AiCore::start(std::uint32_t task) {
+    running_ = true;
+    task_ = task;
+    ctx_.timing[task].start_ps = now_ps();
+    ctx_.timing[task].core = index_;
+    ctx_.timing[task].trace_tid = tid_;
+    agenda_.at(now_ps() + ctx_.cycles_to_ps(task_start_cycles()), Action{ActionKind::started, 0});
+}
+
+void AiCore::wake() {
+    agenda_.run_due([this](const Action& a) {
+        if (a.kind == ActionKind::started) {
+            const Task& t = ctx_.stream.tasks[task_];
+            pipeline_.reset(static_cast<int>(pipe_names_.size()), plan(t), 2);
+            pipeline_.kick(*this);
+            if (pipeline_.finished()) finish_task();
+        } else {
+            end_stage(a.stage);
+        }
+    });
+}
+
+bool AiCore::begin_stage(int stage, std::uint64_t tile) {
+    const Task& t = ctx_.stream.tasks[task_];
+    StageWork w = work(t, stage, tile);
+    if (w.kind == StageWork::Kind::none) return false;
+    stage_start_[stage] = now_ps();
+    stage_tile_[stage] = tile;
+    pipes_[stage].bytes += w.bytes;
+    if (w.kind == StageWork::Kind::compute) {
+        agenda_.at(now_ps() + ctx_.cycles_to_ps(w.cycles), Action{ActionKind::stage_done, static_cast<std::uint8_t>(stage)});
+    } else {
+        ctx_.memory->transfer(w.transfer, this, static_cast<std::uint64_t>(stage));
+    }
+    return true;
+}
+
+void AiCore::transfer_done(std::uint64_t stage) { end_stage(static_cast<int>(stage)); }
+
+void AiCore::end_stage(int stage) {
+    const std::uint64_t now = now_ps();
+    pipes_[stage].busy_ps += now - stage_start_[stage];
+    if (ctx_.tracing && ctx_.trace_pipes) {
+        const Task& t = ctx_.stream.tasks[task_];
+        ctx_.trace->complete(ctx_.trace_pid, pipe_tids_[stage], task_label(t), "pipe", stage_start_[stage],
+                             now - stage_start_[stage],
+                             fmt::format(R"("task":"{}","tile":{})", json_escape(t.id), stage_tile_[stage]));
+    }
+    pipeline_.stage_done(*this, stage);
+    if (pipeline_.finished()) finish_task();
+}
+
+std::string AiCore::task_label(const Task& t) const {
+    return t.op ? ctx_.stream.name(t.op) : std::string(to_string(t.kernel));
+}
+
+void AiCore::finish_task() {
+    const std::uint64_t now = now_ps();
+    TaskTiming& tm = ctx_.timing[task_];
+    tm.end_ps = now;
+    tm.done = true;
+    busy_ps_ += now - tm.start_ps;
+    intervals_.emplace_back(tm.start_ps, now);
+    ++tasks_run_;
+    running_ = false;
+    if (ctx_.tracing) {
+        const Task& t = ctx_.stream.tasks[task_];
+        const std::uint64_t ready = std::max(tm.head_ps, tm.released_ps);
+        ctx_.trace->complete(
+            ctx_.trace_pid, tid_, task_label(t), to_string(t.kernel), tm.start_ps, now - tm.start_ps,
+            fmt::format(R"("id":"{}","op":"{}","tile":"{}","stream":"{}","event_wait_ns":{:.3f},"dispatch_wait_ns":{:.3f})",
+                        json_escape(t.id), json_escape(ctx_.stream.name(t.op)), json_escape(ctx_.stream.name(t.tile)),
+                        json_escape(ctx_.stream.streams[t.stream]),
+                        (tm.released_ps > tm.head_ps ? tm.released_ps - tm.head_ps : 0) / 1000.0,
+                        (tm.start_ps - ready) / 1000.0));
+    }
+    listener_.task_finished(type_, index_, task_);
+}
+
+}  // namespace npusim

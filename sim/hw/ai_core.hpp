@@ -1,0 +1,99 @@
+// What Cube and Vector cores share: a task runs on the core through a
+// double-buffered TilePipeline of pipes; compute stages end by the core's
+// own agenda, transfer stages when the memory system delivers. Busy time is
+// kept per core and per pipe for utilisation and overlap.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "hw/memory_system.hpp"
+#include "hw/sim_context.hpp"
+#include "hw/tile_pipeline.hpp"
+#include "hw/wake_queue.hpp"
+
+namespace npusim {
+
+struct CoreListener {
+    virtual void task_finished(CoreType type, int core, std::uint32_t task) = 0;
+    virtual ~CoreListener() = default;
+};
+
+// One stage's work for one tile.
+struct StageWork {
+    enum class Kind : std::uint8_t { none, compute, transfer } kind = Kind::none;
+    double cycles = 0;         // compute
+    TransferRequest transfer;  // transfer
+    std::uint64_t bytes = 0;   // bytes this stage moves (for per-tier traffic)
+};
+
+struct PipeStats {
+    std::uint64_t busy_ps = 0;
+    std::uint64_t bytes = 0;
+};
+
+class AiCore : public sc_core::sc_module, public TransferClient, private TilePipeline::Host {
+public:
+    AiCore(sc_core::sc_module_name name, CoreType type, int index, SimContext& ctx, CoreListener& listener,
+           std::vector<std::string> pipe_names);
+
+    void start(std::uint32_t task);
+    bool idle() const { return !running_; }
+    CoreType type() const { return type_; }
+    int index() const { return index_; }
+
+    std::uint64_t busy_ps() const { return busy_ps_; }
+    std::uint64_t tasks_run() const { return tasks_run_; }
+    const std::vector<std::string>& pipe_names() const { return pipe_names_; }
+    const PipeStats& pipe(int i) const { return pipes_[i]; }
+    // [start, end) of every task this core ran, in order.
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& busy_intervals() const { return intervals_; }
+    int trace_tid() const { return tid_; }
+
+    void transfer_done(std::uint64_t stage) override;
+
+protected:
+    // Called at task start: how many tiles the task has.
+    virtual std::uint64_t plan(const Task& t) = 0;
+    virtual StageWork work(const Task& t, int stage, std::uint64_t tile) = 0;
+    virtual int task_start_cycles() const = 0;
+
+    SimContext& ctx_;
+
+private:
+    enum class ActionKind : std::uint8_t { started, stage_done };
+    struct Action {
+        ActionKind kind;
+        std::uint8_t stage;
+    };
+
+    bool begin_stage(int stage, std::uint64_t tile) override;
+    void wake();
+    void end_stage(int stage);
+    void finish_task();
+    std::string task_label(const Task& t) const;
+
+    CoreType type_;
+    int index_;
+    CoreListener& listener_;
+    std::vector<std::string> pipe_names_;
+    sc_core::sc_event wake_ev_;
+    WakeQueue<Action> agenda_;
+    TilePipeline pipeline_;
+
+    bool running_ = false;
+    std::uint32_t task_ = 0;
+    std::array<std::uint64_t, TilePipeline::kMaxStages> stage_start_{};
+    std::array<std::uint64_t, TilePipeline::kMaxStages> stage_tile_{};
+    std::vector<PipeStats> pipes_;
+    std::uint64_t busy_ps_ = 0;
+    std::uint64_t tasks_run_ = 0;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals_;
+    int tid_ = 0;
+    std::vector<int> pipe_tids_;
+};
+
+}  // namespace npusim

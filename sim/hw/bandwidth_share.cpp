@@ -1,0 +1,95 @@
+#include "hw/bandwidth_share.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace npusim {
+namespace {
+// A flow this close to its finish counts as done: absorbs the rounding of
+// finish times to whole picoseconds.
+bool is_done(double finish_v, double virtual_v) {
+    return finish_v - virtual_v <= 1e-9 + 1e-12 * finish_v;
+}
+}  // namespace
+
+BandwidthShare::BandwidthShare(double capacity_bytes_per_ps) : capacity_(capacity_bytes_per_ps) {}
+
+BandwidthShare::CapClass& BandwidthShare::class_for(double cap) {
+    auto it = std::lower_bound(classes_.begin(), classes_.end(), cap,
+                               [](const CapClass& c, double v) { return c.cap < v; });
+    if (it == classes_.end() || it->cap != cap) {
+        CapClass c;
+        c.cap = cap;
+        it = classes_.insert(it, std::move(c));
+    }
+    return *it;
+}
+
+void BandwidthShare::advance(std::uint64_t now_ps) {
+    if (now_ps <= last_ps_) return;
+    const double dt = static_cast<double>(now_ps - last_ps_);
+    for (auto& c : classes_)
+        if (!c.flows.empty()) c.virtual_v += c.rate * dt;
+    last_ps_ = now_ps;
+}
+
+void BandwidthShare::rebalance() {
+    // Water-filling over cap classes in ascending cap order.
+    double remaining_capacity = capacity_;
+    std::size_t remaining_flows = active_;
+    for (auto& c : classes_) {
+        const std::size_t n = c.flows.size();
+        if (n == 0) continue;
+        const double fair = remaining_capacity / static_cast<double>(remaining_flows);
+        c.rate = std::min(c.cap, fair);
+        remaining_capacity -= c.rate * static_cast<double>(n);
+        remaining_flows -= n;
+    }
+}
+
+void BandwidthShare::add(std::uint64_t now_ps, double bytes, double cap, std::uint64_t token) {
+    advance(now_ps);
+    CapClass& c = class_for(cap);
+    c.flows.push(Flow{c.virtual_v + bytes, seq_++, token});
+    ++active_;
+    rebalance();
+}
+
+std::uint64_t BandwidthShare::next_finish_ps() const {
+    std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
+    for (const auto& c : classes_) {
+        if (c.flows.empty() || c.rate <= 0) continue;
+        const double left = std::max(0.0, c.flows.top().finish_v - c.virtual_v);
+        const double dt = std::ceil(left / c.rate - 1e-9);
+        best = std::min(best, last_ps_ + static_cast<std::uint64_t>(std::max(0.0, dt)));
+    }
+    return best;
+}
+
+std::vector<std::uint64_t> BandwidthShare::pop_finished(std::uint64_t now_ps) {
+    advance(now_ps);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> done;  // (seq, token)
+    for (auto& c : classes_) {
+        while (!c.flows.empty() && is_done(c.flows.top().finish_v, c.virtual_v)) {
+            done.emplace_back(c.flows.top().seq, c.flows.top().token);
+            c.flows.pop();
+            --active_;
+        }
+        if (c.flows.empty()) c.virtual_v = 0;  // keeps the clock small and precise
+    }
+    if (!done.empty()) rebalance();
+    std::sort(done.begin(), done.end());
+    std::vector<std::uint64_t> tokens;
+    tokens.reserve(done.size());
+    for (const auto& d : done) tokens.push_back(d.second);
+    return tokens;
+}
+
+double BandwidthShare::current_rate() const {
+    double r = 0;
+    for (const auto& c : classes_) r += c.rate * static_cast<double>(c.flows.size());
+    return r;
+}
+
+}  // namespace npusim

@@ -1,0 +1,64 @@
+// Max-min fair sharing of one bandwidth resource (HBM, L2, a link plane)
+// among concurrent transfers, each also capped by its own engine's rate.
+//
+// Fluid model: between changes every flow moves at a constant rate; the
+// water level L gives each flow min(cap, L) with the sum at most the
+// capacity. Flows with the same cap always share one rate, so each cap class
+// is a processor-sharing queue with a virtual clock: adding or finishing a
+// flow costs O(classes + log flows), not O(flows). Plain C++, no SystemC.
+#pragma once
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+namespace npusim {
+
+class BandwidthShare {
+public:
+    // capacity in bytes per picosecond (GB/s / 1000).
+    explicit BandwidthShare(double capacity_bytes_per_ps);
+
+    // Starts a flow of `bytes` at time now; `cap` is its engine's own limit
+    // (bytes/ps). `token` is returned by pop_finished.
+    void add(std::uint64_t now_ps, double bytes, double cap_bytes_per_ps, std::uint64_t token);
+
+    // Earliest time a flow finishes, or UINT64_MAX when idle.
+    std::uint64_t next_finish_ps() const;
+
+    // Advances to now and returns the tokens of flows done by then, in
+    // finishing order (ties by start order).
+    std::vector<std::uint64_t> pop_finished(std::uint64_t now_ps);
+
+    std::size_t active() const { return active_; }
+    double capacity() const { return capacity_; }
+    // Aggregate rate of all active flows (bytes/ps), for bandwidth counters.
+    double current_rate() const;
+
+private:
+    struct Flow {
+        double finish_v;  // class virtual clock value at which it is done
+        std::uint64_t seq;
+        std::uint64_t token;
+        bool operator>(const Flow& o) const {
+            return finish_v != o.finish_v ? finish_v > o.finish_v : seq > o.seq;
+        }
+    };
+    struct CapClass {
+        double cap = 0;
+        double rate = 0;       // current per-flow rate
+        double virtual_v = 0;  // bytes served to each flow of the class so far
+        std::priority_queue<Flow, std::vector<Flow>, std::greater<Flow>> flows;
+    };
+
+    void advance(std::uint64_t now_ps);
+    void rebalance();
+    CapClass& class_for(double cap);
+
+    double capacity_;
+    std::uint64_t last_ps_ = 0;
+    std::uint64_t seq_ = 0;
+    std::size_t active_ = 0;
+    std::vector<CapClass> classes_;  // sorted by cap, ascending
+};
+
+}  // namespace npusim

@@ -1,0 +1,40 @@
+// One NPU die: Scalar core(s), Cube and Vector cores, and the memory system
+// (L2 + HBM), executing one task stream. Coupled and split layouts differ
+// in which buffers a task may reach (see tasks/stream_checks).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include <systemc>
+
+#include "hw/cube_core.hpp"
+#include "hw/memory_system.hpp"
+#include "hw/scalar_core.hpp"
+#include "hw/sim_context.hpp"
+#include "hw/vector_core.hpp"
+
+namespace npusim {
+
+class Stats;
+
+class Die : public sc_core::sc_module {
+public:
+    // `trace` may be null. The stream must already be checked against the chip.
+    Die(sc_core::sc_module_name name, const ChipParams& chip, const TaskStream& stream, TraceWriter* trace,
+        bool trace_pipes = true);
+
+    // Runs to completion; throws DeadlockError if tasks remain that can never run.
+    void run();
+    std::uint64_t end_ps() const { return end_ps_; }
+    void collect(Stats& stats) const;
+
+private:
+    SimContext ctx_;
+    std::unique_ptr<MemorySystem> memory_;
+    std::unique_ptr<ScalarCore> scalar_;
+    std::vector<std::unique_ptr<CubeCore>> cube_;
+    std::vector<std::unique_ptr<VectorCore>> vector_;
+    std::uint64_t end_ps_ = 0;
+};
+
+}  // namespace npusim

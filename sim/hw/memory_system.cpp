@@ -1,0 +1,132 @@
+#include "hw/memory_system.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "trace/trace_writer.hpp"
+
+namespace npusim {
+
+namespace {
+double gbps_to_bytes_per_ps(double gbps) { return gbps / 1000.0; }
+std::uint64_t ns_to_ps(double ns) { return static_cast<std::uint64_t>(std::llround(ns * 1000.0)); }
+}  // namespace
+
+MemorySystem::MemorySystem(sc_core::sc_module_name name, const ChipParams& chip, TraceWriter* trace, int trace_pid)
+    : sc_core::sc_module(name),
+      deliveries_(delivery_ev_),
+      hbm_(gbps_to_bytes_per_ps(chip.hbm.bandwidth_gbps)),
+      l2_bw_(gbps_to_bytes_per_ps(chip.l2.bandwidth_gbps)),
+      l2_(static_cast<std::uint64_t>(chip.l2.size_mb * 1024.0 * 1024.0),
+          static_cast<std::uint64_t>(chip.l2.region_kb) * 1024),
+      hbm_latency_ps_(ns_to_ps(chip.hbm.latency_ns)),
+      l2_latency_ps_(ns_to_ps(chip.l2.latency_ns)),
+      trace_(trace),
+      trace_pid_(trace_pid) {
+    SC_HAS_PROCESS(MemorySystem);
+    SC_METHOD(wake);
+    sensitive << flow_ev_ << delivery_ev_;
+    dont_initialize();
+}
+
+void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag) {
+    std::uint32_t slot;
+    if (!free_slots_.empty()) {
+        slot = free_slots_.back();
+        free_slots_.pop_back();
+    } else {
+        slot = static_cast<std::uint32_t>(slots_.size());
+        slots_.emplace_back();
+    }
+    ++traffic_.transfers;
+    Pending& p = slots_[slot];
+    p.client = client;
+    p.tag = tag;
+    p.cap = req.cap_bytes_per_ps;
+
+    std::uint64_t hbm_bytes = 0, l2_bytes = 0;
+    if (req.space == Space::l2) {
+        // Explicitly L2-resident data: never leaves the cache.
+        l2_bytes = req.bytes;
+        if (req.write) traffic_.l2_write_bytes += req.bytes;
+        else traffic_.l2_hit_bytes += req.bytes;
+    } else if (req.write) {
+        // Write-allocate in L2; the bytes still cost HBM write bandwidth.
+        if (req.has_addr) l2_.write(req.addr, req.bytes);
+        hbm_bytes = req.bytes;
+        traffic_.hbm_write_bytes += req.bytes;
+        traffic_.l2_write_bytes += req.bytes;
+    } else {
+        const std::uint64_t hit = req.has_addr ? l2_.read(req.addr, req.bytes) : 0;
+        l2_bytes = hit;
+        hbm_bytes = req.bytes - hit;
+        traffic_.l2_hit_bytes += hit;
+        traffic_.l2_miss_bytes += hbm_bytes;
+        traffic_.hbm_read_bytes += hbm_bytes;
+    }
+    p.latency_ps = hbm_bytes > 0 ? hbm_latency_ps_ : l2_latency_ps_;
+    // The engine walks its addresses in order: misses from HBM, then hits
+    // from L2, each part at the engine's full rate.
+    if (hbm_bytes > 0) {
+        p.l2_bytes = l2_bytes;
+        start_part(slot, Tier::hbm, hbm_bytes);
+    } else {
+        p.l2_bytes = 0;
+        start_part(slot, Tier::l2, l2_bytes);
+    }
+    rearm_flows();
+    emit_counters();
+}
+
+void MemorySystem::start_part(std::uint32_t slot, Tier tier, std::uint64_t bytes) {
+    BandwidthShare& share = tier == Tier::hbm ? hbm_ : l2_bw_;
+    share.add(now_ps(), static_cast<double>(bytes), slots_[slot].cap, slot);
+}
+
+void MemorySystem::part_done(std::uint32_t slot) {
+    Pending& p = slots_[slot];
+    if (p.l2_bytes > 0) {
+        const std::uint64_t b = p.l2_bytes;
+        p.l2_bytes = 0;
+        start_part(slot, Tier::l2, b);
+        return;
+    }
+    deliveries_.at(now_ps() + p.latency_ps, Action{slot});
+}
+
+void MemorySystem::wake() {
+    const std::uint64_t now = now_ps();
+    for (BandwidthShare* share : {&hbm_, &l2_bw_})
+        if (share->next_finish_ps() <= now)
+            for (std::uint64_t slot : share->pop_finished(now)) part_done(static_cast<std::uint32_t>(slot));
+    deliveries_.run_due([this](const Action& a) {
+        Pending p = slots_[a.slot];
+        free_slots_.push_back(a.slot);
+        p.client->transfer_done(p.tag);
+    });
+    rearm_flows();
+    emit_counters();
+}
+
+void MemorySystem::rearm_flows() {
+    const std::uint64_t next = std::min(hbm_.next_finish_ps(), l2_bw_.next_finish_ps());
+    flow_ev_.cancel();
+    if (next == std::numeric_limits<std::uint64_t>::max()) return;
+    const std::uint64_t now = now_ps();
+    flow_ev_.notify(sc_core::sc_time::from_value(next > now ? next - now : 0));
+}
+
+void MemorySystem::emit_counters() {
+    if (!trace_ || !trace_->enabled()) return;
+    const double hbm = hbm_.current_rate() * 1000.0, l2 = l2_bw_.current_rate() * 1000.0;
+    if (hbm != last_hbm_gbps_) {
+        trace_->counter(trace_pid_, "HBM bandwidth (GB/s)", now_ps(), hbm);
+        last_hbm_gbps_ = hbm;
+    }
+    if (l2 != last_l2_gbps_) {
+        trace_->counter(trace_pid_, "L2 bandwidth (GB/s)", now_ps(), l2);
+        last_l2_gbps_ = l2;
+    }
+}
+
+}  // namespace npusim

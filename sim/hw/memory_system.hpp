@@ -1,0 +1,87 @@
+// The die's global memory: L2 (shared by all cores, capacity hit model) in
+// front of HBM. Every transfer that leaves a core competes here for L2 or
+// HBM bandwidth with every other core's transfers (max-min fair share,
+// each transfer also capped by its engine), then pays the tier's latency.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+
+#include "hw/bandwidth_share.hpp"
+#include "hw/chip_params.hpp"
+#include "hw/l2_cache.hpp"
+#include "hw/wake_queue.hpp"
+#include "tasks/task.hpp"
+
+namespace npusim {
+
+class TraceWriter;
+
+struct TransferClient {
+    virtual void transfer_done(std::uint64_t tag) = 0;
+    virtual ~TransferClient() = default;
+};
+
+struct TransferRequest {
+    bool write = false;        // core -> memory
+    Space space = Space::hbm;  // hbm (through the L2 hit model) or l2 (resident)
+    bool has_addr = false;
+    std::uint64_t addr = 0;
+    std::uint64_t bytes = 0;
+    double cap_bytes_per_ps = 0;  // the issuing engine's own limit
+};
+
+struct MemoryTraffic {
+    std::uint64_t hbm_read_bytes = 0;
+    std::uint64_t hbm_write_bytes = 0;
+    std::uint64_t l2_hit_bytes = 0;
+    std::uint64_t l2_miss_bytes = 0;
+    std::uint64_t l2_write_bytes = 0;
+    std::uint64_t transfers = 0;
+};
+
+class MemorySystem : public sc_core::sc_module {
+public:
+    MemorySystem(sc_core::sc_module_name name, const ChipParams& chip, TraceWriter* trace, int trace_pid);
+
+    void transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag);
+
+    const MemoryTraffic& traffic() const { return traffic_; }
+
+private:
+    struct Pending {
+        TransferClient* client;
+        std::uint64_t tag;
+        std::uint64_t l2_bytes;   // second part, started when the first ends
+        std::uint64_t latency_ps;
+        double cap;
+    };
+    enum class Tier : std::uint8_t { l2, hbm };
+    struct Action {
+        std::uint32_t slot;  // delivery of a finished transfer
+    };
+
+    void wake();
+    void start_part(std::uint32_t slot, Tier tier, std::uint64_t bytes);
+    void part_done(std::uint32_t slot);
+    void rearm_flows();
+    void emit_counters();
+
+    sc_core::sc_event flow_ev_;      // next flow finishes
+    sc_core::sc_event delivery_ev_;  // next latency-delayed delivery
+    WakeQueue<Action> deliveries_;
+    BandwidthShare hbm_;
+    BandwidthShare l2_bw_;
+    L2Cache l2_;
+    std::uint64_t hbm_latency_ps_;
+    std::uint64_t l2_latency_ps_;
+    std::vector<Pending> slots_;
+    std::vector<std::uint32_t> free_slots_;
+    MemoryTraffic traffic_;
+    TraceWriter* trace_;
+    int trace_pid_;
+    double last_hbm_gbps_ = -1, last_l2_gbps_ = -1;
+};
+
+}  // namespace npusim

@@ -1,0 +1,48 @@
+// What every hardware module of a die shares: the chip description, the
+// task stream being executed, the memory system, the trace and the per-task
+// timing record. Owned by the Die.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "hw/chip_params.hpp"
+#include "tasks/task.hpp"
+
+namespace npusim {
+
+class MemorySystem;
+class TraceWriter;
+
+// When each task became ready to issue, was dispatched, started and ended.
+struct TaskTiming {
+    std::uint64_t head_ps = 0;      // reached the head of its stream
+    std::uint64_t released_ps = 0;  // its last awaited event fired
+    std::uint64_t start_ps = 0;     // began on its core
+    std::uint64_t end_ps = 0;
+    std::int32_t core = -1;         // core index within its type
+    std::int32_t trace_tid = 0;     // track the task ran on
+    bool done = false;
+};
+
+struct SimContext {
+    const ChipParams& chip;
+    const TaskStream& stream;
+    MemorySystem* memory = nullptr;
+    TraceWriter* trace = nullptr;
+    int trace_pid = 1;
+    bool tracing = false;      // trace != nullptr and enabled
+    bool trace_pipes = true;   // per-tile pipe slices (large for big runs)
+    int next_tid = 1;          // trace thread ids, handed out in build order
+    std::vector<TaskTiming> timing;
+
+    SimContext(const ChipParams& c, const TaskStream& s) : chip(c), stream(s), timing(s.tasks.size()) {}
+
+    std::uint64_t cycles_to_ps(double cycles) const {
+        return static_cast<std::uint64_t>(std::llround(cycles * chip.ps_per_cycle()));
+    }
+    // Engine rate in bytes per picosecond from bytes per core cycle.
+    double bytes_per_ps(double bytes_per_cycle) const { return bytes_per_cycle / chip.ps_per_cycle(); }
+};
+
+}  // namespace npusim

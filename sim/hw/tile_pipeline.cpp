@@ -1,0 +1,47 @@
+#include "hw/tile_pipeline.hpp"
+
+namespace npusim {
+
+void TilePipeline::reset(int stages, std::uint64_t tiles, int depth) {
+    stages_ = stages;
+    tiles_ = tiles;
+    depth_ = depth;
+    next_.fill(0);
+    done_.fill(0);
+    busy_.fill(false);
+}
+
+bool TilePipeline::can_start(int s) const {
+    const std::uint64_t t = next_[s];
+    if (busy_[s] || t >= tiles_) return false;
+    if (s > 0 && done_[s - 1] <= t) return false;                  // input not produced yet
+    if (s + 1 < stages_ && t - done_[s + 1] >= static_cast<std::uint64_t>(depth_)) return false;  // no free buffer
+    return true;
+}
+
+void TilePipeline::kick(Host& host) {
+    // Later stages first, so a freed buffer is reused before earlier stages
+    // look for one; repeat while a stage completed at once (no work).
+    bool progress = true;
+    while (progress) {
+        progress = false;
+        for (int s = stages_ - 1; s >= 0; --s) {
+            while (can_start(s)) {
+                const std::uint64_t t = next_[s]++;
+                busy_[s] = true;
+                if (host.begin_stage(s, t)) break;
+                busy_[s] = false;
+                ++done_[s];
+                progress = true;
+            }
+        }
+    }
+}
+
+void TilePipeline::stage_done(Host& host, int stage) {
+    busy_[stage] = false;
+    ++done_[stage];
+    kick(host);
+}
+
+}  // namespace npusim

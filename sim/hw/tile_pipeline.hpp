@@ -1,0 +1,43 @@
+// The double-buffered pipe schedule inside one core (DESIGN §2): S stages
+// (e.g. MTE2 -> MTE1 -> M -> FixPipe) over N tiles. A stage works on one
+// tile at a time, in tile order; a tile enters stage s when stage s-1 has
+// finished it and a buffer between s and s+1 is free (depth 2 = double
+// buffering). So a tile costs the max of its stages in steady state plus
+// fill and drain. Plain C++: the core supplies time and work.
+#pragma once
+#include <array>
+#include <cstdint>
+
+namespace npusim {
+
+class TilePipeline {
+public:
+    static constexpr int kMaxStages = 4;
+
+    struct Host {
+        // Start `stage` on `tile`. Return false if it has no work (it then
+        // completes at once); otherwise call stage_done(stage) when it ends.
+        virtual bool begin_stage(int stage, std::uint64_t tile) = 0;
+        virtual ~Host() = default;
+    };
+
+    void reset(int stages, std::uint64_t tiles, int depth);
+    // Starts whatever can start now. Call after reset and after stage_done.
+    void kick(Host& host);
+    void stage_done(Host& host, int stage);
+
+    bool finished() const { return done_[stages_ - 1] == tiles_; }
+    std::uint64_t tiles() const { return tiles_; }
+
+private:
+    bool can_start(int s) const;
+
+    int stages_ = 0;
+    int depth_ = 2;
+    std::uint64_t tiles_ = 0;
+    std::array<std::uint64_t, kMaxStages> next_{};  // next tile to start, per stage
+    std::array<std::uint64_t, kMaxStages> done_{};  // tiles finished, per stage
+    std::array<bool, kMaxStages> busy_{};
+};
+
+}  // namespace npusim

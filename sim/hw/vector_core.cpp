@@ -1,0 +1,79 @@
+#include "hw/vector_core.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace npusim {
+
+std::uint64_t vector_chunk_bytes(const KernelParams& p, const ChipParams& chip) {
+    const std::uint64_t ub = static_cast<std::uint64_t>(chip.buffers.ub_kb) * 1024;
+    const std::uint64_t tile = static_cast<std::uint64_t>(chip.vector.tile_kb) * 1024;
+    const double out_per_in = p.bytes ? static_cast<double>(p.out_bytes) / static_cast<double>(p.bytes) : 1.0;
+    // Two buffers, each holding an input chunk and its output chunk.
+    const auto fit = static_cast<std::uint64_t>(static_cast<double>(ub) / (2.0 * (1.0 + out_per_in)));
+    const std::uint64_t repeat = static_cast<std::uint64_t>(chip.vector.repeat_bytes);
+    std::uint64_t chunk = std::min({tile, fit, p.bytes});
+    if (chunk > repeat) chunk = chunk / repeat * repeat;  // whole repeats
+    return std::max<std::uint64_t>(1, chunk);
+}
+
+VectorCore::VectorCore(sc_core::sc_module_name name, int index, SimContext& ctx, CoreListener& listener)
+    : AiCore(name, CoreType::vector, index, ctx, listener, {"mte2", "v", "mte3"}) {}
+
+std::uint64_t VectorCore::plan(const Task& t) {
+    chunk_ = vector_chunk_bytes(t.params, ctx_.chip);
+    tiles_ = (t.params.bytes + chunk_ - 1) / chunk_;
+    return tiles_;
+}
+
+StageWork VectorCore::work(const Task& t, int stage, std::uint64_t tile) {
+    const KernelParams& p = t.params;
+    const std::uint64_t in = std::min(chunk_, p.bytes - tile * chunk_);
+    // Output chunks split out_bytes in proportion, the last one takes the rest.
+    const std::uint64_t out_per_chunk = p.bytes ? p.out_bytes * chunk_ / p.bytes : 0;
+    const std::uint64_t out = tile + 1 == tiles_ ? p.out_bytes - out_per_chunk * (tiles_ - 1) : out_per_chunk;
+    StageWork w;
+    switch (stage) {
+        case mte2:
+            if (p.src == Space::ub) return w;  // already resident
+            w.bytes = in;
+            if (is_global(p.src)) {
+                w.kind = StageWork::Kind::transfer;
+                w.transfer.space = p.src;
+                w.transfer.bytes = in;
+                w.transfer.has_addr = p.has_addr;
+                w.transfer.addr = p.addr + tile * chunk_;
+                w.transfer.cap_bytes_per_ps = ctx_.bytes_per_ps(ctx_.chip.vector.gm_bytes_per_cycle);
+            } else {  // L1 -> UB on a coupled core
+                w.kind = StageWork::Kind::compute;
+                w.cycles = static_cast<double>(in) / ctx_.chip.vector.ub_bytes_per_cycle;
+            }
+            return w;
+        case v: {
+            if (t.kernel == Kernel::copy) return w;
+            const double repeats = std::ceil(static_cast<double>(in) / ctx_.chip.vector.repeat_bytes);
+            w.kind = StageWork::Kind::compute;
+            w.cycles = repeats * p.cycles_per_repeat;
+            return w;
+        }
+        case mte3:
+            if (p.dst == Space::ub || out == 0) return w;
+            w.bytes = out;
+            if (is_global(p.dst)) {
+                w.kind = StageWork::Kind::transfer;
+                w.transfer.write = true;
+                w.transfer.space = p.dst;
+                w.transfer.bytes = out;
+                w.transfer.has_addr = p.has_out_addr;
+                w.transfer.addr = p.out_addr + tile * out_per_chunk;
+                w.transfer.cap_bytes_per_ps = ctx_.bytes_per_ps(ctx_.chip.vector.gm_bytes_per_cycle);
+            } else {
+                w.kind = StageWork::Kind::compute;
+                w.cycles = static_cast<double>(out) / ctx_.chip.vector.ub_bytes_per_cycle;
+            }
+            return w;
+    }
+    return w;
+}
+
+}  // namespace npusim

@@ -1,0 +1,30 @@
+#include "stats/stats.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace npusim {
+
+double Stats::number(const std::string& key) const {
+    auto it = values_.find(key);
+    if (it == values_.end()) return 0;
+    if (auto i = std::get_if<std::int64_t>(&it->second)) return static_cast<double>(*i);
+    if (auto d = std::get_if<double>(&it->second)) return *d;
+    return 0;
+}
+
+std::string Stats::to_json(int indent) const {
+    nlohmann::json root = nlohmann::json::object();
+    auto slot = [&root](const std::string& key) -> nlohmann::json& {
+        return root[nlohmann::json::json_pointer("/" + [&] {
+            std::string p;
+            for (char c : key) p += (c == '.') ? '/' : c;
+            return p;
+        }())];
+    };
+    for (const auto& [key, v] : values_)
+        std::visit([&](const auto& x) { slot(key) = x; }, v);
+    for (const auto& [key, text] : raw_) slot(key) = nlohmann::json::parse(text);
+    return root.dump(indent) + "\n";
+}
+
+}  // namespace npusim

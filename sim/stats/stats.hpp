@@ -1,0 +1,35 @@
+// The one statistics registry of a run (DESIGN §3, §4.4). Modules put
+// numbers here under dotted keys; it goes out as nested JSON in key order,
+// so equal runs give byte-identical files.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+
+namespace npusim {
+
+class Stats {
+public:
+    using Value = std::variant<std::int64_t, double, std::string>;
+
+    void set(const std::string& key, std::int64_t v) { values_[key] = v; }
+    void set(const std::string& key, std::uint64_t v) { values_[key] = static_cast<std::int64_t>(v); }
+    void set(const std::string& key, int v) { values_[key] = static_cast<std::int64_t>(v); }
+    void set(const std::string& key, double v) { values_[key] = v; }
+    void set(const std::string& key, const std::string& v) { values_[key] = v; }
+    void set(const std::string& key, const char* v) { values_[key] = std::string(v); }
+    // A ready-made JSON value (e.g. the resolved config) under `key`.
+    void set_json(const std::string& key, const std::string& json_text) { raw_[key] = json_text; }
+
+    bool has(const std::string& key) const { return values_.count(key) != 0; }
+    double number(const std::string& key) const;  // 0 if absent
+
+    std::string to_json(int indent = 2) const;
+
+private:
+    std::map<std::string, Value> values_;
+    std::map<std::string, std::string> raw_;
+};
+
+}  // namespace npusim

@@ -1,0 +1,337 @@
+#include "tasks/stream_reader.hpp"
+
+#include <fstream>
+#include <istream>
+#include <limits>
+#include <ostream>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/did_you_mean.hpp"
+#include "common/errors.hpp"
+
+namespace npusim {
+namespace {
+
+using json = nlohmann::json;
+
+// Guards against absurd sizes before anything is allocated from them.
+constexpr std::uint64_t kMaxBytes = 1ULL << 44;   // 16 TiB per task
+constexpr std::uint64_t kMaxDim = 1ULL << 24;     // matmul m/n/k
+constexpr std::uint64_t kMaxCycles = 1ULL << 40;
+constexpr std::size_t kMaxTasks = 50'000'000;
+constexpr std::uint32_t kMaxEventCount = 1u << 30;
+
+const std::vector<std::string> kTaskKeys = {"id", "core_type", "kernel", "stream", "wait", "signal",
+                                            "params", "priority", "core", "op", "tile"};
+const std::vector<std::string> kEventKeys = {"event", "count"};
+const std::vector<std::string> kCommonParams = {"src", "dst", "addr", "out_addr", "ub_bytes",
+                                                "l1_bytes", "reads", "writes"};
+
+class LineReader {
+public:
+    LineReader(const std::string& file, std::size_t line) : file_(file), line_(line) {}
+
+    [[noreturn]] void fail(const std::string& what) const {
+        throw InputError(fmt::format("{}:{}: {}{}", file_, line_, where_, what));
+    }
+    void set_task(const std::string& id) { where_ = fmt::format("task '{}': ", id); }
+
+    std::string text(const json& j, const char* key) const {
+        if (j.is_string()) return j.get<std::string>();
+        if (j.is_number_integer()) return std::to_string(j.get<std::int64_t>());
+        fail(fmt::format("{}: expected a string or integer id, got {}", key, describe(j)));
+    }
+
+    std::uint64_t uint(const json& j, const std::string& key, std::uint64_t lo, std::uint64_t hi) const {
+        if (j.is_number_unsigned() || (j.is_number_integer() && j.get<std::int64_t>() >= 0)) {
+            const auto v = j.get<std::uint64_t>();
+            if (v >= lo && v <= hi) return v;
+        } else if (j.is_number_float()) {
+            const double d = j.get<double>();
+            if (d == static_cast<double>(static_cast<std::int64_t>(d)) && d >= static_cast<double>(lo) &&
+                d <= static_cast<double>(hi))
+                return static_cast<std::uint64_t>(d);
+        }
+        fail(fmt::format("{}: expected an integer in [{}, {}], got {}", key, lo, hi, describe(j)));
+    }
+
+    double positive(const json& j, const std::string& key) const {
+        if (j.is_number()) {
+            const double d = j.get<double>();
+            if (d > 0 && d <= 1e9) return d;
+        }
+        fail(fmt::format("{}: expected a number > 0, got {}", key, describe(j)));
+    }
+
+    template <class E>
+    E choice(const json& j, const std::string& key, const std::vector<std::pair<std::string, E>>& options) const {
+        std::vector<std::string> names;
+        for (const auto& [n, e] : options) {
+            if (j.is_string() && j.get<std::string>() == n) return e;
+            names.push_back(n);
+        }
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "" : " | ") + n;
+        std::string hint = j.is_string() ? did_you_mean(j.get<std::string>(), names) : "";
+        fail(fmt::format("{}: expected one of {}, got {}{}", key, list, describe(j), hint));
+    }
+
+    void check_keys(const json& obj, const std::vector<std::string>& allowed, const std::string& prefix) const {
+        for (auto it = obj.begin(); it != obj.end(); ++it) {
+            bool ok = false;
+            for (const auto& a : allowed) ok = ok || a == it.key();
+            if (!ok) fail(fmt::format("{}{}: unknown key{}", prefix, it.key(), did_you_mean(it.key(), allowed)));
+        }
+    }
+
+    static std::string describe(const json& j) {
+        std::string s = j.dump();
+        if (s.size() > 40) s = s.substr(0, 37) + "...";
+        return fmt::format("{} {}", j.type_name(), s);
+    }
+
+private:
+    const std::string& file_;
+    std::size_t line_;
+    std::string where_;
+};
+
+const std::vector<std::pair<std::string, Space>> kSpaces = {
+    {"hbm", Space::hbm}, {"l2", Space::l2}, {"ub", Space::ub}, {"l1", Space::l1}};
+
+struct Reader {
+    TaskStream ts;
+    std::unordered_map<std::string, EventIndex> event_index;
+    std::unordered_map<std::string, std::uint32_t> stream_index;
+    std::unordered_map<std::string, std::size_t> task_lines;
+
+    EventIndex event(const std::string& id) {
+        auto [it, inserted] = event_index.emplace(id, static_cast<EventIndex>(ts.events.size()));
+        if (inserted) ts.events.push_back(EventDecl{id, 1, 0});
+        return it->second;
+    }
+
+    std::vector<EventIndex> event_list(const LineReader& r, const json& j, const char* key) {
+        if (!j.is_array()) r.fail(fmt::format("{}: expected an array of event ids, got {}", key, LineReader::describe(j)));
+        std::vector<EventIndex> out;
+        out.reserve(j.size());
+        for (std::size_t i = 0; i < j.size(); ++i)
+            out.push_back(event(r.text(j[i], fmt::format("{}[{}]", key, i).c_str())));
+        return out;
+    }
+
+    std::vector<Region> regions(const LineReader& r, const json& j, const std::string& key) {
+        if (!j.is_array()) r.fail(fmt::format("{}: expected an array of {{space, addr, bytes}}, got {}", key, LineReader::describe(j)));
+        std::vector<Region> out;
+        for (std::size_t i = 0; i < j.size(); ++i) {
+            const std::string k = fmt::format("{}[{}]", key, i);
+            const json& e = j[i];
+            if (!e.is_object()) r.fail(fmt::format("{}: expected an object {{space, addr, bytes}}", k));
+            r.check_keys(e, {"space", "addr", "bytes"}, k + ".");
+            for (const char* req : {"space", "addr", "bytes"})
+                if (!e.contains(req)) r.fail(fmt::format("{}.{}: missing", k, req));
+            Region reg;
+            reg.space = r.choice(e["space"], k + ".space", kSpaces);
+            reg.addr = r.uint(e["addr"], k + ".addr", 0, std::numeric_limits<std::int64_t>::max());
+            reg.bytes = r.uint(e["bytes"], k + ".bytes", 0, kMaxBytes);
+            out.push_back(reg);
+        }
+        return out;
+    }
+
+    void read_params(const LineReader& r, const json& p, Task& t) {
+        if (!p.is_object()) r.fail(fmt::format("params: expected an object, got {}", LineReader::describe(p)));
+        std::vector<std::string> allowed = kCommonParams;
+        std::vector<std::string> required;
+        switch (t.kernel) {
+            case Kernel::matmul:
+                for (const char* k : {"m", "n", "k", "dtype", "a_bytes"}) allowed.push_back(k);
+                required = {"m", "n", "k"};
+                break;
+            case Kernel::vector:
+                for (const char* k : {"bytes", "out_bytes", "cycles_per_repeat"}) allowed.push_back(k);
+                required = {"bytes"};
+                break;
+            case Kernel::copy:
+                allowed.push_back("bytes");
+                required = {"bytes"};
+                break;
+            case Kernel::scalar:
+                allowed.push_back("cycles");
+                required = {"cycles"};
+                break;
+        }
+        r.check_keys(p, allowed, "params.");
+        for (const auto& k : required)
+            if (!p.contains(k)) r.fail(fmt::format("params.{}: missing (kernel '{}' needs it)", k, to_string(t.kernel)));
+        KernelParams& kp = t.params;
+        for (auto it = p.begin(); it != p.end(); ++it) {
+            const std::string key = "params." + it.key();
+            const json& v = it.value();
+            const std::string& k = it.key();
+            if (k == "m") kp.m = r.uint(v, key, 1, kMaxDim);
+            else if (k == "n") kp.n = r.uint(v, key, 1, kMaxDim);
+            else if (k == "k") kp.k = r.uint(v, key, 1, kMaxDim);
+            else if (k == "dtype")
+                kp.dtype = r.choice(v, key, std::vector<std::pair<std::string, DType>>{
+                                                {"fp16", DType::fp16}, {"bf16", DType::bf16}, {"int8", DType::int8}});
+            else if (k == "a_bytes") kp.a_bytes = r.uint(v, key, 1, kMaxBytes);
+            else if (k == "bytes") kp.bytes = r.uint(v, key, 1, kMaxBytes);
+            else if (k == "out_bytes") kp.out_bytes = r.uint(v, key, 0, kMaxBytes);
+            else if (k == "cycles_per_repeat") kp.cycles_per_repeat = r.positive(v, key);
+            else if (k == "cycles") kp.cycles = r.uint(v, key, 0, kMaxCycles);
+            else if (k == "src") kp.src = r.choice(v, key, kSpaces);
+            else if (k == "dst") kp.dst = r.choice(v, key, kSpaces);
+            else if (k == "addr") { kp.addr = r.uint(v, key, 0, std::numeric_limits<std::int64_t>::max()); kp.has_addr = true; }
+            else if (k == "out_addr") { kp.out_addr = r.uint(v, key, 0, std::numeric_limits<std::int64_t>::max()); kp.has_out_addr = true; }
+            else if (k == "ub_bytes") kp.ub_bytes = r.uint(v, key, 0, kMaxBytes);
+            else if (k == "l1_bytes") kp.l1_bytes = r.uint(v, key, 0, kMaxBytes);
+            else if (k == "reads") t.reads = regions(r, v, key);
+            else if (k == "writes") t.writes = regions(r, v, key);
+        }
+        if (t.kernel == Kernel::vector && !p.contains("out_bytes")) kp.out_bytes = kp.bytes;
+        if (t.kernel == Kernel::copy) kp.out_bytes = kp.bytes;
+    }
+
+    void read_event_line(LineReader& r, const json& j, std::size_t line) {
+        r.check_keys(j, kEventKeys, "");
+        const std::string id = r.text(j["event"], "event");
+        const EventIndex e = event(id);
+        if (ts.events[e].line != 0)
+            r.fail(fmt::format("event '{}' declared twice (first on line {})", id, ts.events[e].line));
+        ts.events[e].line = static_cast<std::uint32_t>(line);
+        if (j.contains("count")) ts.events[e].count = static_cast<std::uint32_t>(r.uint(j["count"], "count", 1, kMaxEventCount));
+    }
+
+    void read_task_line(LineReader& r, const json& j, std::size_t line) {
+        r.check_keys(j, kTaskKeys, "");
+        if (!j.contains("id")) r.fail("missing 'id' (every task line needs id, core_type, kernel, stream, wait, signal, params)");
+        Task t;
+        t.id = r.text(j["id"], "id");
+        r.set_task(t.id);
+        for (const char* req : {"core_type", "kernel", "stream", "wait", "signal", "params"})
+            if (!j.contains(req)) r.fail(fmt::format("missing '{}'", req));
+        if (ts.tasks.size() >= kMaxTasks) r.fail(fmt::format("more than {} tasks in one stream", kMaxTasks));
+        auto [pos, fresh] = task_lines.emplace(t.id, line);
+        if (!fresh) r.fail(fmt::format("duplicate task id (first on line {})", pos->second));
+        t.line = static_cast<std::uint32_t>(line);
+        t.core_type = r.choice(j["core_type"], "core_type", std::vector<std::pair<std::string, CoreType>>{
+                                                                {"cube", CoreType::cube}, {"vector", CoreType::vector}, {"scalar", CoreType::scalar}});
+        t.kernel = r.choice(j["kernel"], "kernel", std::vector<std::pair<std::string, Kernel>>{
+                                                       {"matmul", Kernel::matmul}, {"vector", Kernel::vector}, {"copy", Kernel::copy}, {"scalar", Kernel::scalar}});
+        const CoreType needed = t.kernel == Kernel::matmul   ? CoreType::cube
+                                : t.kernel == Kernel::scalar ? CoreType::scalar
+                                                             : CoreType::vector;
+        if (needed != t.core_type)
+            r.fail(fmt::format("kernel '{}' runs on a {} core, but core_type is '{}'", to_string(t.kernel),
+                               to_string(needed), to_string(t.core_type)));
+        const std::string stream = r.text(j["stream"], "stream");
+        auto [sit, new_stream] = stream_index.emplace(stream, static_cast<std::uint32_t>(ts.streams.size()));
+        if (new_stream) ts.streams.push_back(stream);
+        t.stream = sit->second;
+        t.wait = event_list(r, j["wait"], "wait");
+        t.signal = event_list(r, j["signal"], "signal");
+        if (j.contains("priority")) {
+            const json& p = j["priority"];
+            if (!p.is_number_integer() || p.get<std::int64_t>() < -1000000 || p.get<std::int64_t>() > 1000000)
+                r.fail(fmt::format("priority: expected an integer in [-1000000, 1000000], got {}", LineReader::describe(p)));
+            t.priority = static_cast<std::int32_t>(p.get<std::int64_t>());
+        }
+        if (j.contains("core")) t.core = static_cast<std::int32_t>(r.uint(j["core"], "core", 0, 1u << 20));
+        if (j.contains("op")) t.op = ts.intern(r.text(j["op"], "op"));
+        if (j.contains("tile")) t.tile = ts.intern(r.text(j["tile"], "tile"));
+        read_params(r, j["params"], t);
+        ts.tasks.push_back(std::move(t));
+    }
+};
+
+}  // namespace
+
+TaskStream parse_task_stream(std::istream& in, const std::string& file) {
+    Reader rd;
+    rd.ts.file = file;
+    std::string text;
+    std::size_t line = 0;
+    while (std::getline(in, text)) {
+        ++line;
+        if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+        LineReader r(file, line);
+        json j;
+        try {
+            j = json::parse(text);
+        } catch (const json::parse_error& e) {
+            std::string reason = e.what();
+            const auto p = reason.find("syntax error");
+            if (p != std::string::npos) reason = reason.substr(p);
+            // One object per line, so the byte offset is the column.
+            throw InputError(fmt::format("{}:{}:{}: invalid JSON: {}", file, line, e.byte, reason));
+        }
+        if (!j.is_object()) r.fail(fmt::format("expected a JSON object (a task or an event declaration), got {}", LineReader::describe(j)));
+        if (j.contains("event")) rd.read_event_line(r, j, line);
+        else rd.read_task_line(r, j, line);
+    }
+    if (rd.ts.tasks.empty()) throw InputError(fmt::format("{}: the stream holds no tasks", file));
+    return std::move(rd.ts);
+}
+
+TaskStream read_task_stream(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw InputError(fmt::format("{}: cannot open task stream", file));
+    return parse_task_stream(in, file);
+}
+
+void write_task_stream(const TaskStream& ts, std::ostream& out) {
+    for (const auto& e : ts.events)
+        if (e.count != 1) out << json{{"event", e.id}, {"count", e.count}}.dump() << '\n';
+    auto region_list = [](const std::vector<Region>& rs) {
+        json a = json::array();
+        for (const auto& r : rs) a.push_back({{"space", to_string(r.space)}, {"addr", r.addr}, {"bytes", r.bytes}});
+        return a;
+    };
+    for (const auto& t : ts.tasks) {
+        json j;
+        j["id"] = t.id;
+        j["core_type"] = to_string(t.core_type);
+        j["kernel"] = to_string(t.kernel);
+        j["stream"] = ts.streams[t.stream];
+        json w = json::array(), s = json::array();
+        for (auto e : t.wait) w.push_back(ts.events[e].id);
+        for (auto e : t.signal) s.push_back(ts.events[e].id);
+        j["wait"] = w;
+        j["signal"] = s;
+        if (t.priority != 0) j["priority"] = t.priority;
+        if (t.core >= 0) j["core"] = t.core;
+        if (t.op) j["op"] = ts.name(t.op);
+        if (t.tile) j["tile"] = ts.name(t.tile);
+        const KernelParams& p = t.params;
+        json pj;
+        switch (t.kernel) {
+            case Kernel::matmul:
+                pj = {{"m", p.m}, {"n", p.n}, {"k", p.k}, {"dtype", to_string(p.dtype)}};
+                if (p.a_bytes) pj["a_bytes"] = p.a_bytes;
+                break;
+            case Kernel::vector:
+                pj = {{"bytes", p.bytes}, {"out_bytes", p.out_bytes}, {"cycles_per_repeat", p.cycles_per_repeat}};
+                break;
+            case Kernel::copy: pj = {{"bytes", p.bytes}}; break;
+            case Kernel::scalar: pj = {{"cycles", p.cycles}}; break;
+        }
+        if (t.kernel != Kernel::scalar) {
+            pj["src"] = to_string(p.src);
+            pj["dst"] = to_string(p.dst);
+        }
+        if (p.has_addr) pj["addr"] = p.addr;
+        if (p.has_out_addr) pj["out_addr"] = p.out_addr;
+        if (p.ub_bytes) pj["ub_bytes"] = p.ub_bytes;
+        if (p.l1_bytes) pj["l1_bytes"] = p.l1_bytes;
+        if (!t.reads.empty()) pj["reads"] = region_list(t.reads);
+        if (!t.writes.empty()) pj["writes"] = region_list(t.writes);
+        j["params"] = pj;
+        out << j.dump() << '\n';
+    }
+}
+
+}  // namespace npusim

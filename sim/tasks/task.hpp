@@ -1,0 +1,93 @@
+// Task descriptors: the seam between the compiler and the hardware
+// (DESIGN §4.3). Plain data; nothing here knows SystemC or graphs.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace npusim {
+
+enum class CoreType : std::uint8_t { cube, vector, scalar };
+enum class Space : std::uint8_t { hbm, l2, ub, l1 };
+enum class Kernel : std::uint8_t { matmul, vector, copy, scalar };
+enum class DType : std::uint8_t { fp16, bf16, int8, fp32 };
+
+const char* to_string(CoreType t);
+const char* to_string(Space s);
+const char* to_string(Kernel k);
+const char* to_string(DType d);
+int dtype_bytes(DType d);
+// Global memory (through L2) as opposed to a core-local buffer.
+inline bool is_global(Space s) { return s == Space::hbm || s == Space::l2; }
+
+struct Region {
+    Space space = Space::hbm;
+    std::uint64_t addr = 0;
+    std::uint64_t bytes = 0;
+};
+
+// Kernel-specific work. One flat struct keeps a task at a fixed, small size.
+struct KernelParams {
+    // matmul
+    std::uint64_t m = 0, n = 0, k = 0;
+    DType dtype = DType::fp16;
+    // Bytes of operand A read from GM; 0 = m·k·elt. Smaller for a convolution
+    // whose im2col matrix the cube core expands on-chip from the input tile.
+    std::uint64_t a_bytes = 0;
+    // vector / copy
+    std::uint64_t bytes = 0;
+    std::uint64_t out_bytes = 0;
+    double cycles_per_repeat = 1.0;
+    // scalar
+    std::uint64_t cycles = 0;
+    // common
+    Space src = Space::hbm;
+    Space dst = Space::hbm;
+    bool has_addr = false;
+    std::uint64_t addr = 0;       // base address read (L2 reuse)
+    bool has_out_addr = false;
+    std::uint64_t out_addr = 0;   // base address written
+    std::uint64_t ub_bytes = 0;   // declared resident footprint
+    std::uint64_t l1_bytes = 0;
+};
+
+using EventIndex = std::uint32_t;
+using NameIndex = std::uint32_t;  // into TaskStream::names (op / tile labels)
+
+struct Task {
+    std::string id;
+    CoreType core_type = CoreType::vector;
+    Kernel kernel = Kernel::vector;
+    std::uint32_t stream = 0;  // index into TaskStream::streams
+    std::int32_t priority = 0;
+    std::int32_t core = -1;    // pinned core index within its type, or -1
+    NameIndex op = 0;          // 0 = none
+    NameIndex tile = 0;
+    std::uint32_t line = 0;    // source line, for messages
+    std::vector<EventIndex> wait;
+    std::vector<EventIndex> signal;
+    KernelParams params;
+    std::vector<Region> reads;
+    std::vector<Region> writes;
+};
+
+struct EventDecl {
+    std::string id;
+    std::uint32_t count = 1;  // fires after this many signals
+    std::uint32_t line = 0;   // 0 = implicitly declared by use
+};
+
+struct TaskStream {
+    std::string file;                  // where it came from, for messages
+    std::vector<Task> tasks;           // in file order
+    std::vector<EventDecl> events;
+    std::vector<std::string> streams;  // stream names in order of first use
+    std::vector<std::string> names{""};  // interned op/tile labels; [0] = none
+    std::unordered_map<std::string, NameIndex> name_index;  // lookup only
+
+    NameIndex intern(const std::string& s);
+    const std::string& name(NameIndex i) const { return names[i]; }
+};
+
+}  // namespace npusim
