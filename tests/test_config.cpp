@@ -211,7 +211,7 @@ TEST_CASE("extends cycles and missing bases are errors", "[config]") {
     CHECK_THAT(load_error(bad), Contains("extends: expected a file name"));
 }
 
-TEST_CASE("--set overrides numbers, strings, enums and groups in order", "[config]") {
+TEST_CASE("set overrides change numbers strings enums and groups in order", "[config]") {
     const RunConfig rc = RunConfig::load(kA2, "t.jsonl",
                                          {"chip.hbm.bandwidth_gbps=3200", "chip.cores.cube.count=8", "chip.name=what-if",
                                           "chip.layout=coupled", "chip.buffers.ub_kb=256", "chip.buffers.ub_kb=384",
@@ -235,7 +235,7 @@ TEST_CASE("--set overrides numbers, strings, enums and groups in order", "[confi
     CHECK(RunConfig::load(kA2, "", {"chip.cores.cube.count=4.0"}).document()["chip"]["cores"]["cube"]["count"].is_number_integer());
 }
 
-TEST_CASE("--set errors name the --set argument", "[config]") {
+TEST_CASE("set override errors name the --set argument", "[config]") {
     CHECK_THAT(load_error(kA2, "", {"chip.hbm.bandwdth_gbps=800"}),
                Equals("--set chip.hbm.bandwdth_gbps=800: unknown key 'bandwdth_gbps' in chip.hbm (did you mean "
                       "'bandwidth_gbps'?)"));
@@ -366,7 +366,7 @@ TEST_CASE("cross-key checks name both keys", "[config]") {
                Contains("chip.cores.vector.repeat_bytes: expected an integer >= 1 (B), got 0"));
 }
 
-TEST_CASE("workload files: .jsonl streams, .json documents and their errors", "[config]") {
+TEST_CASE("workload files: .jsonl streams and .json documents and their errors", "[config]") {
     TempDir t;
     const std::string tasks = t.write("wl/tasks.json", R"({"kind": "tasks", "file": "stream.jsonl"})");
     const RunConfig rc = RunConfig::load(kA2, tasks, {});
@@ -396,7 +396,7 @@ TEST_CASE("workload files: .jsonl streams, .json documents and their errors", "[
     CHECK_THAT(load_error(kA2, "stream.txt"), Contains("stream.txt: unknown workload file type"));
 }
 
-TEST_CASE("dump is the resolved document, pretty and deterministic", "[config]") {
+TEST_CASE("dump is the resolved document as pretty deterministic JSON", "[config]") {
     const RunConfig a = RunConfig::load(kAx300, "s.jsonl", {"chip.hbm.bandwidth_gbps=800"});
     const RunConfig b = RunConfig::load(kAx300, "s.jsonl", {"chip.hbm.bandwidth_gbps=800"});
     CHECK(a.dump() == b.dump());

@@ -28,9 +28,12 @@ namespace po = boost::program_options;
 namespace {
 
 // The reference: one method re-notifying its own event, nothing else.
+// Several of them (with different periods) show the kernel's own cost of
+// keeping as many processes and pending events as the die has.
 struct PlainLoop : sc_core::sc_module {
     sc_core::sc_event ev;
     std::uint64_t left = 0, count = 0;
+    std::uint64_t period_ps = 1000;
     SC_HAS_PROCESS(PlainLoop);
     explicit PlainLoop(sc_core::sc_module_name n) : sc_core::sc_module(n) {
         SC_METHOD(step);
@@ -39,7 +42,7 @@ struct PlainLoop : sc_core::sc_module {
     }
     void step() {
         ++count;
-        if (--left > 0) ev.notify(1, sc_core::SC_NS);
+        if (--left > 0) ev.notify(sc_core::sc_time::from_value(period_ps));
     }
 };
 
@@ -107,12 +110,18 @@ int bench_command(const Args& args, const std::string& self_path) {
 
     Die die("die0", chip, stream, nullptr, false);
     PlainLoop loop("plain_loop");
+    const int n_wide = chip.cube.count + chip.vector.count + 2;  // cores + scalar + memory
+    std::vector<std::unique_ptr<PlainLoop>> wide;
+    for (int i = 0; i < n_wide; ++i) {
+        wide.push_back(std::make_unique<PlainLoop>(fmt::format("wide_loop{}", i).c_str()));
+        wide.back()->period_ps = 1000 + 7 * static_cast<std::uint64_t>(i);
+    }
 
-    const std::uint64_t actions0 = wake_actions_total();
+    const std::uint64_t actions0 = sim_events_total();
     const auto t_sim = std::chrono::steady_clock::now();
     die.run();
     const double sim_s = seconds_since(t_sim);
-    const std::uint64_t actions = wake_actions_total() - actions0;
+    const std::uint64_t actions = sim_events_total() - actions0;
     const long rss_kb = peak_rss_kb();
 
     // Same process, same kernel, right after: the plain loop's rate.
@@ -123,6 +132,17 @@ int bench_command(const Args& args, const std::string& self_path) {
     const double loop_s = seconds_since(t_loop);
     const double our_rate = static_cast<double>(actions) / sim_s;
     const double loop_rate = static_cast<double>(loop.count) / loop_s;
+
+    for (auto& w : wide) {
+        w->left = std::max<std::uint64_t>(actions, 1000000) / wide.size();
+        w->ev.notify(sc_core::SC_ZERO_TIME);
+    }
+    const auto t_wide = std::chrono::steady_clock::now();
+    sc_core::sc_start();
+    const double wide_s = seconds_since(t_wide);
+    std::uint64_t wide_count = 0;
+    for (const auto& w : wide) wide_count += w->count;
+    const double wide_rate = static_cast<double>(wide_count) / wide_s;
 
     if (machine) {
         std::cout << fmt::format("tasks={} sim_s={:.4f} tasks_per_s={:.0f} events_per_s={:.0f} peak_kb={} ratio={:.4f}\n",
@@ -138,6 +158,8 @@ int bench_command(const Args& args, const std::string& self_path) {
     std::cout << fmt::format("  events/s        {:.0f}  ({} timed actions)\n", our_rate, actions);
     std::cout << fmt::format("  plain SystemC   {:.0f} notifications/s ({} in {:.2f} s)\n", loop_rate, loop.count, loop_s);
     std::cout << fmt::format("  ratio           {:.0f}% of the plain loop's event rate\n", 100.0 * our_rate / loop_rate);
+    std::cout << fmt::format("  {} plain loops {:.0f} notifications/s: the kernel alone with as many processes ({:.0f}% of one loop)\n",
+                             wide.size(), wide_rate, 100.0 * wide_rate / loop_rate);
     std::cout << fmt::format("  peak memory     {:.1f} MB ({:.0f} B per task)\n", rss_kb / 1024.0,
                              rss_kb * 1024.0 / static_cast<double>(tasks));
     return 0;

@@ -1,11 +1,13 @@
 // `npusim run`: resolve the configuration, load the workload, simulate one
 // die, write stats and trace, print a short human summary.
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/run_summary.hpp"
@@ -44,8 +46,15 @@ int run_command(const Args& args) {
     po::notify(vm);
 
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
+    // Output folders are created on demand (`--stats out/run1/stats.json`).
+    for (const std::string& f : {stats_file, trace_file}) {
+        const auto dir = std::filesystem::path(f).parent_path();
+        std::error_code ec;
+        if (!f.empty() && !dir.empty()) std::filesystem::create_directories(dir, ec);
+    }
     const ChipParams& chip = cfg.chip();
-    const TaskStream stream = read_task_stream(cfg.workload_file());
+    // The resolved path: relative to a .json workload file, or as --set it.
+    const TaskStream stream = read_task_stream(cfg.document()["workload"]["file"].get<std::string>());
     check_stream_fits_chip(stream, chip);
 
     std::unique_ptr<TraceWriter> trace =

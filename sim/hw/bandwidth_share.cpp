@@ -46,6 +46,7 @@ void BandwidthShare::rebalance() {
         remaining_capacity -= c.rate * static_cast<double>(n);
         remaining_flows -= n;
     }
+    next_finish_ = compute_next_finish();
 }
 
 void BandwidthShare::add(std::uint64_t now_ps, double bytes, double cap, std::uint64_t token) {
@@ -56,7 +57,7 @@ void BandwidthShare::add(std::uint64_t now_ps, double bytes, double cap, std::ui
     rebalance();
 }
 
-std::uint64_t BandwidthShare::next_finish_ps() const {
+std::uint64_t BandwidthShare::compute_next_finish() const {
     std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
     for (const auto& c : classes_) {
         if (c.flows.empty() || c.rate <= 0) continue;
@@ -67,9 +68,11 @@ std::uint64_t BandwidthShare::next_finish_ps() const {
     return best;
 }
 
-std::vector<std::uint64_t> BandwidthShare::pop_finished(std::uint64_t now_ps) {
+void BandwidthShare::pop_finished(std::uint64_t now_ps, std::vector<std::uint64_t>& tokens) {
     advance(now_ps);
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> done;  // (seq, token)
+    std::vector<std::pair<std::uint64_t, std::uint64_t>>& done = done_;  // (seq, token)
+    done.clear();
+    tokens.clear();
     for (auto& c : classes_) {
         while (!c.flows.empty() && is_done(c.flows.top().finish_v, c.virtual_v)) {
             done.emplace_back(c.flows.top().seq, c.flows.top().token);
@@ -80,10 +83,7 @@ std::vector<std::uint64_t> BandwidthShare::pop_finished(std::uint64_t now_ps) {
     }
     if (!done.empty()) rebalance();
     std::sort(done.begin(), done.end());
-    std::vector<std::uint64_t> tokens;
-    tokens.reserve(done.size());
     for (const auto& d : done) tokens.push_back(d.second);
-    return tokens;
 }
 
 double BandwidthShare::current_rate() const {

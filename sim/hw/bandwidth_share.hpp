@@ -23,11 +23,11 @@ public:
     void add(std::uint64_t now_ps, double bytes, double cap_bytes_per_ps, std::uint64_t token);
 
     // Earliest time a flow finishes, or UINT64_MAX when idle.
-    std::uint64_t next_finish_ps() const;
+    std::uint64_t next_finish_ps() const { return next_finish_; }
 
     // Advances to now and returns the tokens of flows done by then, in
     // finishing order (ties by start order).
-    std::vector<std::uint64_t> pop_finished(std::uint64_t now_ps);
+    void pop_finished(std::uint64_t now_ps, std::vector<std::uint64_t>& tokens);
 
     std::size_t active() const { return active_; }
     double capacity() const { return capacity_; }
@@ -51,14 +51,17 @@ private:
     };
 
     void advance(std::uint64_t now_ps);
-    void rebalance();
+    void rebalance();  // also refreshes next_finish_
+    std::uint64_t compute_next_finish() const;
     CapClass& class_for(double cap);
 
     double capacity_;
     std::uint64_t last_ps_ = 0;
     std::uint64_t seq_ = 0;
     std::size_t active_ = 0;
+    std::uint64_t next_finish_ = UINT64_MAX;
     std::vector<CapClass> classes_;  // sorted by cap, ascending
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> done_;  // reused buffer
 };
 
 }  // namespace npusim

@@ -78,8 +78,17 @@ StageWork CubeCore::work(const Task& t, int stage, std::uint64_t tile) {
             w.transfer.cap_bytes_per_ps = ctx_.bytes_per_ps(ctx_.chip.cube.gm_bytes_per_cycle);
             // A sits at addr, B right after it; tiles laid out in loop order.
             w.transfer.has_addr = p.has_addr;
-            w.transfer.addr = p.addr + (need_a ? (mi * g.kb + ki) * g.m0 * g.k0 * elt
-                                               : p.m * p.k * elt + (ki * g.nb + ni) * g.k0 * g.n0 * elt);
+            const std::uint64_t a_addr = p.addr + (mi * g.kb + ki) * g.m0 * g.k0 * elt;
+            const std::uint64_t b_addr = p.addr + p.m * p.k * elt + (ki * g.nb + ni) * g.k0 * g.n0 * elt;
+            if (need_a) {
+                w.transfer.addr = a_addr;
+                if (need_b) {
+                    w.transfer.addr2 = b_addr;
+                    w.transfer.bytes2 = b_bytes;
+                }
+            } else {
+                w.transfer.addr = b_addr;
+            }
             return w;
         }
         case mte1:

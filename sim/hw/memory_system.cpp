@@ -14,7 +14,6 @@ std::uint64_t ns_to_ps(double ns) { return static_cast<std::uint64_t>(std::llrou
 
 MemorySystem::MemorySystem(sc_core::sc_module_name name, const ChipParams& chip, TraceWriter* trace, int trace_pid)
     : sc_core::sc_module(name),
-      deliveries_(delivery_ev_),
       hbm_(gbps_to_bytes_per_ps(chip.hbm.bandwidth_gbps)),
       l2_bw_(gbps_to_bytes_per_ps(chip.l2.bandwidth_gbps)),
       l2_(static_cast<std::uint64_t>(chip.l2.size_mb * 1024.0 * 1024.0),
@@ -25,7 +24,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const ChipParams& chip,
       trace_pid_(trace_pid) {
     SC_HAS_PROCESS(MemorySystem);
     SC_METHOD(wake);
-    sensitive << flow_ev_ << delivery_ev_;
+    sensitive << wake_ev_;
     dont_initialize();
 }
 
@@ -52,12 +51,16 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
         else traffic_.l2_hit_bytes += req.bytes;
     } else if (req.write) {
         // Write-allocate in L2; the bytes still cost HBM write bandwidth.
-        if (req.has_addr) l2_.write(req.addr, req.bytes);
+        if (req.has_addr) {
+            l2_.write(req.addr, req.bytes - req.bytes2);
+            l2_.write(req.addr2, req.bytes2);
+        }
         hbm_bytes = req.bytes;
         traffic_.hbm_write_bytes += req.bytes;
         traffic_.l2_write_bytes += req.bytes;
     } else {
-        const std::uint64_t hit = req.has_addr ? l2_.read(req.addr, req.bytes) : 0;
+        const std::uint64_t hit =
+            req.has_addr ? l2_.read(req.addr, req.bytes - req.bytes2) + l2_.read(req.addr2, req.bytes2) : 0;
         l2_bytes = hit;
         hbm_bytes = req.bytes - hit;
         traffic_.l2_hit_bytes += hit;
@@ -74,7 +77,7 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
         p.l2_bytes = 0;
         start_part(slot, Tier::l2, l2_bytes);
     }
-    rearm_flows();
+    rearm();
     emit_counters();
 }
 
@@ -91,29 +94,41 @@ void MemorySystem::part_done(std::uint32_t slot) {
         start_part(slot, Tier::l2, b);
         return;
     }
-    deliveries_.at(now_ps() + p.latency_ps, Action{slot});
+    deliveries_.push(Delivery{now_ps() + p.latency_ps, delivery_seq_++, slot});
 }
 
 void MemorySystem::wake() {
+    armed_ps_ = UINT64_MAX;
     const std::uint64_t now = now_ps();
-    for (BandwidthShare* share : {&hbm_, &l2_bw_})
-        if (share->next_finish_ps() <= now)
-            for (std::uint64_t slot : share->pop_finished(now)) part_done(static_cast<std::uint32_t>(slot));
-    deliveries_.run_due([this](const Action& a) {
-        Pending p = slots_[a.slot];
-        free_slots_.push_back(a.slot);
+    for (BandwidthShare* share : {&hbm_, &l2_bw_}) {
+        if (share->next_finish_ps() > now) continue;
+        share->pop_finished(now, finished_);
+        for (std::uint64_t slot : finished_) {
+            ++sim_events_total();
+            part_done(static_cast<std::uint32_t>(slot));
+        }
+    }
+    while (!deliveries_.empty() && deliveries_.top().t <= now) {
+        const std::uint32_t slot = deliveries_.top().slot;
+        deliveries_.pop();
+        ++sim_events_total();
+        const Pending p = slots_[slot];
+        free_slots_.push_back(slot);
         p.client->transfer_done(p.tag);
-    });
-    rearm_flows();
+    }
+    rearm();
     emit_counters();
 }
 
-void MemorySystem::rearm_flows() {
-    const std::uint64_t next = std::min(hbm_.next_finish_ps(), l2_bw_.next_finish_ps());
-    flow_ev_.cancel();
-    if (next == std::numeric_limits<std::uint64_t>::max()) return;
+void MemorySystem::rearm() {
+    std::uint64_t next = std::min(hbm_.next_finish_ps(), l2_bw_.next_finish_ps());
+    if (!deliveries_.empty()) next = std::min(next, deliveries_.top().t);
+    // An earlier pending wake stays; if flows slowed down since, that wake
+    // finds nothing due and re-arms — cheaper than cancelling every time.
+    if (next >= armed_ps_ || next == UINT64_MAX) return;
+    armed_ps_ = next;
     const std::uint64_t now = now_ps();
-    flow_ev_.notify(sc_core::sc_time::from_value(next > now ? next - now : 0));
+    wake_ev_.notify(sc_core::sc_time::from_value(next > now ? next - now : 0));
 }
 
 void MemorySystem::emit_counters() {

@@ -4,6 +4,7 @@
 // each transfer also capped by its engine), then pays the tier's latency.
 #pragma once
 #include <cstdint>
+#include <queue>
 #include <vector>
 
 #include <systemc>
@@ -29,6 +30,10 @@ struct TransferRequest {
     bool has_addr = false;
     std::uint64_t addr = 0;
     std::uint64_t bytes = 0;
+    // The last `bytes2` of the transfer come from a second range (a cube
+    // core loads an A and a B tile in one MTE2 transfer).
+    std::uint64_t addr2 = 0;
+    std::uint64_t bytes2 = 0;
     double cap_bytes_per_ps = 0;  // the issuing engine's own limit
 };
 
@@ -58,19 +63,26 @@ private:
         double cap;
     };
     enum class Tier : std::uint8_t { l2, hbm };
-    struct Action {
-        std::uint32_t slot;  // delivery of a finished transfer
+    struct Delivery {
+        std::uint64_t t;
+        std::uint64_t seq;
+        std::uint32_t slot;
+        bool operator>(const Delivery& o) const { return t != o.t ? t > o.t : seq > o.seq; }
     };
 
     void wake();
     void start_part(std::uint32_t slot, Tier tier, std::uint64_t bytes);
     void part_done(std::uint32_t slot);
-    void rearm_flows();
+    void rearm();
     void emit_counters();
 
-    sc_core::sc_event flow_ev_;      // next flow finishes
-    sc_core::sc_event delivery_ev_;  // next latency-delayed delivery
-    WakeQueue<Action> deliveries_;
+    // One wake for both kinds of due work: a flow finishing its bytes and a
+    // finished transfer's latency running out.
+    sc_core::sc_event wake_ev_;
+    std::uint64_t armed_ps_ = UINT64_MAX;
+    std::priority_queue<Delivery, std::vector<Delivery>, std::greater<Delivery>> deliveries_;
+    std::uint64_t delivery_seq_ = 0;
+    std::vector<std::uint64_t> finished_;  // reused buffer
     BandwidthShare hbm_;
     BandwidthShare l2_bw_;
     L2Cache l2_;

@@ -22,7 +22,36 @@ ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
     SC_METHOD(wake);
     sensitive << wake_ev_;
     dont_initialize();
-    for (std::uint32_t i = 0; i < ctx_.stream.tasks.size(); ++i) streams_[ctx_.stream.tasks[i].stream].tasks.push_back(i);
+    // Stream-major packed descriptors: count per stream, then fill.
+    const auto& tasks = ctx_.stream.tasks;
+    std::vector<std::size_t> fill(streams_.size(), 0);
+    for (const Task& t : tasks) ++fill[t.stream];
+    std::size_t at = 0;
+    for (std::size_t s = 0; s < streams_.size(); ++s) {
+        streams_[s].begin = streams_[s].head = at;
+        at += fill[s];
+        streams_[s].end = at;
+        fill[s] = streams_[s].begin;
+    }
+    descs_.resize(tasks.size());
+    std::size_t n_waits = 0;
+    for (const Task& t : tasks) n_waits += t.wait.size();
+    waits_.reserve(n_waits);
+    // Waits are appended per stream in stream order to keep them in step.
+    std::vector<std::uint32_t> order(tasks.size());
+    for (std::uint32_t i = 0; i < tasks.size(); ++i) order[fill[tasks[i].stream]++] = i;
+    for (std::size_t d = 0; d < order.size(); ++d) {
+        const Task& t = tasks[order[d]];
+        Desc& desc = descs_[d];
+        desc.task = order[d];
+        desc.priority = t.priority;
+        desc.core = t.core;
+        desc.type = t.core_type;
+        desc.scalar_cycles = t.params.cycles;
+        desc.wait_begin = static_cast<std::uint32_t>(waits_.size());
+        waits_.insert(waits_.end(), t.wait.begin(), t.wait.end());
+        desc.wait_end = static_cast<std::uint32_t>(waits_.size());
+    }
     if (ctx_.tracing)
         for (std::size_t s = 0; s < slot_tid_.size(); ++s) {
             slot_tid_[s] = ctx_.next_tid++;
@@ -35,19 +64,29 @@ ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
 void ScalarCore::attach_cores(std::vector<AiCore*> cube, std::vector<AiCore*> vector) {
     cube_ = std::move(cube);
     vector_ = std::move(vector);
-    for (std::size_t i = 0; i < cube_.size(); ++i) free_cores_[0].insert(static_cast<int>(i));
-    for (std::size_t i = 0; i < vector_.size(); ++i) free_cores_[1].insert(static_cast<int>(i));
+    free_cores_[0].assign((cube_.size() + 63) / 64, 0);
+    free_cores_[1].assign((vector_.size() + 63) / 64, 0);
+    for (std::size_t i = 0; i < cube_.size(); ++i) free_cores_[0][i / 64] |= 1ULL << (i % 64);
+    for (std::size_t i = 0; i < vector_.size(); ++i) free_cores_[1][i / 64] |= 1ULL << (i % 64);
+    ready_.resize(3 + cube_.size() + vector_.size());
+    ready_[0].type = CoreType::scalar;
+    ready_[1].type = CoreType::cube;
+    ready_[2].type = CoreType::vector;
+    for (std::size_t i = 0; i < cube_.size(); ++i) ready_[3 + i] = ReadyQueue{CoreType::cube, static_cast<int>(i), {}};
+    for (std::size_t i = 0; i < vector_.size(); ++i)
+        ready_[3 + cube_.size() + i] = ReadyQueue{CoreType::vector, static_cast<int>(i), {}};
 }
 
 void ScalarCore::advance_head(std::uint32_t s) {
     Stream& st = streams_[s];
-    if (st.head >= st.tasks.size()) return;
-    const std::uint32_t t = st.tasks[st.head];
-    const Task& task = ctx_.stream.tasks[t];
+    if (st.head >= st.end) return;
+    const Desc& d = descs_[st.head];
+    const std::uint32_t t = d.task;
     ctx_.timing[t].head_ps = now_ps();
     st.pending_waits = 0;
     std::uint64_t released = now_ps();
-    for (EventIndex e : task.wait) {
+    for (std::uint32_t w = d.wait_begin; w < d.wait_end; ++w) {
+        const EventIndex e = waits_[w];
         if (events_[e].fired) {
             released = std::max(released, events_[e].fired_ps);
         } else {
@@ -57,56 +96,80 @@ void ScalarCore::advance_head(std::uint32_t s) {
     }
     if (st.pending_waits == 0) {
         ctx_.timing[t].released_ps = released;
-        ready_.emplace(-task.priority, ready_seq_++, s);
+        make_ready(s);
     }
 }
 
-bool ScalarCore::claim_core(const Task& t, AiCore*& core) {
-    core = nullptr;
-    if (t.core_type == CoreType::scalar) return true;
-    const int type = t.core_type == CoreType::cube ? 0 : 1;
-    std::set<int>& free = free_cores_[type];
-    if (free.empty()) return false;
-    int idx = *free.begin();
-    if (t.core >= 0) {
-        if (!free.count(t.core)) return false;
-        idx = t.core;
-    }
-    free.erase(idx);
-    core = (type == 0 ? cube_ : vector_)[static_cast<std::size_t>(idx)];
-    return true;
+std::size_t ScalarCore::queue_index(const Desc& d) const {
+    // [scalar][cube any][vector any][cube 0..n-1][vector 0..m-1]
+    if (d.type == CoreType::scalar) return 0;
+    const bool cube = d.type == CoreType::cube;
+    if (d.core < 0) return cube ? 1 : 2;
+    return 3 + (cube ? 0 : cube_.size()) + static_cast<std::size_t>(d.core);
+}
+
+void ScalarCore::make_ready(std::uint32_t s) {
+    const Desc& d = descs_[streams_[s].head];
+    const std::size_t q = queue_index(d);
+    if (ready_[q].heads.empty() && std::find(ready_used_.begin(), ready_used_.end(), q) == ready_used_.end())
+        ready_used_.push_back(static_cast<std::uint32_t>(q));
+    ready_[q].heads.emplace(-d.priority, ready_seq_++, s);
+}
+
+bool ScalarCore::core_available(const ReadyQueue& q) const {
+    if (q.type == CoreType::scalar) return true;
+    const auto& free = free_cores_[q.type == CoreType::cube ? 0 : 1];
+    if (q.core >= 0) return free[static_cast<std::size_t>(q.core) / 64] >> (q.core % 64) & 1;
+    for (std::uint64_t w : free)
+        if (w) return true;
+    return false;
+}
+
+AiCore* ScalarCore::claim_core(const ReadyQueue& q) {
+    if (q.type == CoreType::scalar) return nullptr;
+    const int type = q.type == CoreType::cube ? 0 : 1;
+    std::vector<std::uint64_t>& free = free_cores_[type];
+    int idx = q.core;
+    for (std::size_t w = 0; w < free.size() && idx < 0; ++w)
+        if (free[w]) idx = static_cast<int>(w * 64) + __builtin_ctzll(free[w]);
+    free[static_cast<std::size_t>(idx) / 64] &= ~(1ULL << (idx % 64));
+    return (type == 0 ? cube_ : vector_)[static_cast<std::size_t>(idx)];
 }
 
 void ScalarCore::try_dispatch() {
     for (std::size_t slot = 0; slot < slot_busy_.size(); ++slot) {
         if (slot_busy_[slot]) continue;
-        // The first ready stream whose head can get a core.
-        auto it = ready_.begin();
-        AiCore* core = nullptr;
-        for (; it != ready_.end(); ++it) {
-            const Stream& st = streams_[std::get<2>(*it)];
-            if (claim_core(ctx_.stream.tasks[st.tasks[st.head]], core)) break;
+        // The best ready head, over the queues whose core is free.
+        ReadyQueue* best = nullptr;
+        for (std::uint32_t q : ready_used_) {
+            ReadyQueue& rq = ready_[q];
+            if (rq.heads.empty() || !core_available(rq)) continue;
+            if (!best || rq.heads.top() < best->heads.top()) best = &rq;
         }
-        if (it == ready_.end()) return;
-        const std::uint32_t s = std::get<2>(*it);
-        ready_.erase(it);
-        const std::uint32_t t = streams_[s].tasks[streams_[s].head++];
-        const Task& task = ctx_.stream.tasks[t];
+        if (!best) return;
+        const std::uint32_t s = std::get<2>(best->heads.top());
+        best->heads.pop();
+        AiCore* core = claim_core(*best);
+        const Desc& d = descs_[streams_[s].head++];
+        const std::uint32_t t = d.task;
         slot_busy_[slot] = true;
         slot_core_[slot] = core;
         ++dispatched_;
         std::uint64_t cycles = static_cast<std::uint64_t>(ctx_.chip.scalar.dispatch_cycles);
-        if (task.core_type == CoreType::scalar) {
+        const bool on_scalar = d.type == CoreType::scalar;
+        if (on_scalar) {
             ctx_.timing[t].start_ps = now_ps();
             ctx_.timing[t].trace_tid = slot_tid_[slot];
-            cycles += task.params.cycles;
+            cycles += d.scalar_cycles;
         }
         const std::uint64_t dur = ctx_.cycles_to_ps(static_cast<double>(cycles));
         busy_ps_ += dur;
-        if (ctx_.tracing)
-            ctx_.trace->complete(ctx_.trace_pid, slot_tid_[slot], fmt::format("dispatch {}", task.id), "dispatch",
-                                 now_ps(), dur, fmt::format(R"("id":"{}")", json_escape(task.id)));
-        agenda_.at(now_ps() + dur, Action{t, static_cast<std::uint16_t>(slot), task.core_type == CoreType::scalar});
+        if (ctx_.tracing) {
+            const std::string& id = ctx_.stream.tasks[t].id;
+            ctx_.trace->complete(ctx_.trace_pid, slot_tid_[slot], fmt::format("dispatch {}", id), "dispatch", now_ps(), dur,
+                                 fmt::format(R"("id":"{}")", json_escape(id)));
+        }
+        agenda_.at(now_ps() + dur, Action{t, static_cast<std::uint16_t>(slot), on_scalar});
         advance_head(s);
     }
 }
@@ -135,7 +198,7 @@ void ScalarCore::wake() {
 }
 
 void ScalarCore::task_finished(CoreType type, int core, std::uint32_t task) {
-    free_cores_[type == CoreType::cube ? 0 : 1].insert(core);
+    free_cores_[type == CoreType::cube ? 0 : 1][static_cast<std::size_t>(core) / 64] |= 1ULL << (core % 64);
     ++done_;
     signal(task);
     try_dispatch();
@@ -152,9 +215,8 @@ void ScalarCore::signal(std::uint32_t task) {
         for (std::uint32_t s : ev.waiting_streams) {
             Stream& st = streams_[s];
             if (--st.pending_waits == 0) {
-                const std::uint32_t head = st.tasks[st.head];
-                ctx_.timing[head].released_ps = now_ps();
-                ready_.emplace(-ctx_.stream.tasks[head].priority, ready_seq_++, s);
+                ctx_.timing[descs_[st.head].task].released_ps = now_ps();
+                make_ready(s);
             }
         }
         ev.waiting_streams.clear();
@@ -180,8 +242,8 @@ std::string ScalarCore::deadlock_report() const {
     const std::uint64_t stuck = ts.tasks.size() - done_;
     for (std::uint32_t s = 0; s < streams_.size(); ++s) {
         const Stream& st = streams_[s];
-        if (st.head >= st.tasks.size() || st.pending_waits == 0) continue;
-        const Task& t = ts.tasks[st.tasks[st.head]];
+        if (st.head >= st.end || st.pending_waits == 0) continue;
+        const Task& t = ts.tasks[descs_[st.head].task];
         for (EventIndex e : t.wait) {
             if (events_[e].fired) continue;
             // Who could still signal it?

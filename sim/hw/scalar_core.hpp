@@ -3,7 +3,7 @@
 // (or its pinned core), paying dispatch_cycles of scalar time per task.
 #pragma once
 #include <cstdint>
-#include <set>
+#include <queue>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -39,9 +39,20 @@ public:
     std::string deadlock_report() const;
 
 private:
+    // What the scalar core needs of a descriptor, packed and laid out
+    // stream by stream, so walking a stream reads memory in order.
+    struct Desc {
+        std::uint32_t task;
+        std::int32_t priority;
+        std::int32_t core;        // pinned core or -1
+        CoreType type;
+        std::uint32_t wait_begin;  // into waits_
+        std::uint32_t wait_end;
+        std::uint64_t scalar_cycles;
+    };
     struct Stream {
-        std::vector<std::uint32_t> tasks;
-        std::size_t head = 0;           // next task to issue
+        std::size_t begin = 0, end = 0;   // its descriptors in descs_
+        std::size_t head = 0;             // next descriptor to issue
         std::uint32_t pending_waits = 0;  // unfired events the head waits for
     };
     struct Action {
@@ -51,21 +62,35 @@ private:
     };
     // Ready streams: higher priority first, then the order they became ready.
     using ReadyKey = std::tuple<std::int32_t, std::uint64_t, std::uint32_t>;
+    // Ready stream heads grouped by the core they need: any core of a type,
+    // or one pinned core. Dispatch takes the best head whose core is free.
+    struct ReadyQueue {
+        CoreType type = CoreType::vector;
+        int core = -1;
+        std::priority_queue<ReadyKey, std::vector<ReadyKey>, std::greater<ReadyKey>> heads;
+    };
 
     void wake();
     void advance_head(std::uint32_t stream);
+    void make_ready(std::uint32_t stream);
     void try_dispatch();
-    bool claim_core(const Task& t, AiCore*& core);
+    bool core_available(const ReadyQueue& q) const;
+    AiCore* claim_core(const ReadyQueue& q);
     void signal(std::uint32_t task);
     void emit_flows(std::uint32_t task);
 
     SimContext& ctx_;
     std::vector<AiCore*> cube_, vector_;
-    std::vector<std::set<int>> free_cores_;  // per CoreType: cube, vector
+    // Free cores per type (cube, vector) as bit sets: lowest index first.
+    std::vector<std::vector<std::uint64_t>> free_cores_;
     std::vector<Stream> streams_;
     std::vector<EventState> events_;
-    std::set<ReadyKey> ready_;
+    std::vector<ReadyQueue> ready_;          // indexed by queue_index()
+    std::vector<std::uint32_t> ready_used_;  // queues that ever held a head
     std::uint64_t ready_seq_ = 0;
+    std::size_t queue_index(const Desc& d) const;
+    std::vector<Desc> descs_;
+    std::vector<EventIndex> waits_;
     std::vector<bool> slot_busy_;
     std::vector<AiCore*> slot_core_;
     std::vector<int> slot_tid_;

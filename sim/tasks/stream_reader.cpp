@@ -207,11 +207,14 @@ struct Reader {
     }
 
     void read_task_line(LineReader& r, const json& j, std::size_t line) {
-        r.check_keys(j, kTaskKeys, "");
-        if (!j.contains("id")) r.fail("missing 'id' (every task line needs id, core_type, kernel, stream, wait, signal, params)");
+        if (!j.contains("id")) {
+            r.check_keys(j, kTaskKeys, "");
+            r.fail("missing 'id' (every task line needs id, core_type, kernel, stream, wait, signal, params)");
+        }
         Task t;
         t.id = r.text(j["id"], "id");
         r.set_task(t.id);
+        r.check_keys(j, kTaskKeys, "");
         for (const char* req : {"core_type", "kernel", "stream", "wait", "signal", "params"})
             if (!j.contains(req)) r.fail(fmt::format("missing '{}'", req));
         if (ts.tasks.size() >= kMaxTasks) r.fail(fmt::format("more than {} tasks in one stream", kMaxTasks));

@@ -1,0 +1,457 @@
+// End-to-end tests of the npusim command line (DESIGN §4.1, §4.4, §4.5):
+// the binary is run as a user would run it; exit codes, messages on stderr,
+// the stats JSON and the trace (checked by tools/check_trace.py).
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kBin = NPUSIM_BIN;
+const std::string kSrc = NPUSIM_SOURCE_DIR;
+const std::string kAx300 = kSrc + "/configs/chips/ax300.json";
+const std::string kA2 = kSrc + "/configs/chips/a2.json";
+const std::string kTileStream = kSrc + "/traces/convbnrelu_tile.jsonl";
+const std::string kOpStream = kSrc + "/traces/convbnrelu_op.jsonl";
+const std::string kCopyStream = kSrc + "/traces/copy_48core.jsonl";
+const std::string kCheckTrace = kSrc + "/tools/check_trace.py";
+
+// A fresh directory per test case, removed afterwards.
+struct TempDir {
+    fs::path dir;
+    TempDir() {
+        std::random_device rd;
+        dir = fs::temp_directory_path() / ("npusim_test_cli_" + std::to_string(rd()) + std::to_string(rd()));
+        fs::create_directories(dir);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+    std::string path(const std::string& name) const { return (dir / name).string(); }
+    std::string write(const std::string& name, const std::string& text) const {
+        const fs::path p = dir / name;
+        std::ofstream(p, std::ios::binary) << text;
+        return p.string();
+    }
+};
+
+std::string quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\'') out += "'\\''";
+        else out += c;
+    }
+    return out + "'";
+}
+
+std::string slurp(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+struct Result {
+    int code = -1;
+    std::string out, err;
+};
+
+// Runs `program args...` with stdout and stderr captured into files of `tmp`.
+Result run_program(const TempDir& tmp, const std::string& program, const std::vector<std::string>& args) {
+    static int n = 0;
+    const std::string out = tmp.path("stdout" + std::to_string(n)), err = tmp.path("stderr" + std::to_string(n));
+    ++n;
+    std::string cmd = program;
+    for (const auto& a : args) cmd += " " + quote(a);
+    cmd += " >" + quote(out) + " 2>" + quote(err) + " </dev/null";
+    const int status = std::system(cmd.c_str());
+    Result r;
+    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
+    else if (status != -1 && WIFSIGNALED(status)) r.code = 128 + WTERMSIG(status);
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+Result npusim(const TempDir& tmp, const std::vector<std::string>& args) { return run_program(tmp, quote(kBin), args); }
+
+// Reports what the command said when an expectation fails.
+#define SHOW(r) INFO("exit " << (r).code << "\nstdout:\n" << (r).out << "\nstderr:\n" << (r).err)
+
+json read_json(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    REQUIRE(in);
+    return json::parse(in);
+}
+
+// One valid task line (a vector kernel) with the given id, stream, waits and extra params.
+std::string task_line(const std::string& id, const std::string& stream, const std::string& wait = "[]",
+                      const std::string& signal = "[]", const std::string& extra_params = "") {
+    return R"({"id":")" + id + R"(","core_type":"vector","kernel":"vector","stream":")" + stream + R"(","wait":)" + wait +
+           R"(,"signal":)" + signal + R"(,"params":{"bytes":4096)" + extra_params + "}}\n";
+}
+
+// The bundled ax300 chip file with one change applied.
+std::string ax300_with(const TempDir& tmp, const std::string& name, void (*edit)(json&)) {
+    json chip = read_json(kAx300);
+    edit(chip);
+    return tmp.write(name, chip.dump(2));
+}
+
+// Every bad-input case must fail without a crash and with one "npusim" message.
+void check_bad_input(const Result& r, int code) {
+    SHOW(r);
+    CHECK(r.code == code);
+    CHECK_THAT(r.err, Contains("npusim"));
+    CHECK_THAT(r.err, !Contains("internal error"));
+    CHECK_THAT(r.err, !Contains("terminate called"));
+}
+
+}  // namespace
+
+TEST_CASE("cli: run on ax300 writes the stats of DESIGN 4.4", "[cli]") {
+    TempDir tmp;
+    const std::string stats = tmp.path("stats.json");
+    const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--stats", stats});
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    CHECK(r.err.empty());
+    CHECK_FALSE(r.out.empty());  // the human summary
+    const json s = read_json(stats);
+
+    REQUIRE(s.contains("total_cycles"));
+    CHECK(s["total_cycles"].get<double>() > 0);
+    REQUIRE(s.contains("total_ns"));
+    CHECK(s["total_ns"].get<double>() > 0);
+    // 1 GHz: one cycle per ns.
+    CHECK(s["total_ns"].get<double>() == Approx(s["total_cycles"].get<double>()).epsilon(0.001));
+
+    const double cube_util = s.at("units").at("cube").at("utilization").get<double>();
+    CHECK(cube_util > 0);
+    CHECK(cube_util <= 1);
+    const double vector_util = s.at("units").at("vector").at("utilization").get<double>();
+    CHECK(vector_util > 0);
+    CHECK(vector_util <= 1);
+    const double overlap = s.at("overlap").at("cube_vector").get<double>();
+    CHECK(overlap >= 0);
+    CHECK(overlap <= 1);
+    CHECK(s.at("cores").at("cube0").at("busy_cycles").get<double>() > 0);
+    CHECK(s.at("cores").at("vector0").at("busy_cycles").get<double>() > 0);
+    CHECK(s.at("memory").at("hbm").at("read_bytes").get<double>() > 0);
+    CHECK(s.at("events").at("count").get<double>() > 0);
+    CHECK(s.at("tasks").at("count").get<int>() == 32 * 2);
+
+    // The resolved configuration document is echoed for provenance.
+    REQUIRE(s.contains("config"));
+    CHECK(s["config"].at("chip").at("name") == "ax300");
+    CHECK(s["config"].at("chip").at("cores").at("cube").at("count") == 4);
+    CHECK(s["config"].at("chip").at("buffers").at("ub_kb") == 192);
+    CHECK(s["config"].contains("workload"));
+}
+
+TEST_CASE("cli: run with op-level sync runs the same tasks, with less overlap", "[cli]") {
+    TempDir tmp;
+    const std::string op = tmp.path("op.json"), tile = tmp.path("tile.json");
+    const Result r1 = npusim(tmp, {"run", "--chip", kAx300, "--workload", kOpStream, "--stats", op, "-q"});
+    const Result r2 = npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--stats", tile, "-q"});
+    SHOW(r1);
+    REQUIRE(r1.code == 0);
+    REQUIRE(r2.code == 0);
+    CHECK(r1.out.empty());  // --quiet
+    const json so = read_json(op), st = read_json(tile);
+    CHECK(so.at("tasks").at("count") == 32 * 2);
+    CHECK(so.at("total_cycles").get<double>() > 0);
+    // DESIGN §1.1: moving sync from op level to tile level raises Cube/Vector overlap.
+    CHECK(st.at("overlap").at("cube_vector").get<double>() > so.at("overlap").at("cube_vector").get<double>());
+}
+
+TEST_CASE("cli: two runs with the same inputs write identical stats", "[cli]") {
+    TempDir tmp;
+    const std::string a = tmp.path("a.json"), b = tmp.path("b.json");
+    for (const auto& out : {a, b}) {
+        const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--stats", out, "--quiet",
+                                      "--set", "chip.hbm.bandwidth_gbps=800"});
+        SHOW(r);
+        REQUIRE(r.code == 0);
+    }
+    const std::string ta = slurp(a), tb = slurp(b);
+    REQUIRE_FALSE(ta.empty());
+    CHECK(ta == tb);
+    CHECK(read_json(a).at("config").at("chip").at("hbm").at("bandwidth_gbps").get<double>() == 800);
+}
+
+TEST_CASE("cli: the trace of a run is valid for Perfetto and has the tracks of DESIGN 4.5", "[cli][trace]") {
+    TempDir tmp;
+    const std::string trace = tmp.path("trace.json");
+    const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--trace", trace, "-q"});
+    SHOW(r);
+    REQUIRE(r.code == 0);
+
+    const Result check = run_program(tmp, "python3", {kCheckTrace, trace, "--expect-flows"});
+    {
+        SHOW(check);
+        CHECK(check.code == 0);
+    }
+
+    const json t = read_json(trace);
+    REQUIRE(t.is_object());
+    REQUIRE(t.contains("traceEvents"));
+    std::set<std::string> threads, processes, counters;
+    int task_slices = 0, slices_with_id = 0, flow_starts = 0, flow_ends = 0;
+    for (const auto& e : t["traceEvents"]) {
+        const std::string ph = e.at("ph");
+        if (ph == "M" && e.at("name") == "thread_name") threads.insert(e.at("args").at("name").get<std::string>());
+        if (ph == "M" && e.at("name") == "process_name") processes.insert(e.at("args").at("name").get<std::string>());
+        if (ph == "X") {
+            const std::string cat = e.value("cat", "");
+            if (cat != "pipe" && cat != "dispatch") ++task_slices;
+            if (e.contains("args") && e["args"].contains("id")) ++slices_with_id;
+        }
+        if (ph == "s") ++flow_starts;
+        if (ph == "f") ++flow_ends;
+        if (ph == "C") counters.insert(e.at("name").get<std::string>());
+    }
+    CAPTURE(threads, counters);
+    CHECK(processes.size() == 1);
+    for (const char* name : {"cube0", "cube3", "vector0", "vector3", "cube0.mte2", "cube0.m", "vector0.v",
+                             "vector0.mte3"})
+        CHECK(threads.count(name) == 1);
+    CHECK(task_slices >= 64);
+    CHECK(slices_with_id >= 64);
+    CHECK(flow_starts > 0);
+    CHECK(flow_starts == flow_ends);
+    bool hbm = false, l2 = false;
+    for (const auto& c : counters) {
+        hbm = hbm || c.find("HBM") != std::string::npos;
+        l2 = l2 || c.find("L2") != std::string::npos;
+    }
+    CHECK(hbm);
+    CHECK(l2);
+}
+
+TEST_CASE("cli: traces of the op-level stream and of 48 copy cores on a2 are valid", "[cli][trace]") {
+    TempDir tmp;
+    const std::string op = tmp.path("op.json"), copy = tmp.path("copy.json");
+    const Result r1 = npusim(tmp, {"run", "--chip", kAx300, "--workload", kOpStream, "--trace", op, "-q"});
+    const Result r2 = npusim(tmp, {"run", "--chip", kA2, "--workload", kCopyStream, "--trace", copy, "-q"});
+    {
+        SHOW(r1);
+        REQUIRE(r1.code == 0);
+    }
+    {
+        SHOW(r2);
+        REQUIRE(r2.code == 0);
+    }
+    const Result c1 = run_program(tmp, "python3", {kCheckTrace, op, "--expect-flows", "--quiet"});
+    {
+        SHOW(c1);
+        CHECK(c1.code == 0);
+    }
+    const Result c2 = run_program(tmp, "python3", {kCheckTrace, copy, "--quiet"});
+    {
+        SHOW(c2);
+        CHECK(c2.code == 0);
+    }
+}
+
+TEST_CASE("cli: check_trace.py rejects improperly nested slices and dangling flows", "[cli][trace]") {
+    TempDir tmp;
+    const std::string header =
+        R"({"traceEvents":[{"ph":"M","pid":1,"tid":0,"name":"process_name","args":{"name":"die"}},)"
+        R"({"ph":"M","pid":1,"tid":1,"name":"thread_name","args":{"name":"core"}},)";
+    const std::string overlap =
+        tmp.write("overlap.json", header + R"({"ph":"X","pid":1,"tid":1,"name":"a","ts":0,"dur":10},)"
+                                           R"({"ph":"X","pid":1,"tid":1,"name":"b","ts":5,"dur":10}]})");
+    const std::string dangling =
+        tmp.write("dangling.json", header + R"({"ph":"X","pid":1,"tid":1,"name":"a","ts":0,"dur":10},)"
+                                            R"({"ph":"s","id":7,"pid":1,"tid":1,"name":"r","cat":"e","ts":20}]})");
+    const std::string garbage = tmp.write("garbage.json", "{\"traceEvents\": [");
+    const Result a = run_program(tmp, "python3", {kCheckTrace, overlap, "--quiet"});
+    const Result b = run_program(tmp, "python3", {kCheckTrace, dangling, "--quiet"});
+    const Result c = run_program(tmp, "python3", {kCheckTrace, garbage, "--quiet"});
+    SHOW(a);
+    CHECK(a.code == 1);
+    CHECK_THAT(a.err, Contains("nest"));
+    CHECK(b.code == 1);
+    CHECK_THAT(b.err, Contains("flow id 7"));
+    CHECK(c.code == 2);
+}
+
+TEST_CASE("cli: malformed JSON in a chip file gives file:line:col and exit 2", "[cli][errors]") {
+    TempDir tmp;
+    const std::string chip = tmp.write("broken.json", "{\n  \"clock_ghz\": 1.0,\n  \"cores\": {\"cube\": {\"count\": 4,}}\n}\n");
+    const Result r = npusim(tmp, {"run", "--chip", chip, "--workload", kTileStream});
+    check_bad_input(r, 2);
+    CHECK_THAT(r.err, Contains("broken.json:3:"));
+}
+
+TEST_CASE("cli: an unknown chip key gets a did-you-mean and exit 2", "[cli][errors]") {
+    TempDir tmp;
+    const std::string chip = ax300_with(tmp, "unknown_key.json", [](json& c) {
+        c["hbm"]["bandwith_gbps"] = c["hbm"]["bandwidth_gbps"];
+        c["hbm"].erase("bandwidth_gbps");
+    });
+    const Result r = npusim(tmp, {"run", "--chip", chip, "--workload", kTileStream});
+    check_bad_input(r, 2);
+    CHECK_THAT(r.err, Contains("unknown_key.json"));
+    CHECK_THAT(r.err, Contains("bandwith_gbps"));
+    CHECK_THAT(r.err, Contains("did you mean"));
+    CHECK_THAT(r.err, Contains("bandwidth_gbps"));
+}
+
+TEST_CASE("cli: a chip value of the wrong type names the key path and exit 2", "[cli][errors]") {
+    TempDir tmp;
+    const std::string chip = ax300_with(tmp, "wrong_type.json", [](json& c) { c["cores"]["cube"]["count"] = "four"; });
+    const Result r = npusim(tmp, {"run", "--chip", chip, "--workload", kTileStream});
+    check_bad_input(r, 2);
+    CHECK_THAT(r.err, Contains("wrong_type.json"));
+    CHECK_THAT(r.err, Contains("cores.cube.count"));
+    CHECK_THAT(r.err, Contains("four"));
+}
+
+TEST_CASE("cli: a negative bandwidth through --set names the key and exit 2", "[cli][errors]") {
+    TempDir tmp;
+    const Result r =
+        npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.hbm.bandwidth_gbps=-5"});
+    check_bad_input(r, 2);
+    CHECK_THAT(r.err, Contains("chip.hbm.bandwidth_gbps"));
+    CHECK_THAT(r.err, Contains("-5"));
+}
+
+TEST_CASE("cli: a typo'd key in a task line names file:line and gets a did-you-mean", "[cli][errors]") {
+    TempDir tmp;
+    SECTION("top-level key") {
+        const std::string stream = tmp.write(
+            "typo.jsonl", task_line("t0", "s0") +
+                              R"({"id":"t1","core_type":"vector","kernel":"vector","stream":"s0","wiat":[],"wait":[],"signal":[],"params":{"bytes":64}})"
+                              "\n");
+        const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", stream});
+        check_bad_input(r, 2);
+        CHECK_THAT(r.err, Contains("typo.jsonl:2"));
+        CHECK_THAT(r.err, Contains("wiat"));
+        CHECK_THAT(r.err, Contains("did you mean 'wait'"));
+    }
+    SECTION("kernel parameter") {
+        const std::string stream = tmp.write(
+            "typo.jsonl", task_line("t0", "s0") +
+                              R"({"id":"t1","core_type":"vector","kernel":"vector","stream":"s0","wait":[],"signal":[],"params":{"bytse":64}})"
+                              "\n");
+        const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", stream});
+        check_bad_input(r, 2);
+        CHECK_THAT(r.err, Contains("typo.jsonl:2"));
+        CHECK_THAT(r.err, Contains("t1"));
+        CHECK_THAT(r.err, Contains("params.bytse"));
+        CHECK_THAT(r.err, Contains("did you mean 'bytes'"));
+    }
+}
+
+TEST_CASE("cli: malformed JSON in a stream line names file:line and exit 2", "[cli][errors]") {
+    TempDir tmp;
+    const std::string stream =
+        tmp.write("broken.jsonl", task_line("t0", "s0") + task_line("t1", "s0") + R"({"id":"t2", "core_type":"vector")" "\n");
+    const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", stream});
+    check_bad_input(r, 2);
+    CHECK_THAT(r.err, Contains("broken.jsonl:3"));
+    CHECK_THAT(r.err, Contains("JSON"));
+}
+
+TEST_CASE("cli: a footprint larger than UB names the task and both sizes, exit 2", "[cli][errors]") {
+    TempDir tmp;
+    // ax300 has 192 KB = 196608 B of UB; ask for 256 KB.
+    const std::string stream =
+        tmp.write("big.jsonl", task_line("small", "s0") + task_line("too_big", "s1", "[]", "[]", R"(,"ub_bytes":262144)"));
+    const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", stream});
+    check_bad_input(r, 2);
+    CHECK_THAT(r.err, Contains("big.jsonl:2"));
+    CHECK_THAT(r.err, Contains("too_big"));
+    CHECK_THAT(r.err, Contains("262144"));
+    CHECK((r.err.find("196608") != std::string::npos || r.err.find("192 KB") != std::string::npos));
+}
+
+TEST_CASE("cli: an event nobody signals is a deadlock naming the task and the event, exit 3", "[cli][errors]") {
+    TempDir tmp;
+    const std::string stream = tmp.write(
+        "dead.jsonl", task_line("first", "s0", "[]", R"(["ev_ok"])") + task_line("second", "s1", R"(["ev_ok"])") +
+                          task_line("stuck", "s2", R"(["ev_never"])") + task_line("after_stuck", "s2"));
+    const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", stream, "--stats", tmp.path("s.json")});
+    check_bad_input(r, 3);
+    CHECK_THAT(r.err, Contains("deadlock"));
+    CHECK_THAT(r.err, Contains("stuck"));
+    CHECK_THAT(r.err, Contains("ev_never"));
+}
+
+TEST_CASE("cli: missing files name the file, exit 2", "[cli][errors]") {
+    TempDir tmp;
+    SECTION("chip") {
+        const std::string missing = tmp.path("no_such_chip.json");
+        const Result r = npusim(tmp, {"run", "--chip", missing, "--workload", kTileStream});
+        check_bad_input(r, 2);
+        CHECK_THAT(r.err, Contains("no_such_chip.json"));
+    }
+    SECTION("workload") {
+        const std::string missing = tmp.path("no_such_stream.jsonl");
+        const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", missing});
+        check_bad_input(r, 2);
+        CHECK_THAT(r.err, Contains("no_such_stream.jsonl"));
+    }
+}
+
+TEST_CASE("cli: an unknown subcommand gets a did-you-mean, exit 2", "[cli][errors]") {
+    TempDir tmp;
+    const Result r = npusim(tmp, {"rnu", "--chip", kAx300, "--workload", kTileStream});
+    check_bad_input(r, 2);
+    CHECK_THAT(r.err, Contains("rnu"));
+    CHECK_THAT(r.err, Contains("did you mean 'run'"));
+}
+
+TEST_CASE("cli: a missing required option is named, exit 2", "[cli][errors]") {
+    TempDir tmp;
+    SECTION("--workload") {
+        const Result r = npusim(tmp, {"run", "--chip", kAx300});
+        check_bad_input(r, 2);
+        CHECK_THAT(r.err, Contains("--workload"));
+    }
+    SECTION("--chip") {
+        const Result r = npusim(tmp, {"run", "--workload", kTileStream});
+        check_bad_input(r, 2);
+        CHECK_THAT(r.err, Contains("--chip"));
+    }
+}
+
+TEST_CASE("cli: --help exits 0 and no arguments exits 2", "[cli]") {
+    TempDir tmp;
+    const Result help = npusim(tmp, {"--help"});
+    {
+        SHOW(help);
+        CHECK(help.code == 0);
+        CHECK_THAT(help.out, Contains("run"));
+    }
+    const Result none = npusim(tmp, {});
+    {
+        SHOW(none);
+        CHECK(none.code == 2);
+        CHECK_THAT(none.out + none.err, Contains("usage"));
+    }
+    const Result run_help = npusim(tmp, {"run", "--help"});
+    {
+        SHOW(run_help);
+        CHECK(run_help.code == 0);
+        CHECK_THAT(run_help.out, Contains("--chip"));
+    }
+}

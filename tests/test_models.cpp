@@ -1,0 +1,755 @@
+// Plain C++ unit tests of the cost models, no simulation (DESIGN §2):
+// max-min bandwidth sharing, the L2 hit model, the double-buffered tile
+// pipeline, interval arithmetic for overlap, cube tiling and M-pipe cycles,
+// vector chunking, and the task-stream reader/writer (§4.3).
+//
+// Expected values are worked out by hand from the formulas and chip
+// parameters in the comments next to them.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <queue>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "config/run_config.hpp"
+#include "hw/bandwidth_share.hpp"
+#include "hw/chip_params.hpp"
+#include "hw/cube_core.hpp"
+#include "hw/l2_cache.hpp"
+#include "hw/tile_pipeline.hpp"
+#include "hw/vector_core.hpp"
+#include "stats/intervals.hpp"
+#include "tasks/stream_reader.hpp"
+#include "tasks/task.hpp"
+
+using namespace npusim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const std::string kSrc = NPUSIM_SOURCE_DIR;
+constexpr std::uint64_t kIdle = std::numeric_limits<std::uint64_t>::max();
+
+ChipParams chip_from(const std::string& name) {
+    return RunConfig::load(kSrc + "/configs/chips/" + name + ".json", "", {}).chip();
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+std::vector<std::uint64_t> pop(BandwidthShare& bw, std::uint64_t now_ps) {
+    std::vector<std::uint64_t> tokens{999999};  // must be cleared by pop_finished
+    bw.pop_finished(now_ps, tokens);
+    return tokens;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// BandwidthShare: capacity and caps in bytes/ps, times in ps.
+
+TEST_CASE("BandwidthShare: an idle share has no finish time", "[models][bandwidth]") {
+    BandwidthShare bw(1.0);
+    CHECK(bw.next_finish_ps() == kIdle);
+    CHECK(bw.active() == 0);
+    CHECK(pop(bw, 1000).empty());
+    CHECK(bw.current_rate() == 0.0);
+}
+
+TEST_CASE("BandwidthShare: one flow runs at its own cap", "[models][bandwidth]") {
+    // 1000 B at cap 0.25 B/ps on a 1 B/ps resource: 1000 / 0.25 = 4000 ps.
+    BandwidthShare bw(1.0);
+    bw.add(0, 1000, 0.25, 7);
+    CHECK(bw.active() == 1);
+    CHECK(bw.current_rate() == Approx(0.25));
+    CHECK(bw.next_finish_ps() == 4000);
+    CHECK(pop(bw, 3999).empty());
+    CHECK(pop(bw, 4000) == std::vector<std::uint64_t>{7});
+    CHECK(bw.active() == 0);
+    CHECK(bw.next_finish_ps() == kIdle);
+}
+
+TEST_CASE("BandwidthShare: one flow above capacity runs at the capacity", "[models][bandwidth]") {
+    // Cap 10 B/ps, resource 0.5 B/ps: 1000 / 0.5 = 2000 ps, started at 100.
+    BandwidthShare bw(0.5);
+    bw.add(100, 1000, 10.0, 1);
+    CHECK(bw.next_finish_ps() == 2100);
+    CHECK(pop(bw, 2100) == std::vector<std::uint64_t>{1});
+}
+
+TEST_CASE("BandwidthShare: finish times round up to whole picoseconds", "[models][bandwidth]") {
+    // 1000 / 0.3 = 3333.33 ps -> done at 3334, not at 3333.
+    BandwidthShare bw(1.0);
+    bw.add(0, 1000, 0.3, 1);
+    CHECK(bw.next_finish_ps() == 3334);
+    CHECK(pop(bw, 3333).empty());
+    CHECK(pop(bw, 3334) == std::vector<std::uint64_t>{1});
+}
+
+TEST_CASE("BandwidthShare: two equal flows share fairly", "[models][bandwidth]") {
+    // Two 1000 B flows on 1 B/ps, both uncapped: 0.5 B/ps each -> both at 2000 ps,
+    // reported in start order.
+    BandwidthShare bw(1.0);
+    bw.add(0, 1000, 10.0, 1);
+    bw.add(0, 1000, 10.0, 2);
+    CHECK(bw.current_rate() == Approx(1.0));
+    CHECK(bw.next_finish_ps() == 2000);
+    CHECK(pop(bw, 1999).empty());
+    CHECK(pop(bw, 2000) == std::vector<std::uint64_t>{1, 2});
+}
+
+TEST_CASE("BandwidthShare: a late flow shares from its start", "[models][bandwidth]") {
+    // A: 1000 B at t=0, alone at 1 B/ps until 500 (500 B left).
+    // B: 1000 B at t=500; both at 0.5 B/ps: A done at 500 + 500/0.5 = 1500,
+    // B has 500 B left then, alone again at 1 B/ps: done at 2000.
+    BandwidthShare bw(1.0);
+    bw.add(0, 1000, 10.0, 1);
+    bw.add(500, 1000, 10.0, 2);
+    CHECK(bw.next_finish_ps() == 1500);
+    CHECK(pop(bw, 1500) == std::vector<std::uint64_t>{1});
+    CHECK(bw.next_finish_ps() == 2000);
+    CHECK(pop(bw, 2000) == std::vector<std::uint64_t>{2});
+}
+
+TEST_CASE("BandwidthShare: a capped flow leaves the rest to the others", "[models][bandwidth]") {
+    // Resource 1 B/ps. A capped at 0.2 B/ps, B uncapped, 1000 B each from t=0.
+    // Max-min: A = 0.2, B = 0.8. B done at 1000 / 0.8 = 1250 ps; A keeps 0.2
+    // (its cap), so A is done at 1000 / 0.2 = 5000 ps.
+    BandwidthShare bw(1.0);
+    bw.add(0, 1000, 0.2, 1);
+    bw.add(0, 1000, 10.0, 2);
+    CHECK(bw.current_rate() == Approx(1.0));
+    CHECK(bw.next_finish_ps() == 1250);
+    CHECK(pop(bw, 1250) == std::vector<std::uint64_t>{2});
+    CHECK(bw.current_rate() == Approx(0.2));
+    CHECK(bw.next_finish_ps() == 5000);
+    CHECK(pop(bw, 5000) == std::vector<std::uint64_t>{1});
+}
+
+TEST_CASE("BandwidthShare: water-filling over three cap classes", "[models][bandwidth]") {
+    // Resource 1 B/ps; caps 0.1, 0.6, 0.6. Water level: 0.1 for the first,
+    // (1 - 0.1) / 2 = 0.45 for each of the others (below their cap 0.6).
+    //   A (cap 0.1, 100 B):  100 / 0.1  = 1000 ps
+    //   B (cap 0.6, 450 B):  450 / 0.45 = 1000 ps
+    //   C (cap 0.6, 900 B):  450 B by 1000, then alone at min(0.6, 1) = 0.6:
+    //                        450 / 0.6 = 750 -> 1750 ps
+    BandwidthShare bw(1.0);
+    bw.add(0, 100, 0.1, 1);
+    bw.add(0, 450, 0.6, 2);
+    bw.add(0, 900, 0.6, 3);
+    CHECK(bw.current_rate() == Approx(1.0));
+    CHECK(bw.next_finish_ps() == 1000);
+    CHECK(pop(bw, 1000) == std::vector<std::uint64_t>{1, 2});
+    CHECK(bw.current_rate() == Approx(0.6));
+    CHECK(bw.next_finish_ps() == 1750);
+    CHECK(pop(bw, 1750) == std::vector<std::uint64_t>{3});
+}
+
+TEST_CASE("BandwidthShare: many flows never exceed the capacity", "[models][bandwidth]") {
+    // 48 engines at 32 B/cycle and 1.85 GHz (0.0592 B/ps each, 2.84 B/ps in
+    // all) on a 1.6 B/ps HBM: 48 x 1 MiB must take at least 48 MiB / 1.6.
+    const double cap = 32.0 / (1000.0 / 1.85);
+    BandwidthShare bw(1.6);
+    const double bytes = 1 << 20;
+    for (std::uint64_t i = 0; i < 48; ++i) bw.add(0, bytes, cap, i);
+    CHECK(bw.current_rate() == Approx(1.6));
+    std::uint64_t now = 0, done = 0;
+    while (bw.active() > 0) {
+        now = bw.next_finish_ps();
+        REQUIRE(now != kIdle);
+        done += pop(bw, now).size();
+    }
+    CHECK(done == 48);
+    const double ideal = 48.0 * bytes / 1.6;  // 31457280 ps
+    CHECK(static_cast<double>(now) >= ideal);
+    CHECK(static_cast<double>(now) <= ideal + 1.0);  // one ps of rounding
+}
+
+// ---------------------------------------------------------------------------
+// L2Cache: capacity 256 B in 64 B regions = 4 regions, LRU.
+
+TEST_CASE("L2Cache: a read hits after a read of the same range", "[models][l2]") {
+    L2Cache l2(256, 64);
+    CHECK(l2.read(0, 128) == 0);
+    CHECK(l2.read(0, 128) == 128);
+    CHECK(l2.resident_regions() == 2);
+    CHECK(l2.read(0, 0) == 0);
+}
+
+TEST_CASE("L2Cache: a write allocates, so a later read hits", "[models][l2]") {
+    L2Cache l2(256, 64);
+    l2.write(1000, 10);
+    CHECK(l2.read(1000, 10) == 10);
+}
+
+TEST_CASE("L2Cache: partial hits count only the resident regions' bytes", "[models][l2]") {
+    L2Cache l2(256, 64);
+    CHECK(l2.read(0, 64) == 0);     // region 0
+    // [32, 96): bytes 32..63 in region 0 (resident), 64..95 in region 1 (not).
+    CHECK(l2.read(32, 64) == 32);
+    // [0, 192): region 0 fully present (64 B), region 1 only its first half
+    // (32 B, sub-blocks of 1 B here), region 2 not at all.
+    CHECK(l2.read(0, 192) == 96);
+}
+
+TEST_CASE("L2Cache: reading beyond capacity evicts the least recently used", "[models][l2]") {
+    L2Cache l2(256, 64);
+    for (std::uint64_t r = 0; r < 5; ++r) CHECK(l2.read(r * 64, 64) == 0);  // 5 regions into 4
+    CHECK(l2.resident_regions() == 4);
+    CHECK(l2.read(0, 64) == 0);         // region 0 was the oldest: evicted (now re-read, evicts 1)
+    CHECK(l2.read(4 * 64, 64) == 64);   // region 4 still there
+    CHECK(l2.read(1 * 64, 64) == 0);    // region 1 was evicted by the re-read of 0
+}
+
+TEST_CASE("L2Cache: a hit refreshes recency", "[models][l2]") {
+    L2Cache l2(256, 64);
+    for (std::uint64_t r = 0; r < 4; ++r) l2.read(r * 64, 64);  // LRU order 3 2 1 0
+    CHECK(l2.read(0, 64) == 64);                                 // 0 most recent: 0 3 2 1
+    CHECK(l2.read(4 * 64, 64) == 0);                             // evicts 1
+    CHECK(l2.read(0, 64) == 64);
+    CHECK(l2.read(2 * 64, 64) == 64);
+    CHECK(l2.read(1 * 64, 64) == 0);
+}
+
+TEST_CASE("L2Cache: a streaming read larger than capacity never hits", "[models][l2]") {
+    // 8 regions read twice in order through a 4-region LRU: all misses.
+    L2Cache l2(256, 64);
+    CHECK(l2.read(0, 512) == 0);
+    CHECK(l2.read(0, 512) == 0);
+}
+
+// Bytes never read or written must not count as hits just because another
+// part of the same recency region was touched before. A 64 KiB region (chip default l2.region_kb) read in two 32 KiB chunks, as a
+// vector core's MTE2 does on a2 (tile_kb 32), reports the second chunk as a
+// hit although those bytes were never brought into L2.
+TEST_CASE("L2Cache: a cold read of untouched bytes is a miss even inside a touched region",
+          "[models][l2]") {
+    L2Cache l2(192ull << 20, 64 << 10);
+    CHECK(l2.read(0, 32 << 10) == 0);
+    CHECK(l2.read(32 << 10, 32 << 10) == 0);
+}
+
+// ---------------------------------------------------------------------------
+// TilePipeline, driven by a fake host with its own discrete-event clock.
+
+namespace {
+
+struct FakeHost : TilePipeline::Host {
+    using StageTime = std::function<std::uint64_t(int stage, std::uint64_t tile)>;  // 0 = no work
+
+    TilePipeline pipe;
+    StageTime time_of;
+    int stages = 0;
+    int depth = 2;
+    std::uint64_t now = 0;
+    std::uint64_t finish = 0;
+    // (time, seq, stage) of running stages.
+    std::priority_queue<std::tuple<std::uint64_t, std::uint64_t, int>,
+                        std::vector<std::tuple<std::uint64_t, std::uint64_t, int>>, std::greater<>>
+        agenda;
+    std::uint64_t seq = 0;
+    std::vector<std::uint64_t> started, finished;  // per stage, with work or not
+    std::vector<std::uint64_t> max_in_flight;      // per boundary s|s+1: started at s, not done at s+1
+    std::vector<std::vector<std::uint64_t>> start_times;  // [stage][tile]
+    std::vector<int> running;
+
+    FakeHost(int s, int d, StageTime t) : time_of(std::move(t)), stages(s), depth(d) {
+        started.assign(s, 0);
+        finished.assign(s, 0);
+        max_in_flight.assign(s, 0);
+        start_times.assign(s, {});
+        running.assign(s, 0);
+    }
+
+    bool begin_stage(int stage, std::uint64_t tile) override {
+        CHECK(tile == started[stage]);  // tiles enter each stage in order
+        CHECK(running[stage] == 0);     // one tile per stage at a time
+        ++started[stage];
+        start_times[stage].push_back(now);
+        if (stage + 1 < stages) {
+            const std::uint64_t in_flight = started[stage] - finished[stage + 1];
+            max_in_flight[stage] = std::max(max_in_flight[stage], in_flight);
+        }
+        if (stage > 0) CHECK(finished[stage - 1] > tile);  // input produced
+        const std::uint64_t t = time_of(stage, tile);
+        if (t == 0) {
+            ++finished[stage];
+            return false;
+        }
+        running[stage] = 1;
+        agenda.emplace(now + t, seq++, stage);
+        return true;
+    }
+
+    // Runs to completion, returns the finish time.
+    std::uint64_t run(std::uint64_t tiles) {
+        pipe.reset(stages, tiles, depth);
+        pipe.kick(*this);
+        while (!pipe.finished()) {
+            REQUIRE(!agenda.empty());
+            const auto [t, sq, stage] = agenda.top();
+            agenda.pop();
+            now = t;
+            running[stage] = 0;
+            ++finished[stage];
+            pipe.stage_done(*this, stage);
+        }
+        CHECK(agenda.empty());
+        return now;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("TilePipeline: equal stages finish after (N + S - 1) stage times", "[models][pipeline]") {
+    const std::uint64_t T = 100;
+    for (int S : {1, 2, 3, 4}) {
+        for (std::uint64_t N : {1u, 2u, 5u, 16u}) {
+            FakeHost h(S, 2, [&](int, std::uint64_t) { return T; });
+            INFO("S = " << S << ", N = " << N);
+            CHECK(h.run(N) == (N + static_cast<std::uint64_t>(S) - 1) * T);
+            for (int s = 0; s < S; ++s) CHECK(h.started[s] == N);
+            // Classic pipeline diagram: tile t enters stage s at (t + s) T.
+            for (int s = 0; s < S; ++s)
+                for (std::uint64_t t = 0; t < N; ++t) CHECK(h.start_times[s][t] == (t + static_cast<std::uint64_t>(s)) * T);
+        }
+    }
+}
+
+TEST_CASE("TilePipeline: steady state costs the slowest stage plus fill and drain", "[models][pipeline]") {
+    // Stage times 1, 2, 5, 1 over 10 tiles: stage 2 is the bottleneck and runs
+    // back to back from t = 1 + 2 = 3: 3 + 10 * 5 + 1 (drain) = 54.
+    const std::uint64_t times[] = {1, 2, 5, 1};
+    FakeHost h(4, 2, [&](int s, std::uint64_t) { return times[s]; });
+    CHECK(h.run(10) == 54);
+    // Upstream of the bottleneck the buffers fill to the depth, never beyond.
+    CHECK(h.max_in_flight[0] == 2);
+    CHECK(h.max_in_flight[1] == 2);
+}
+
+TEST_CASE("TilePipeline: the buffer depth limits how far a stage runs ahead", "[models][pipeline]") {
+    // Two stages, producer 1, consumer 10, 5 tiles.
+    SECTION("depth 2 (double buffering)") {
+        FakeHost h(2, 2, [](int s, std::uint64_t) { return s == 0 ? 1u : 10u; });
+        CHECK(h.run(5) == 1 + 5 * 10);
+        CHECK(h.max_in_flight[0] == 2);
+        // Tile 2 enters stage 0 only when stage 1 has finished tile 0 (t = 11).
+        CHECK(h.start_times[0] == std::vector<std::uint64_t>{0, 1, 11, 21, 31});
+    }
+    SECTION("depth 3") {
+        FakeHost h(2, 3, [](int s, std::uint64_t) { return s == 0 ? 1u : 10u; });
+        CHECK(h.run(5) == 1 + 5 * 10);
+        CHECK(h.max_in_flight[0] == 3);
+        CHECK(h.start_times[0] == std::vector<std::uint64_t>{0, 1, 2, 11, 21});
+    }
+    SECTION("depth 1 (single buffer) serialises equal stages") {
+        // Stage 0 may start tile t only after stage 1 finished tile t-1:
+        // tile t at stage 0 from 2tT, at stage 1 from (2t+1)T -> 2NT.
+        FakeHost h(2, 1, [](int, std::uint64_t) { return 10u; });
+        CHECK(h.run(4) == 2 * 4 * 10);
+        CHECK(h.max_in_flight[0] == 1);
+    }
+}
+
+TEST_CASE("TilePipeline: stages without work complete at once", "[models][pipeline]") {
+    // Operands resident: stage 0 has no work; the other 3 stages form an
+    // (N + 3 - 1) T pipeline.
+    const std::uint64_t T = 7;
+    FakeHost h(4, 2, [&](int s, std::uint64_t) { return s == 0 ? 0u : T; });
+    CHECK(h.run(6) == (6 + 3 - 1) * T);
+    // Work only on some tiles (e.g. FixPipe on the last k tile of each group of 4).
+    FakeHost g(2, 2, [&](int s, std::uint64_t t) { return s == 1 && t % 4 != 3 ? 0u : T; });
+    CHECK(g.run(8) == 8 * T + T);
+    // No work anywhere: finished immediately after reset + kick.
+    FakeHost z(3, 2, [](int, std::uint64_t) { return 0u; });
+    CHECK(z.run(5) == 0);
+}
+
+// ---------------------------------------------------------------------------
+// Intervals and overlap (DESIGN §4.4).
+
+TEST_CASE("intervals: merge, length, intersection, overlap ratio", "[models][intervals]") {
+    const std::vector<Interval> a = merge_intervals({{5, 10}, {0, 3}, {2, 4}, {10, 12}, {7, 7}, {8, 9}});
+    // {0,3}+{2,4} overlap, {5,10}+{10,12} touch, {7,7} is empty, {8,9} inside.
+    CHECK(a == std::vector<Interval>{{0, 4}, {5, 12}});
+    CHECK(total_length(a) == 11);
+    const std::vector<Interval> b = merge_intervals({{3, 6}, {11, 23}});
+    CHECK(total_length(b) == 15);
+    // [3,4) + [5,6) + [11,12) = 3.
+    CHECK(intersection_length(a, b) == 3);
+    CHECK(intersection_length(b, a) == 3);
+    CHECK(overlap_ratio(a, b) == Approx(3.0 / 11.0));
+    CHECK(overlap_ratio(b, a) == Approx(3.0 / 11.0));
+}
+
+TEST_CASE("intervals: overlap ratio edge cases", "[models][intervals]") {
+    const std::vector<Interval> whole{{0, 100}};
+    const std::vector<Interval> inside = merge_intervals({{10, 20}, {30, 40}});
+    CHECK(overlap_ratio(whole, inside) == Approx(1.0));   // min is the inner set: 20 / 20
+    CHECK(overlap_ratio(whole, whole) == Approx(1.0));
+    CHECK(overlap_ratio(whole, {}) == 0.0);
+    CHECK(overlap_ratio({}, {}) == 0.0);
+    CHECK(overlap_ratio({{0, 10}}, {{10, 20}}) == 0.0);  // touching is not overlapping
+    // Half-overlapping equal lengths: [0,10) vs [5,15) -> 5 / 10.
+    CHECK(overlap_ratio({{0, 10}}, {{5, 15}}) == Approx(0.5));
+    // The §1.1 case shape: Cube busy 0..100, Vector busy 50..150 and 200..250:
+    // |C ∩ V| = 50, min(100, 150) = 100 -> 0.5.
+    CHECK(overlap_ratio({{0, 100}}, merge_intervals({{200, 250}, {50, 150}})) == Approx(0.5));
+    // Many adjacent busy slices of one core merge into one interval.
+    std::vector<Interval> slices;
+    for (std::uint64_t i = 0; i < 100; ++i) slices.emplace_back(i * 10, i * 10 + 10);
+    CHECK(merge_intervals(slices) == std::vector<Interval>{{0, 1000}});
+}
+
+// ---------------------------------------------------------------------------
+// Cube: M-pipe cycles and tiling.
+
+TEST_CASE("cube_cycles: ceil(m/16)·ceil(k/16)·ceil(n/16), k in 32s for int8", "[models][cube]") {
+    const ChipParams chip = chip_from("ax300");
+    CHECK(cube_cycles(chip, DType::fp16, 16, 16, 16) == 1);
+    CHECK(cube_cycles(chip, DType::fp16, 17, 16, 16) == 2);
+    CHECK(cube_cycles(chip, DType::fp16, 128, 128, 128) == 512);
+    CHECK(cube_cycles(chip, DType::bf16, 128, 128, 128) == 512);
+    CHECK(cube_cycles(chip, DType::fp16, 100, 1000, 50) == 7 * 63 * 4);  // 1764
+    CHECK(cube_cycles(chip, DType::int8, 100, 1000, 50) == 7 * 32 * 4);  // 896
+    CHECK(cube_cycles(chip, DType::int8, 16, 32, 16) == 1);
+    CHECK(cube_cycles(chip, DType::int8, 16, 33, 16) == 2);
+    CHECK(cube_cycles(chip, DType::int8, 128, 128, 128) == 256);  // half of fp16
+}
+
+TEST_CASE("plan_matmul: base tiles on ax300 and a2", "[models][cube]") {
+    const ChipParams ax = chip_from("ax300");  // L0A/L0B 64 KB, L0C 256 KB, L1 1024 KB
+    KernelParams p;
+    SECTION("fp16 128x1024x128: k split into 128-deep tiles") {
+        p.m = 128, p.k = 1024, p.n = 128;
+        const MatmulTiling t = plan_matmul(p, ax);
+        // L0A half = 32 KiB: k0 <= 32768 / (128 * 2) = 128.
+        CHECK(t.m0 == 128);
+        CHECK(t.n0 == 128);
+        CHECK(t.k0 == 128);
+        CHECK((t.mb == 1 && t.nb == 1 && t.kb == 8));
+        CHECK(t.elt == 2);
+    }
+    SECTION("int8 128x1024x128: twice as deep, k0 in 32s") {
+        p.m = 128, p.k = 1024, p.n = 128, p.dtype = DType::int8;
+        const MatmulTiling t = plan_matmul(p, ax);
+        CHECK(t.k0 == 256);  // 32768 / (128 * 1)
+        CHECK(t.kb == 4);
+        CHECK(t.elt == 1);
+    }
+    SECTION("the ConvBNReLU sub-task shape 1568x576x16 with a_bytes") {
+        p.m = 1568, p.k = 576, p.n = 16, p.a_bytes = 215040;
+        const MatmulTiling t = plan_matmul(p, ax);
+        CHECK(t.m0 == 128);
+        CHECK(t.n0 == 16);
+        CHECK(t.k0 == 128);              // min(32768/256, 32768/32) = 128
+        CHECK(t.mb == 13);               // ceil(1568 / 128)
+        CHECK(t.kb == 5);                // ceil(576 / 128)
+        CHECK(t.nb == 1);
+        CHECK(t.a_panel_reused);         // 128*576*2 = 147456 <= 1 MiB / 4
+        CHECK(t.b_reused);               // 576*16*2 = 18432
+        CHECK(t.a_gm_ratio == Approx(215040.0 / (1568.0 * 576 * 2)));
+    }
+    SECTION("a small L0C shrinks n0 first, then m0") {
+        ChipParams c = ax;
+        c.buffers.l0c_kb = 32;  // 16 KiB per buffer: 128 x 32 x 4 B
+        p.m = 1024, p.k = 64, p.n = 1024;
+        MatmulTiling t = plan_matmul(p, c);
+        CHECK(t.m0 == 128);
+        CHECK(t.n0 == 32);
+        c.buffers.l0c_kb = 2;  // 1 KiB per buffer: only 16 x 16 x 4 B fits
+        t = plan_matmul(p, c);
+        CHECK(t.m0 == 16);
+        CHECK(t.n0 == 16);
+    }
+    SECTION("a2: L0C 128 KB holds a 128x128 fp32 accumulator per buffer") {
+        const ChipParams a2 = chip_from("a2");
+        p.m = 4096, p.k = 4096, p.n = 4096;
+        const MatmulTiling t = plan_matmul(p, a2);
+        CHECK(t.m0 == 128);
+        CHECK(t.n0 == 128);
+        CHECK(t.k0 == 128);
+        CHECK((t.mb == 32 && t.nb == 32 && t.kb == 32));
+        CHECK_FALSE(t.a_panel_reused);  // 128*4096*2 = 1 MiB > 512 KB / 4
+        CHECK_FALSE(t.b_reused);
+    }
+}
+
+TEST_CASE("plan_matmul: tiles fit L0 and their M cycles add up to the formula", "[models][cube]") {
+    for (const char* name : {"ax300", "a2"}) {
+        const ChipParams chip = chip_from(name);
+        const std::uint64_t l0a = static_cast<std::uint64_t>(chip.buffers.l0a_kb) * 1024 / 2;
+        const std::uint64_t l0b = static_cast<std::uint64_t>(chip.buffers.l0b_kb) * 1024 / 2;
+        const std::uint64_t l0c = static_cast<std::uint64_t>(chip.buffers.l0c_kb) * 1024 / 2;
+        for (DType dt : {DType::fp16, DType::int8})
+            for (std::uint64_t m : {1u, 16u, 100u, 1568u, 3000u})
+                for (std::uint64_t k : {1u, 32u, 576u, 1000u, 4100u})
+                    for (std::uint64_t n : {1u, 16u, 50u, 130u, 2048u}) {
+                        KernelParams p;
+                        p.m = m, p.k = k, p.n = n, p.dtype = dt;
+                        const MatmulTiling t = plan_matmul(p, chip);
+                        INFO(name << " " << to_string(dt) << " m=" << m << " k=" << k << " n=" << n);
+                        const std::uint64_t sk = dt == DType::int8 ? 32 : 16;
+                        const std::uint64_t elt = static_cast<std::uint64_t>(t.elt);
+                        REQUIRE(t.m0 % 16 == 0);
+                        REQUIRE(t.n0 % 16 == 0);
+                        REQUIRE(t.k0 % sk == 0);
+                        CHECK(t.m0 * t.n0 * 4 <= l0c);
+                        CHECK(t.m0 * t.k0 * elt <= l0a);
+                        CHECK(t.k0 * t.n0 * elt <= l0b);
+                        CHECK(t.mb == ceil_div(m, t.m0));
+                        CHECK(t.nb == ceil_div(n, t.n0));
+                        CHECK(t.kb == ceil_div(k, t.k0));
+                        // Sum over the tiles the core would run.
+                        std::uint64_t sum = 0;
+                        for (std::uint64_t mi = 0; mi < t.mb; ++mi)
+                            for (std::uint64_t ni = 0; ni < t.nb; ++ni)
+                                for (std::uint64_t ki = 0; ki < t.kb; ++ki)
+                                    sum += cube_cycles(chip, dt, std::min(t.m0, m - mi * t.m0),
+                                                       std::min(t.k0, k - ki * t.k0), std::min(t.n0, n - ni * t.n0));
+                        CHECK(sum == ceil_div(m, 16) * ceil_div(k, sk) * ceil_div(n, 16));
+                    }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Vector chunking.
+
+TEST_CASE("vector_chunk_bytes: tile_kb, UB fit and whole repeats", "[models][vector]") {
+    const ChipParams ax = chip_from("ax300");  // tile 8 KB, UB 192 KB
+    const ChipParams a2 = chip_from("a2");     // tile 32 KB, UB 192 KB
+    KernelParams p;
+    p.bytes = 1 << 20;
+    p.out_bytes = p.bytes;
+    CHECK(vector_chunk_bytes(p, ax) == 8192);
+    CHECK(vector_chunk_bytes(p, a2) == 32768);
+    // Output 4x the input (e.g. a widening cast): 196608 / (2 * 5) = 19660.8
+    // -> 19660 -> whole 256 B repeats: 19456.
+    p.out_bytes = 4 * p.bytes;
+    CHECK(vector_chunk_bytes(p, a2) == 19456);
+    // No output: fit = 196608 / 2 = 98304, tile wins.
+    p.out_bytes = 0;
+    CHECK(vector_chunk_bytes(p, a2) == 32768);
+    // Smaller than a tile: rounded down to whole repeats, or kept if < 1 repeat.
+    p.bytes = 1000, p.out_bytes = 1000;
+    CHECK(vector_chunk_bytes(p, a2) == 768);
+    p.bytes = 100, p.out_bytes = 100;
+    CHECK(vector_chunk_bytes(p, a2) == 100);
+    // A smaller UB shrinks the chunk: 16 KB UB, out = in: 16384 / 4 = 4096.
+    ChipParams small = a2;
+    small.buffers.ub_kb = 16;
+    p.bytes = 1 << 20, p.out_bytes = 1 << 20;
+    CHECK(vector_chunk_bytes(p, small) == 4096);
+}
+
+// ---------------------------------------------------------------------------
+// Task-stream reader and writer.
+
+namespace {
+
+TaskStream parse(const std::string& text, const std::string& label = "t.jsonl") {
+    std::istringstream in(text);
+    return parse_task_stream(in, label);
+}
+
+std::string parse_error(const std::string& text) {
+    try {
+        parse(text);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    FAIL("no InputError for:\n" << text);
+    return {};
+}
+
+const std::string kGoodTask =
+    R"({"id":"a","core_type":"vector","kernel":"vector","stream":"s","wait":[],"signal":[],"params":{"bytes":1024}})";
+
+}  // namespace
+
+TEST_CASE("stream_reader: defaults and fields", "[models][stream]") {
+    const TaskStream ts = parse(
+        "{\"event\":\"e\",\"count\":2}\n"
+        "\n"
+        R"({"id":"mm","core_type":"cube","kernel":"matmul","stream":"c","wait":[],"signal":["e"],"params":{"m":64,"n":32,"k":128}})"
+        "\n"
+        R"({"id":7,"core_type":"vector","kernel":"vector","stream":"v","wait":["e"],"signal":["f"],"priority":3,"core":1,"op":"relu","tile":"t0","params":{"bytes":4096,"cycles_per_repeat":2.5,"src":"ub","dst":"hbm","out_addr":4096}})"
+        "\n"
+        R"({"id":"cp","core_type":"vector","kernel":"copy","stream":"v","wait":[],"signal":[],"params":{"bytes":100,"addr":0,"reads":[{"space":"hbm","addr":0,"bytes":100}]}})"
+        "\n");
+    REQUIRE(ts.tasks.size() == 3);
+    CHECK(ts.file == "t.jsonl");
+    CHECK(ts.streams == std::vector<std::string>{"c", "v"});
+    REQUIRE(ts.events.size() == 2);
+    CHECK(ts.events[0].id == "e");
+    CHECK(ts.events[0].count == 2);
+    CHECK(ts.events[0].line == 1);
+    CHECK(ts.events[1].id == "f");
+    CHECK(ts.events[1].count == 1);
+    CHECK(ts.events[1].line == 0);  // implicit
+
+    const Task& mm = ts.tasks[0];
+    CHECK(mm.line == 3);
+    CHECK(mm.core_type == CoreType::cube);
+    CHECK(mm.params.dtype == DType::fp16);
+    CHECK(mm.params.src == Space::hbm);
+    CHECK(mm.params.dst == Space::hbm);
+    CHECK(mm.core == -1);
+    CHECK(mm.signal == std::vector<EventIndex>{0});
+
+    const Task& v = ts.tasks[1];
+    CHECK(v.id == "7");  // integer ids become strings
+    CHECK(v.priority == 3);
+    CHECK(v.core == 1);
+    CHECK(ts.name(v.op) == "relu");
+    CHECK(ts.name(v.tile) == "t0");
+    CHECK(v.params.out_bytes == 4096);  // defaults to bytes
+    CHECK(v.params.cycles_per_repeat == 2.5);
+    CHECK(v.params.src == Space::ub);
+    CHECK(v.params.has_out_addr);
+    CHECK_FALSE(v.params.has_addr);
+
+    const Task& cp = ts.tasks[2];
+    CHECK(cp.params.out_bytes == 100);
+    CHECK(cp.params.cycles_per_repeat == 1.0);
+    CHECK(cp.params.has_addr);
+    REQUIRE(cp.reads.size() == 1);
+    CHECK(cp.reads[0].bytes == 100);
+}
+
+TEST_CASE("stream_reader: errors name file, line, task and key", "[models][stream]") {
+    CHECK_THAT(parse_error(kGoodTask + "\n{not json\n"), Contains("t.jsonl:2:") && Contains("invalid JSON"));
+    CHECK_THAT(parse_error("[1,2]\n"), Contains("t.jsonl:1:") && Contains("expected a JSON object"));
+    CHECK_THAT(parse_error(""), Contains("t.jsonl") && Contains("no tasks"));
+    CHECK_THAT(parse_error("{\"event\":\"e\",\"count\":2}\n"), Contains("no tasks"));
+
+    // Unknown keys get a did-you-mean.
+    CHECK_THAT(
+        parse_error(R"({"id":"a","core_type":"vector","kernel":"vector","stream":"s","wait":[],"singal":[],"params":{"bytes":1}})"),
+        Contains("t.jsonl:1:") && Contains("singal") && Contains("unknown key") && Contains("did you mean 'signal'"));
+    CHECK_THAT(
+        parse_error(R"({"id":"a","core_type":"vector","kernel":"vector","stream":"s","wait":[],"signal":[],"params":{"bytse":1}})"),
+        Contains("task 'a'") && Contains("params.bytse") && Contains("did you mean 'bytes'"));
+    CHECK_THAT(parse_error(R"({"id":"a","core_type":"vector","kernel":"vector","stream":"s","wait":[],"signal":[],"params":{"bytes":1,"src":"hmb"}})"),
+               Contains("params.src") && Contains("hbm | l2 | ub | l1") && Contains("did you mean 'hbm'"));
+    CHECK_THAT(parse_error(R"({"id":"a","core_type":"cube","kernel":"matmul","stream":"s","wait":[],"signal":[],"params":{"m":1,"n":1,"k":1,"dtype":"fp8"}})"),
+               Contains("params.dtype") && Contains("fp16"));
+
+    // Missing required keys.
+    CHECK_THAT(parse_error(R"({"core_type":"vector","kernel":"vector","stream":"s","wait":[],"signal":[],"params":{"bytes":1}})"),
+               Contains("missing 'id'"));
+    CHECK_THAT(parse_error(R"({"id":"a","core_type":"vector","kernel":"vector","wait":[],"signal":[],"params":{"bytes":1}})"),
+               Contains("task 'a'") && Contains("missing 'stream'"));
+    CHECK_THAT(parse_error(R"({"id":"a","core_type":"cube","kernel":"matmul","stream":"s","wait":[],"signal":[],"params":{"m":1,"n":1}})"),
+               Contains("params.k: missing"));
+
+    // Wrong types and ranges.
+    CHECK_THAT(parse_error(R"({"id":"a","core_type":"cube","kernel":"vector","stream":"s","wait":[],"signal":[],"params":{"bytes":1}})"),
+               Contains("kernel 'vector' runs on a vector core") && Contains("'cube'"));
+    CHECK_THAT(parse_error(R"({"id":"a","core_type":"vector","kernel":"vector","stream":"s","wait":"e","signal":[],"params":{"bytes":1}})"),
+               Contains("wait: expected an array"));
+    CHECK_THAT(parse_error(R"({"id":"a","core_type":"vector","kernel":"vector","stream":"s","wait":[],"signal":[],"params":{"bytes":-5}})"),
+               Contains("params.bytes: expected an integer"));
+    CHECK_THAT(parse_error(R"({"id":"a","core_type":"vector","kernel":"vector","stream":"s","wait":[],"signal":[],"params":{"bytes":1.5}})"),
+               Contains("params.bytes: expected an integer"));
+    CHECK_THAT(parse_error(R"({"id":"a","core_type":"vector","kernel":"vector","stream":"s","wait":[],"signal":[],"params":{"bytes":1,"cycles_per_repeat":0}})"),
+               Contains("params.cycles_per_repeat: expected a number > 0"));
+    CHECK_THAT(parse_error(R"({"id":"a","core_type":"vector","kernel":"vector","stream":"s","wait":[],"signal":[],"priority":1.5,"params":{"bytes":1}})"),
+               Contains("priority: expected an integer"));
+    CHECK_THAT(parse_error(R"({"id":"a","core_type":"vector","kernel":"vector","stream":"s","wait":[],"signal":[],"params":{"bytes":1,"reads":[{"space":"hbm","addr":0}]}})"),
+               Contains("params.reads[0].bytes: missing"));
+
+    // Duplicates.
+    CHECK_THAT(parse_error(kGoodTask + "\n" + kGoodTask + "\n"),
+               Contains("t.jsonl:2:") && Contains("duplicate task id (first on line 1)"));
+    CHECK_THAT(parse_error("{\"event\":\"e\",\"count\":2}\n{\"event\":\"e\",\"count\":3}\n" + kGoodTask),
+               Contains("t.jsonl:2:") && Contains("event 'e' declared twice (first on line 1)"));
+    CHECK_THAT(parse_error("{\"event\":\"e\",\"count\":0}\n" + kGoodTask), Contains("count: expected an integer in [1,"));
+}
+
+TEST_CASE("stream_reader: write_task_stream round trip", "[models][stream]") {
+    const std::string text =
+        R"({"id":"mm","core_type":"cube","kernel":"matmul","stream":"c","wait":[],"signal":["mm_done"],"op":"conv","tile":"oc0","params":{"m":1568,"n":16,"k":576,"dtype":"int8","a_bytes":215040,"src":"l2","dst":"l1","addr":268435456,"out_addr":805306368,"l1_bytes":4096,"reads":[{"space":"hbm","addr":268435456,"bytes":200704}],"writes":[{"space":"hbm","addr":805306368,"bytes":50176}]}})"
+        "\n{\"event\":\"three\",\"count\":3}\n"
+        R"({"id":"v0","core_type":"vector","kernel":"vector","stream":"v","wait":["mm_done"],"signal":["three"],"priority":-2,"core":3,"params":{"bytes":8192,"out_bytes":4096,"cycles_per_repeat":1.5,"src":"ub","dst":"hbm","ub_bytes":16384}})"
+        "\n"
+        R"({"id":"c0","core_type":"vector","kernel":"copy","stream":"v","wait":[],"signal":["three","three"],"params":{"bytes":65536,"src":"hbm","dst":"l2"}})"
+        "\n"
+        R"({"id":"s0","core_type":"scalar","kernel":"scalar","stream":"ctl","wait":["three"],"signal":[],"params":{"cycles":500}})"
+        "\n";
+    const TaskStream a = parse(text, "a.jsonl");
+    std::ostringstream out1;
+    write_task_stream(a, out1);
+    const TaskStream b = parse(out1.str(), "b.jsonl");
+
+    // Same tasks, fields, streams and event semantics (events compared by id:
+    // the writer puts declarations first, so indices may differ).
+    REQUIRE(b.tasks.size() == a.tasks.size());
+    CHECK(b.streams == a.streams);
+    auto event_ids = [](const TaskStream& ts, const std::vector<EventIndex>& v) {
+        std::vector<std::string> ids;
+        for (auto e : v) ids.push_back(ts.events[e].id);
+        return ids;
+    };
+    auto counts = [](const TaskStream& ts) {
+        std::map<std::string, std::uint32_t> m;
+        for (const auto& e : ts.events) m[e.id] = e.count;
+        return m;
+    };
+    CHECK(counts(b) == counts(a));
+    for (std::size_t i = 0; i < a.tasks.size(); ++i) {
+        const Task& x = a.tasks[i];
+        const Task& y = b.tasks[i];
+        INFO("task " << x.id);
+        CHECK(y.id == x.id);
+        CHECK(y.core_type == x.core_type);
+        CHECK(y.kernel == x.kernel);
+        CHECK(b.streams[y.stream] == a.streams[x.stream]);
+        CHECK(y.priority == x.priority);
+        CHECK(y.core == x.core);
+        CHECK(b.name(y.op) == a.name(x.op));
+        CHECK(b.name(y.tile) == a.name(x.tile));
+        CHECK(event_ids(b, y.wait) == event_ids(a, x.wait));
+        CHECK(event_ids(b, y.signal) == event_ids(a, x.signal));
+        const KernelParams &p = x.params, &q = y.params;
+        CHECK((q.m == p.m && q.n == p.n && q.k == p.k && q.dtype == p.dtype && q.a_bytes == p.a_bytes));
+        CHECK((q.bytes == p.bytes && q.out_bytes == p.out_bytes && q.cycles_per_repeat == p.cycles_per_repeat));
+        CHECK(q.cycles == p.cycles);
+        CHECK((q.src == p.src && q.dst == p.dst));
+        CHECK((q.has_addr == p.has_addr && q.addr == p.addr));
+        CHECK((q.has_out_addr == p.has_out_addr && q.out_addr == p.out_addr));
+        CHECK((q.ub_bytes == p.ub_bytes && q.l1_bytes == p.l1_bytes));
+        REQUIRE(y.reads.size() == x.reads.size());
+        REQUIRE(y.writes.size() == x.writes.size());
+        for (std::size_t r = 0; r < x.reads.size(); ++r)
+            CHECK((y.reads[r].space == x.reads[r].space && y.reads[r].addr == x.reads[r].addr &&
+                   y.reads[r].bytes == x.reads[r].bytes));
+        for (std::size_t r = 0; r < x.writes.size(); ++r)
+            CHECK((y.writes[r].space == x.writes[r].space && y.writes[r].addr == x.writes[r].addr &&
+                   y.writes[r].bytes == x.writes[r].bytes));
+    }
+    // Writing is a fixed point after one round.
+    std::ostringstream out2;
+    write_task_stream(b, out2);
+    CHECK(out2.str() == out1.str());
+}
+
+TEST_CASE("stream_reader: the bundled traces read and round-trip", "[models][stream]") {
+    for (const char* name : {"convbnrelu_op", "convbnrelu_tile", "copy_48core"}) {
+        INFO(name);
+        const TaskStream a = read_task_stream(kSrc + "/traces/" + name + ".jsonl");
+        CHECK(!a.tasks.empty());
+        std::ostringstream o1, o2;
+        write_task_stream(a, o1);
+        const TaskStream b = parse(o1.str(), "rt.jsonl");
+        write_task_stream(b, o2);
+        CHECK(o1.str() == o2.str());
+        CHECK(b.tasks.size() == a.tasks.size());
+    }
+    CHECK_THROWS_AS(read_task_stream(kSrc + "/traces/does_not_exist.jsonl"), InputError);
+}
