@@ -48,6 +48,8 @@ void AiCore::wake() {
     agenda_.run_due([this](const Action& a) {
         if (a.kind == ActionKind::started) {
             const Task& t = ctx_.stream.tasks[task_];
+            in_map_.reset(t.reads, t.params.has_addr, t.params.addr);
+            out_map_.reset(t.writes, t.params.has_out_addr, t.params.out_addr);
             pipeline_.reset(static_cast<int>(pipe_names_.size()), plan(t), 2);
             pipeline_.kick(*this);
             if (pipeline_.finished()) finish_task();
@@ -72,9 +74,25 @@ bool AiCore::begin_stage(int stage, std::uint64_t tile) {
     return true;
 }
 
-void AiCore::transfer_done(std::uint64_t stage) { end_stage(static_cast<int>(stage)); }
+void AiCore::transfer_drained(std::uint64_t stage) {
+    record_stage(static_cast<int>(stage));
+    ++transfers_in_flight_;
+    pipeline_.stage_drained(*this, static_cast<int>(stage));
+}
+
+void AiCore::transfer_done(std::uint64_t stage) {
+    --transfers_in_flight_;
+    pipeline_.stage_arrived(*this, static_cast<int>(stage));
+    if (pipeline_.finished() && transfers_in_flight_ == 0) finish_task();
+}
 
 void AiCore::end_stage(int stage) {
+    record_stage(stage);
+    pipeline_.stage_done(*this, stage);
+    if (pipeline_.finished() && transfers_in_flight_ == 0) finish_task();
+}
+
+void AiCore::record_stage(int stage) {
     const std::uint64_t now = now_ps();
     pipes_[stage].busy_ps += now - stage_start_[stage];
     if (ctx_.tracing && ctx_.trace_pipes) {
@@ -83,8 +101,6 @@ void AiCore::end_stage(int stage) {
                              now - stage_start_[stage],
                              fmt::format(R"("task":"{}","tile":{})", json_escape(t.id), stage_tile_[stage]));
     }
-    pipeline_.stage_done(*this, stage);
-    if (pipeline_.finished()) finish_task();
 }
 
 std::string AiCore::task_label(const Task& t) const {

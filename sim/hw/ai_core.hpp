@@ -10,6 +10,7 @@
 
 #include <systemc>
 
+#include "hw/address_map.hpp"
 #include "hw/memory_system.hpp"
 #include "hw/sim_context.hpp"
 #include "hw/tile_pipeline.hpp"
@@ -53,6 +54,7 @@ public:
     const std::vector<std::pair<std::uint64_t, std::uint64_t>>& busy_intervals() const { return intervals_; }
     int trace_tid() const { return tid_; }
 
+    void transfer_drained(std::uint64_t stage) override;
     void transfer_done(std::uint64_t stage) override;
 
 protected:
@@ -62,6 +64,8 @@ protected:
     virtual int task_start_cycles() const = 0;
 
     SimContext& ctx_;
+    AddressMap in_map_;   // the running task's input bytes in GM
+    AddressMap out_map_;  // and its output bytes
 
 private:
     enum class ActionKind : std::uint8_t { started, stage_done };
@@ -72,7 +76,8 @@ private:
 
     bool begin_stage(int stage, std::uint64_t tile) override;
     void wake();
-    void end_stage(int stage);
+    void end_stage(int stage);          // compute stage finished
+    void record_stage(int stage);       // busy time and trace slice up to now
     void finish_task();
     std::string task_label(const Task& t) const;
 
@@ -89,6 +94,7 @@ private:
     std::array<std::uint64_t, TilePipeline::kMaxStages> stage_start_{};
     std::array<std::uint64_t, TilePipeline::kMaxStages> stage_tile_{};
     std::vector<PipeStats> pipes_;
+    int transfers_in_flight_ = 0;  // drained but not yet arrived
     std::uint64_t busy_ps_ = 0;
     std::uint64_t tasks_run_ = 0;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals_;

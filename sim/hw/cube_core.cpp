@@ -76,19 +76,15 @@ StageWork CubeCore::work(const Task& t, int stage, std::uint64_t tile) {
             w.transfer.space = p.src;
             w.transfer.bytes = bytes;
             w.transfer.cap_bytes_per_ps = ctx_.bytes_per_ps(ctx_.chip.cube.gm_bytes_per_cycle);
-            // A sits at addr, B right after it; tiles laid out in loop order.
-            w.transfer.has_addr = p.has_addr;
-            const std::uint64_t a_addr = p.addr + (mi * g.kb + ki) * g.m0 * g.k0 * elt;
-            const std::uint64_t b_addr = p.addr + p.m * p.k * elt + (ki * g.nb + ni) * g.k0 * g.n0 * elt;
-            if (need_a) {
-                w.transfer.addr = a_addr;
-                if (need_b) {
-                    w.transfer.addr2 = b_addr;
-                    w.transfer.bytes2 = b_bytes;
-                }
-            } else {
-                w.transfer.addr = b_addr;
-            }
+            // The input stream holds A (a_gm bytes in all) then B, tiles in
+            // loop order.
+            const auto a_total = static_cast<std::uint64_t>(
+                std::llround(static_cast<double>(p.m * p.k * elt) * g.a_gm_ratio));
+            const std::uint64_t a_off = static_cast<std::uint64_t>(std::llround(
+                static_cast<double>((mi * g.kb + ki) * g.m0 * g.k0 * elt) * g.a_gm_ratio));
+            const std::uint64_t b_off = a_total + (ki * g.nb + ni) * g.k0 * g.n0 * elt;
+            if (need_a) in_map_.map(a_off, a_gm, w.transfer);
+            if (need_b) in_map_.map(b_off, b_bytes, w.transfer);
             return w;
         }
         case mte1:
@@ -110,8 +106,7 @@ StageWork CubeCore::work(const Task& t, int stage, std::uint64_t tile) {
                 w.transfer.space = p.dst;
                 w.transfer.bytes = out;
                 w.transfer.cap_bytes_per_ps = ctx_.bytes_per_ps(ctx_.chip.cube.gm_bytes_per_cycle);
-                w.transfer.has_addr = p.has_out_addr;
-                w.transfer.addr = p.out_addr + (mi * g.nb + ni) * g.m0 * g.n0 * kOutBytes;
+                out_map_.map((mi * g.nb + ni) * g.m0 * g.n0 * kOutBytes, out, w.transfer);
             } else {
                 w.kind = StageWork::Kind::compute;
                 w.cycles = static_cast<double>(out) / ctx_.chip.cube.fixpipe_bytes_per_cycle;

@@ -72,7 +72,7 @@ void Die::collect(Stats& s) const {
         for (std::size_t p = 0; p < c.pipe_names().size(); ++p) {
             const std::string& name = c.pipe_names()[p];
             s.set(key + ".pipes." + name + ".busy_cycles", cycles(static_cast<double>(c.pipe(static_cast<int>(p)).busy_ps)));
-            PipeSum& ps = pipes[name];
+            PipeSum& ps = pipes[fmt::format("{}_{}", to_string(c.type()), name)];
             ps.busy_ps += static_cast<double>(c.pipe(static_cast<int>(p)).busy_ps);
             ps.bytes += c.pipe(static_cast<int>(p)).bytes;
             ++ps.units;
@@ -115,7 +115,7 @@ void Die::collect(Stats& s) const {
     s.set("memory.l2.hit_rate", reads > 0 ? static_cast<double>(m.l2_hit_bytes) / reads : 0.0);
     s.set("memory.transfers", m.transfers);
     const double l2_cap = chip.l2.bandwidth_gbps / 1000.0 * total_ps;
-    s.set("units.l2.utilization", l2_cap > 0 ? static_cast<double>(m.l2_hit_bytes + m.l2_write_bytes) / l2_cap : 0.0);
+    s.set("units.l2.utilization", l2_cap > 0 ? static_cast<double>(m.l2_served_bytes) / l2_cap : 0.0);
     auto bytes_of = [&](const char* pipe) { auto it = pipes.find(pipe); return it == pipes.end() ? 0 : it->second.bytes; };
     std::uint64_t cube_mte2 = 0, vector_mte2 = 0, vector_mte3 = 0;
     for (const auto& c : cube_) cube_mte2 += c->pipe(CubeCore::mte2).bytes;
@@ -124,8 +124,8 @@ void Die::collect(Stats& s) const {
         vector_mte3 += c->pipe(VectorCore::mte3).bytes;
     }
     s.set("memory.l1.in_bytes", cube_mte2);
-    s.set("memory.l0.in_bytes", bytes_of("mte1"));
-    s.set("memory.l0c.out_bytes", bytes_of("fixpipe"));
+    s.set("memory.l0.in_bytes", bytes_of("cube_mte1"));
+    s.set("memory.l0c.out_bytes", bytes_of("cube_fixpipe"));
     s.set("memory.ub.in_bytes", vector_mte2);
     s.set("memory.ub.out_bytes", vector_mte3);
 

@@ -12,6 +12,18 @@ double gbps_to_bytes_per_ps(double gbps) { return gbps / 1000.0; }
 std::uint64_t ns_to_ps(double ns) { return static_cast<std::uint64_t>(std::llround(ns * 1000.0)); }
 }  // namespace
 
+void TransferRequest::add_range(std::uint64_t addr, std::uint64_t n) {
+    if (n == 0) return;
+    if (n_ranges < kMaxRanges) {
+        ranges[static_cast<std::size_t>(n_ranges++)] = AddrRange{addr, n};
+        return;
+    }
+    AddrRange& last = ranges[kMaxRanges - 1];
+    const std::uint64_t lo = std::min(last.addr, addr);
+    const std::uint64_t hi = std::max(last.addr + last.bytes, addr + n);
+    last = AddrRange{lo, hi - lo};
+}
+
 MemorySystem::MemorySystem(sc_core::sc_module_name name, const ChipParams& chip, TraceWriter* trace, int trace_pid)
     : sc_core::sc_module(name),
       hbm_(gbps_to_bytes_per_ps(chip.hbm.bandwidth_gbps)),
@@ -51,16 +63,14 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
         else traffic_.l2_hit_bytes += req.bytes;
     } else if (req.write) {
         // Write-allocate in L2; the bytes still cost HBM write bandwidth.
-        if (req.has_addr) {
-            l2_.write(req.addr, req.bytes - req.bytes2);
-            l2_.write(req.addr2, req.bytes2);
-        }
+        for (int i = 0; i < req.n_ranges; ++i) l2_.write(req.ranges[i].addr, req.ranges[i].bytes);
         hbm_bytes = req.bytes;
         traffic_.hbm_write_bytes += req.bytes;
         traffic_.l2_write_bytes += req.bytes;
     } else {
-        const std::uint64_t hit =
-            req.has_addr ? l2_.read(req.addr, req.bytes - req.bytes2) + l2_.read(req.addr2, req.bytes2) : 0;
+        std::uint64_t hit = 0;
+        for (int i = 0; i < req.n_ranges; ++i) hit += l2_.read(req.ranges[i].addr, req.ranges[i].bytes);
+        hit = std::min(hit, req.bytes);  // merged tail ranges may overcount
         l2_bytes = hit;
         hbm_bytes = req.bytes - hit;
         traffic_.l2_hit_bytes += hit;
@@ -70,6 +80,7 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
     p.latency_ps = hbm_bytes > 0 ? hbm_latency_ps_ : l2_latency_ps_;
     // The engine walks its addresses in order: misses from HBM, then hits
     // from L2, each part at the engine's full rate.
+    traffic_.l2_served_bytes += l2_bytes;
     if (hbm_bytes > 0) {
         p.l2_bytes = l2_bytes;
         start_part(slot, Tier::hbm, hbm_bytes);
@@ -95,6 +106,7 @@ void MemorySystem::part_done(std::uint32_t slot) {
         return;
     }
     deliveries_.push(Delivery{now_ps() + p.latency_ps, delivery_seq_++, slot});
+    p.client->transfer_drained(p.tag);
 }
 
 void MemorySystem::wake() {

@@ -3,6 +3,7 @@
 // HBM bandwidth with every other core's transfers (max-min fair share,
 // each transfer also capped by its engine), then pays the tier's latency.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <queue>
 #include <vector>
@@ -20,20 +21,30 @@ namespace npusim {
 class TraceWriter;
 
 struct TransferClient {
+    // The bytes have left the engine's queue: it may issue its next transfer.
+    virtual void transfer_drained(std::uint64_t tag) = 0;
+    // The data has arrived (after the tier's latency).
     virtual void transfer_done(std::uint64_t tag) = 0;
     virtual ~TransferClient() = default;
+};
+
+// One address range of a transfer, for the L2 hit model.
+struct AddrRange {
+    std::uint64_t addr = 0;
+    std::uint64_t bytes = 0;
 };
 
 struct TransferRequest {
     bool write = false;        // core -> memory
     Space space = Space::hbm;  // hbm (through the L2 hit model) or l2 (resident)
-    bool has_addr = false;
-    std::uint64_t addr = 0;
     std::uint64_t bytes = 0;
-    // The last `bytes2` of the transfer come from a second range (a cube
-    // core loads an A and a B tile in one MTE2 transfer).
-    std::uint64_t addr2 = 0;
-    std::uint64_t bytes2 = 0;
+    // Where the bytes live, for the L2 hit model; no ranges = unknown
+    // addresses (streamed, never reused). Ranges past the last are merged
+    // into it, so the hit model sees a superset — rare and harmless.
+    static constexpr int kMaxRanges = 4;
+    std::array<AddrRange, kMaxRanges> ranges{};
+    int n_ranges = 0;
+    void add_range(std::uint64_t addr, std::uint64_t bytes);
     double cap_bytes_per_ps = 0;  // the issuing engine's own limit
 };
 
@@ -43,6 +54,7 @@ struct MemoryTraffic {
     std::uint64_t l2_hit_bytes = 0;
     std::uint64_t l2_miss_bytes = 0;
     std::uint64_t l2_write_bytes = 0;
+    std::uint64_t l2_served_bytes = 0;  // moved through L2 bandwidth
     std::uint64_t transfers = 0;
 };
 

@@ -246,16 +246,21 @@ std::string ScalarCore::deadlock_report() const {
         const Task& t = ts.tasks[descs_[st.head].task];
         for (EventIndex e : t.wait) {
             if (events_[e].fired) continue;
-            // Who could still signal it?
+            // Who could still signal it, and did they run?
             std::string signallers;
-            int listed = 0;
-            for (const Task& other : ts.tasks) {
+            int listed = 0, ran = 0;
+            for (std::uint32_t i = 0; i < ts.tasks.size(); ++i) {
+                const Task& other = ts.tasks[i];
                 if (std::find(other.signal.begin(), other.signal.end(), e) == other.signal.end()) continue;
+                ran += ctx_.timing[i].done ? 1 : 0;
                 if (listed++ < 3) signallers += (signallers.empty() ? "" : ", ") + fmt::format("'{}'", other.id);
             }
-            const std::string who = listed == 0 ? "no task signals it"
-                                                : fmt::format("signalled by {}{}, which never completed enough", signallers,
-                                                              listed > 3 ? " ..." : "");
+            std::string who;
+            if (listed == 0) who = "no task signals it";
+            else if (static_cast<std::uint32_t>(listed) < ts.events[e].count)
+                who = fmt::format("only {} task(s) signal it: {}{}", listed, signallers, listed > 3 ? " ..." : "");
+            else
+                who = fmt::format("signalled by {}{}; {} of them never ran", signallers, listed > 3 ? " ..." : "", listed - ran);
             return fmt::format("deadlock: task '{}' ({}:{}, stream '{}') waits for event '{}' ({} of {} signals; {}); {} task(s) never ran",
                                t.id, ts.file, t.line, ts.streams[s], ts.events[e].id, events_[e].signals,
                                ts.events[e].count, who, stuck);

@@ -44,4 +44,14 @@ void TilePipeline::stage_done(Host& host, int stage) {
     kick(host);
 }
 
+void TilePipeline::stage_drained(Host& host, int stage) {
+    busy_[stage] = false;
+    kick(host);
+}
+
+void TilePipeline::stage_arrived(Host& host, int stage) {
+    ++done_[stage];
+    kick(host);
+}
+
 }  // namespace npusim

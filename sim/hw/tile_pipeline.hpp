@@ -24,7 +24,13 @@ public:
     void reset(int stages, std::uint64_t tiles, int depth);
     // Starts whatever can start now. Call after reset and after stage_done.
     void kick(Host& host);
+    // The stage's engine is free for the next tile and its data has arrived.
     void stage_done(Host& host, int stage);
+    // A transfer stage's engine has moved its bytes and may start the next
+    // tile; the data arrives later (stage_arrived), after the tier latency,
+    // so latency overlaps the next transfer as in a real MTE queue.
+    void stage_drained(Host& host, int stage);
+    void stage_arrived(Host& host, int stage);
 
     bool finished() const { return done_[stages_ - 1] == tiles_; }
     std::uint64_t tiles() const { return tiles_; }

@@ -41,8 +41,7 @@ StageWork VectorCore::work(const Task& t, int stage, std::uint64_t tile) {
                 w.kind = StageWork::Kind::transfer;
                 w.transfer.space = p.src;
                 w.transfer.bytes = in;
-                w.transfer.has_addr = p.has_addr;
-                w.transfer.addr = p.addr + tile * chunk_;
+                in_map_.map(tile * chunk_, in, w.transfer);
                 w.transfer.cap_bytes_per_ps = ctx_.bytes_per_ps(ctx_.chip.vector.gm_bytes_per_cycle);
             } else {  // L1 -> UB on a coupled core
                 w.kind = StageWork::Kind::compute;
@@ -64,8 +63,7 @@ StageWork VectorCore::work(const Task& t, int stage, std::uint64_t tile) {
                 w.transfer.write = true;
                 w.transfer.space = p.dst;
                 w.transfer.bytes = out;
-                w.transfer.has_addr = p.has_out_addr;
-                w.transfer.addr = p.out_addr + tile * out_per_chunk;
+                out_map_.map(tile * out_per_chunk, out, w.transfer);
                 w.transfer.cap_bytes_per_ps = ctx_.bytes_per_ps(ctx_.chip.vector.gm_bytes_per_cycle);
             } else {
                 w.kind = StageWork::Kind::compute;

@@ -1,0 +1,77 @@
+// The model graph the compiler reads (DESIGN §1.1): tensors with shape,
+// dtype and layout; nodes with op type, attributes, inputs and outputs.
+// Plain C++; the compiler knows nothing of SystemC.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tasks/task.hpp"
+
+namespace npusim::compiler {
+
+enum class Layout : std::uint8_t { ND, NCHW, NC1HWC0, FRACTAL_NZ };
+const char* to_string(Layout l);
+
+enum class OpType : std::uint8_t {
+    Conv2D, BatchNorm, ReLU, GELU, Sigmoid, Add, Mul, MatMul, BatchMatMul, LayerNorm, Softmax,
+    MaxPool, AvgPool, GlobalAvgPool, Concat, Reshape, Transpose, ReduceSum, Quantize, Dequantize,
+    // Compiler-inserted.
+    FormatConvert,
+};
+const char* to_string(OpType op);
+// All graph-level op names (not FormatConvert), for messages and did-you-mean.
+const std::vector<std::string>& graph_op_names();
+bool op_from_string(const std::string& s, OpType& out);
+
+using Shape = std::vector<std::int64_t>;
+std::int64_t elements(const Shape& s);
+std::string to_string(const Shape& s);
+
+struct Tensor {
+    std::string name;
+    Shape shape;
+    DType dtype = DType::fp16;
+    Layout layout = Layout::NCHW;  // as produced (inputs: as handed over)
+    bool is_input = false;         // graph input, lives in GM
+    bool is_const = false;         // weights / constants, live in GM
+    bool is_output = false;
+    int producer = -1;             // node index, -1 for inputs/consts
+    std::vector<int> consumers;    // node indices, in node order
+
+    std::uint64_t bytes() const { return static_cast<std::uint64_t>(elements(shape)) * dtype_bytes(dtype); }
+};
+
+// Attribute values: integers, numbers, strings, lists of integers.
+struct Attr {
+    enum class Kind : std::uint8_t { integer, number, string, ints } kind = Kind::integer;
+    std::int64_t i = 0;
+    double d = 0;
+    std::string s;
+    std::vector<std::int64_t> list;
+};
+
+struct Node {
+    std::string name;
+    OpType op = OpType::ReLU;
+    std::vector<int> inputs;   // tensor indices
+    std::vector<int> outputs;  // tensor indices
+    std::map<std::string, Attr> attrs;
+    bool on_cpu = false;       // labelled for the host CPU (host runtime, hetero mode)
+
+    std::int64_t attr_int(const std::string& key, std::int64_t fallback) const;
+    std::vector<std::int64_t> attr_ints(const std::string& key, std::vector<std::int64_t> fallback) const;
+};
+
+struct Graph {
+    std::string name;
+    std::string file;
+    std::vector<Tensor> tensors;
+    std::vector<Node> nodes;  // topologically ordered after reading
+    std::vector<int> inputs, outputs;
+
+    int tensor_index(const std::string& name) const;  // -1 if absent
+};
+
+}  // namespace npusim::compiler

@@ -1,0 +1,455 @@
+#include "compiler/shape_inference.hpp"
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+#include <stdexcept>
+
+#include "common/errors.hpp"
+
+namespace npusim::compiler {
+namespace {
+
+// Internal failure, turned into the `error` string at the API boundary.
+struct Bad {
+    std::string what;
+};
+
+[[noreturn]] void bad(std::string what) { throw Bad{std::move(what)}; }
+
+std::string shape_str(const Shape& s) { return to_string(s); }
+
+class Ctx {
+public:
+    Ctx(const Graph& g, const Node& n) : g_(g), n_(n) {}
+
+    std::size_t count() const { return n_.inputs.size(); }
+
+    void need_inputs(std::size_t lo, std::size_t hi, const char* what) const {
+        const std::size_t k = count();
+        if (k < lo || k > hi) {
+            std::string want = lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+            if (hi == static_cast<std::size_t>(-1)) want = "at least " + std::to_string(lo);
+            bad(std::string(to_string(n_.op)) + " takes " + want + " input(s) (" + what + "), got " +
+                std::to_string(k));
+        }
+    }
+    void need_inputs_in(std::initializer_list<std::size_t> ok, const char* what) const {
+        for (const std::size_t k : ok)
+            if (count() == k) return;
+        std::string want;
+        std::size_t i = 0;
+        for (const std::size_t k : ok) want += (i++ ? " or " : "") + std::to_string(k);
+        bad(std::string(to_string(n_.op)) + " takes " + want + " inputs (" + what + "), got " +
+            std::to_string(count()));
+    }
+
+    const Tensor& in(std::size_t i) const {
+        const int t = n_.inputs.at(i);
+        if (t < 0 || static_cast<std::size_t>(t) >= g_.tensors.size()) bad("input " + std::to_string(i) + " is not a tensor");
+        return g_.tensors[static_cast<std::size_t>(t)];
+    }
+    const Shape& shape(std::size_t i) const { return in(i).shape; }
+    std::string name(std::size_t i) const { return "'" + in(i).name + "' " + shape_str(in(i).shape); }
+
+    void need_rank(std::size_t i, std::size_t r, const char* what) const {
+        if (shape(i).size() != r)
+            bad("input " + name(i) + " must be " + std::to_string(r) + "-D (" + what + ")");
+    }
+    void need_rank_at_least(std::size_t i, std::size_t r, const char* what) const {
+        if (shape(i).size() < r)
+            bad("input " + name(i) + " must be at least " + std::to_string(r) + "-D (" + what + ")");
+    }
+
+    std::int64_t attr_int(const char* key, std::int64_t fallback) const {
+        try {
+            return n_.attr_int(key, fallback);
+        } catch (const std::exception&) {
+            bad(std::string("attrs.") + key + ": expected an integer");
+        }
+    }
+    std::vector<std::int64_t> attr_ints(const char* key, std::vector<std::int64_t> fallback) const {
+        try {
+            return n_.attr_ints(key, std::move(fallback));
+        } catch (const std::exception&) {
+            bad(std::string("attrs.") + key + ": expected an integer or a list of integers");
+        }
+    }
+    bool has(const char* key) const { return n_.attrs.count(key) != 0; }
+
+    // An attribute that is one value for both spatial dims or a pair [h, w].
+    std::pair<std::int64_t, std::int64_t> pair(const char* key, std::int64_t fallback, std::int64_t lo) const {
+        const auto v = attr_ints(key, {fallback});
+        if (v.size() != 1 && v.size() != 2)
+            bad(std::string("attrs.") + key + ": expected an integer or [h, w], got " + std::to_string(v.size()) +
+                " values");
+        const std::int64_t h = v[0], w = v.size() == 2 ? v[1] : v[0];
+        if (h < lo || w < lo)
+            bad(std::string("attrs.") + key + ": values must be >= " + std::to_string(lo) + ", got " + shape_str(v));
+        return {h, w};
+    }
+
+    // Padding: p | [ph, pw] | [top, left, bottom, right].
+    std::array<std::int64_t, 4> pads() const {
+        const auto v = attr_ints("pad", {0});
+        std::array<std::int64_t, 4> p{};
+        if (v.size() == 1) p = {v[0], v[0], v[0], v[0]};
+        else if (v.size() == 2) p = {v[0], v[1], v[0], v[1]};
+        else if (v.size() == 4) p = {v[0], v[1], v[2], v[3]};
+        else bad("attrs.pad: expected an integer, [ph, pw] or [top, left, bottom, right], got " + shape_str(v));
+        for (const auto x : p)
+            if (x < 0 || x > (1 << 20)) bad("attrs.pad: values must be in [0, 1048576], got " + shape_str(v));
+        return p;
+    }
+
+    int axis(std::int64_t a, std::size_t rank, const char* key) const {
+        const auto r = static_cast<std::int64_t>(rank);
+        if (a < -r || a >= r)
+            bad(std::string("attrs.") + key + ": axis " + std::to_string(a) + " is out of range for a " +
+                std::to_string(rank) + "-D input (valid: " + std::to_string(-r) + " to " + std::to_string(r - 1) + ")");
+        return static_cast<int>(a < 0 ? a + r : a);
+    }
+
+    const Node& node() const { return n_; }
+
+private:
+    const Graph& g_;
+    const Node& n_;
+};
+
+std::int64_t window_out(std::int64_t in, std::int64_t lo_pad, std::int64_t hi_pad, std::int64_t k, std::int64_t stride,
+                        const char* what) {
+    const std::int64_t span = in + lo_pad + hi_pad - k;
+    if (span < 0)
+        bad(std::string(what) + ": window " + std::to_string(k) + " is larger than the padded input " +
+            std::to_string(in + lo_pad + hi_pad));
+    return span / stride + 1;
+}
+
+Shape conv2d(const Ctx& c) {
+    c.need_inputs(2, 3, "x, weight, optional bias");
+    c.need_rank(0, 4, "x is [N,C,H,W]");
+    c.need_rank(1, 4, "weight is [O,C/groups,kh,kw]");
+    const Shape& x = c.shape(0);
+    const Shape& w = c.shape(1);
+    const std::int64_t groups = c.attr_int("groups", 1);
+    if (groups < 1) bad("attrs.groups: must be >= 1, got " + std::to_string(groups));
+    if (x[1] % groups != 0)
+        bad("input channels " + std::to_string(x[1]) + " of " + c.name(0) + " are not divisible by groups " +
+            std::to_string(groups));
+    if (w[1] != x[1] / groups)
+        bad("channel mismatch: " + c.name(0) + " has " + std::to_string(x[1]) + " channels" +
+            (groups > 1 ? " (" + std::to_string(x[1] / groups) + " per group)" : std::string()) + " but weight " +
+            c.name(1) + " expects " + std::to_string(w[1]));
+    if (w[0] % groups != 0)
+        bad("output channels " + std::to_string(w[0]) + " of weight " + c.name(1) + " are not divisible by groups " +
+            std::to_string(groups));
+    if (c.has("kernel")) {
+        const auto k = c.pair("kernel", 1, 1);
+        if (k.first != w[2] || k.second != w[3])
+            bad("attrs.kernel [" + std::to_string(k.first) + "," + std::to_string(k.second) +
+                "] does not match weight " + c.name(1));
+    }
+    if (c.count() == 3 && elements(c.shape(2)) != w[0])
+        bad("bias " + c.name(2) + " must have " + std::to_string(w[0]) + " elements (one per output channel)");
+    const auto [sh, sw] = c.pair("stride", 1, 1);
+    const auto [dh, dw] = c.pair("dilation", 1, 1);
+    const auto p = c.pads();
+    const std::int64_t kh = dh * (w[2] - 1) + 1, kw = dw * (w[3] - 1) + 1;
+    return {x[0], w[0], window_out(x[2], p[0], p[2], kh, sh, "height"), window_out(x[3], p[1], p[3], kw, sw, "width")};
+}
+
+Shape pool(const Ctx& c) {
+    c.need_inputs(1, 1, "x");
+    c.need_rank(0, 4, "x is [N,C,H,W]");
+    if (!c.has("kernel")) bad("attrs.kernel: required (an integer or [kh, kw])");
+    const auto [kh, kw] = c.pair("kernel", 1, 1);
+    std::int64_t s_h = kh, s_w = kw;  // stride defaults to the kernel
+    if (c.has("stride")) std::tie(s_h, s_w) = c.pair("stride", 1, 1);
+    const auto p = c.pads();
+    if (p[0] >= kh || p[2] >= kh || p[1] >= kw || p[3] >= kw)
+        bad("attrs.pad: padding must be smaller than the kernel");
+    const Shape& x = c.shape(0);
+    return {x[0], x[1], window_out(x[2], p[0], p[2], kh, s_h, "height"), window_out(x[3], p[1], p[3], kw, s_w, "width")};
+}
+
+Shape matmul(const Ctx& c, bool batch) {
+    c.need_inputs(2, 2, "a, b");
+    const std::size_t min_rank = batch ? 3 : 2;
+    const char* what = batch ? "[B...,M,K]" : "[...,M,K]";
+    c.need_rank_at_least(0, min_rank, what);
+    c.need_rank_at_least(1, min_rank, batch ? "[B...,K,N]" : "[K,N] or [...,K,N]");
+    Shape a = c.shape(0), b = c.shape(1);
+    if (batch && a.size() != b.size())
+        bad("inputs " + c.name(0) + " and " + c.name(1) + " must have the same rank");
+    const bool ta = c.attr_int("transpose_a", 0) != 0;
+    const bool tb = c.attr_int("transpose_b", 0) != 0;
+    if (ta) std::swap(a[a.size() - 1], a[a.size() - 2]);
+    if (tb) std::swap(b[b.size() - 1], b[b.size() - 2]);
+    const std::int64_t m = a[a.size() - 2], k = a[a.size() - 1];
+    const std::int64_t k2 = b[b.size() - 2], n = b[b.size() - 1];
+    if (k != k2)
+        bad("inner dimensions differ: " + c.name(0) + (ta ? " (transposed)" : "") + " has K=" + std::to_string(k) +
+            " but " + c.name(1) + (tb ? " (transposed)" : "") + " has K=" + std::to_string(k2));
+    const Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+    Shape out;
+    if (!broadcast_shapes(ba, bb, out))
+        bad("batch dimensions of " + c.name(0) + " and " + c.name(1) + " do not broadcast");
+    out.push_back(m);
+    out.push_back(n);
+    return out;
+}
+
+Shape reshape(const Ctx& c) {
+    c.need_inputs(1, 1, "x");
+    if (!c.has("shape")) bad("attrs.shape: required (a list; one -1 allowed, 0 copies the input dimension)");
+    const Shape& x = c.shape(0);
+    Shape out = c.attr_ints("shape", {});
+    int infer = -1;
+    std::int64_t known = 1;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        if (out[i] == -1) {
+            if (infer >= 0) bad("attrs.shape " + shape_str(out) + ": only one -1 is allowed");
+            infer = static_cast<int>(i);
+            continue;
+        }
+        if (out[i] == 0) {
+            if (i >= x.size())
+                bad("attrs.shape " + shape_str(out) + ": 0 at index " + std::to_string(i) + " copies a dimension " +
+                    c.name(0) + " does not have");
+            out[i] = x[i];
+        }
+        if (out[i] < 0) bad("attrs.shape " + shape_str(out) + ": dimensions must be positive, -1 or 0");
+        if (known > (std::int64_t(1) << 50) / out[i]) bad("attrs.shape " + shape_str(out) + ": too many elements");
+        known *= out[i];
+    }
+    const std::int64_t total = elements(x);
+    if (infer >= 0) {
+        if (total % known != 0)
+            bad("cannot reshape " + c.name(0) + " (" + std::to_string(total) + " elements) to " +
+                shape_str(c.attr_ints("shape", {})));
+        out[static_cast<std::size_t>(infer)] = total / known;
+    } else if (known != total) {
+        bad("element count mismatch: " + c.name(0) + " has " + std::to_string(total) + " elements, attrs.shape " +
+            shape_str(out) + " has " + std::to_string(known));
+    }
+    return out;
+}
+
+Shape transpose(const Ctx& c) {
+    c.need_inputs(1, 1, "x");
+    const Shape& x = c.shape(0);
+    if (!c.has("perm")) bad("attrs.perm: required (a permutation of 0.." + std::to_string(x.size()) + "-1)");
+    const auto perm = c.attr_ints("perm", {});
+    if (perm.size() != x.size())
+        bad("attrs.perm " + shape_str(perm) + " has " + std::to_string(perm.size()) + " entries but " + c.name(0) +
+            " is " + std::to_string(x.size()) + "-D");
+    std::vector<bool> seen(x.size(), false);
+    Shape out;
+    for (const auto p : perm) {
+        if (p < 0 || p >= static_cast<std::int64_t>(x.size()) || seen[static_cast<std::size_t>(p)])
+            bad("attrs.perm " + shape_str(perm) + " is not a permutation of 0.." + std::to_string(x.size() - 1));
+        seen[static_cast<std::size_t>(p)] = true;
+        out.push_back(x[static_cast<std::size_t>(p)]);
+    }
+    return out;
+}
+
+Shape concat(const Ctx& c) {
+    c.need_inputs(1, static_cast<std::size_t>(-1), "the tensors to join");
+    if (!c.has("axis")) bad("attrs.axis: required");
+    const Shape& first = c.shape(0);
+    const int ax = c.axis(c.attr_int("axis", 0), first.size(), "axis");
+    Shape out = first;
+    for (std::size_t i = 1; i < c.count(); ++i) {
+        const Shape& s = c.shape(i);
+        if (s.size() != first.size())
+            bad("inputs " + c.name(0) + " and " + c.name(i) + " have different ranks");
+        for (std::size_t d = 0; d < s.size(); ++d)
+            if (static_cast<int>(d) != ax && s[d] != first[d])
+                bad("inputs " + c.name(0) + " and " + c.name(i) + " differ in dimension " + std::to_string(d) +
+                    " (only axis " + std::to_string(ax) + " may differ)");
+        out[static_cast<std::size_t>(ax)] += s[static_cast<std::size_t>(ax)];
+    }
+    return out;
+}
+
+Shape reduce_sum(const Ctx& c) {
+    c.need_inputs(1, 1, "x");
+    const Shape& x = c.shape(0);
+    std::vector<std::int64_t> axes = c.attr_ints("axes", {});
+    std::vector<bool> reduce(x.size(), axes.empty());
+    for (const auto a : axes) {
+        const int ax = c.axis(a, x.size(), "axes");
+        if (reduce[static_cast<std::size_t>(ax)]) bad("attrs.axes " + shape_str(axes) + ": axis repeated");
+        reduce[static_cast<std::size_t>(ax)] = true;
+    }
+    const bool keep = c.attr_int("keepdims", 1) != 0;
+    Shape out;
+    for (std::size_t d = 0; d < x.size(); ++d) {
+        if (!reduce[d]) out.push_back(x[d]);
+        else if (keep) out.push_back(1);
+    }
+    return out;
+}
+
+Shape infer(const Graph& g, const Node& n) {
+    const Ctx c(g, n);
+    switch (n.op) {
+        case OpType::Conv2D: return conv2d(c);
+        case OpType::BatchNorm: {
+            c.need_inputs_in({1, 5}, "x, then optionally gamma, beta, mean, variance");
+            c.need_rank_at_least(0, 2, "channels on axis 1");
+            const std::int64_t ch = c.shape(0)[1];
+            for (std::size_t i = 1; i < c.count(); ++i)
+                if (elements(c.shape(i)) != ch)
+                    bad("per-channel parameter " + c.name(i) + " must have " + std::to_string(ch) +
+                        " elements (the channels of " + c.name(0) + ")");
+            return c.shape(0);
+        }
+        case OpType::ReLU:
+        case OpType::GELU:
+        case OpType::Sigmoid:
+        case OpType::FormatConvert:
+            c.need_inputs(1, 1, "x");
+            return c.shape(0);
+        case OpType::Add:
+        case OpType::Mul: {
+            c.need_inputs(2, 2, "a, b");
+            Shape out;
+            if (!broadcast_shapes(c.shape(0), c.shape(1), out))
+                bad("shapes of " + c.name(0) + " and " + c.name(1) + " do not broadcast");
+            return out;
+        }
+        case OpType::MatMul: return matmul(c, false);
+        case OpType::BatchMatMul: return matmul(c, true);
+        case OpType::LayerNorm: {
+            c.need_inputs_in({1, 3}, "x, then optionally gamma, beta");
+            c.need_rank_at_least(0, 1, "normalised axes");
+            const Shape& x = c.shape(0);
+            const int ax = c.axis(c.attr_int("axis", -1), x.size(), "axis");
+            const std::int64_t norm = elements(Shape(x.begin() + ax, x.end()));
+            for (std::size_t i = 1; i < c.count(); ++i)
+                if (elements(c.shape(i)) != norm)
+                    bad("parameter " + c.name(i) + " must have " + std::to_string(norm) +
+                        " elements (the normalised dimensions of " + c.name(0) + ")");
+            return x;
+        }
+        case OpType::Softmax: {
+            c.need_inputs(1, 1, "x");
+            c.need_rank_at_least(0, 1, "softmax axis");
+            c.axis(c.attr_int("axis", -1), c.shape(0).size(), "axis");
+            return c.shape(0);
+        }
+        case OpType::MaxPool:
+        case OpType::AvgPool: return pool(c);
+        case OpType::GlobalAvgPool: {
+            c.need_inputs(1, 1, "x");
+            c.need_rank_at_least(0, 3, "[N,C,spatial...]");
+            Shape out = c.shape(0);
+            std::fill(out.begin() + 2, out.end(), 1);
+            return out;
+        }
+        case OpType::Concat: return concat(c);
+        case OpType::Reshape: return reshape(c);
+        case OpType::Transpose: return transpose(c);
+        case OpType::ReduceSum: return reduce_sum(c);
+        case OpType::Quantize:
+        case OpType::Dequantize:
+            c.need_inputs(1, 1, "x");
+            return c.shape(0);
+    }
+    bad("unsupported op");
+}
+
+bool dtype_named(const std::string& s, DType& out) {
+    for (const DType d : {DType::fp16, DType::bf16, DType::int8, DType::fp32})
+        if (s == to_string(d)) {
+            out = d;
+            return true;
+        }
+    return false;
+}
+
+DType dtype_attr(const Node& n, DType fallback) {
+    const auto it = n.attrs.find("dtype");
+    if (it == n.attrs.end()) return fallback;
+    DType d{};
+    if (it->second.kind != Attr::Kind::string || !dtype_named(it->second.s, d))
+        bad("attrs.dtype: expected one of fp16, bf16, int8, fp32");
+    return d;
+}
+
+DType infer_type(const Graph& g, const Node& n) {
+    const Ctx c(g, n);
+    if (c.count() == 0) bad(std::string(to_string(n.op)) + " has no inputs");
+    const DType first = c.in(0).dtype;
+    auto same = [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < std::min(hi, c.count()); ++i)
+            if (c.in(i).dtype != first)
+                bad(std::string("dtype mismatch: '") + c.in(0).name + "' is " + to_string(first) + " but '" +
+                    c.in(i).name + "' is " + to_string(c.in(i).dtype));
+    };
+    switch (n.op) {
+        case OpType::Quantize: {
+            if (first == DType::int8) bad("Quantize input '" + c.in(0).name + "' is already int8");
+            const DType d = dtype_attr(n, DType::int8);
+            if (d != DType::int8) bad("attrs.dtype: Quantize produces int8");
+            return d;
+        }
+        case OpType::Dequantize: {
+            if (first != DType::int8) bad("Dequantize input '" + c.in(0).name + "' must be int8, got " + to_string(first));
+            const DType d = dtype_attr(n, DType::fp16);
+            if (d == DType::int8) bad("attrs.dtype: Dequantize produces fp16, bf16 or fp32");
+            return d;
+        }
+        case OpType::Add:
+        case OpType::Mul:
+        case OpType::MatMul:
+        case OpType::BatchMatMul:
+        case OpType::Concat: same(1, c.count()); return first;
+        case OpType::Conv2D: same(1, 2); return first;  // bias may be wider
+        default: return first;
+    }
+}
+
+}  // namespace
+
+bool broadcast_shapes(const Shape& a, const Shape& b, Shape& out) {
+    const std::size_t r = std::max(a.size(), b.size());
+    Shape o(r);
+    for (std::size_t i = 0; i < r; ++i) {
+        const std::int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+        const std::int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+        if (da != db && da != 1 && db != 1) return false;
+        o[i] = da == 1 ? db : da;
+    }
+    out = std::move(o);
+    return true;
+}
+
+Shape infer_shape(const Graph& g, const Node& n, std::string& error) {
+    error.clear();
+    try {
+        return infer(g, n);
+    } catch (const Bad& b) {
+        error = b.what;
+    } catch (const std::out_of_range&) {
+        error = "input index out of range";
+    }
+    return {};
+}
+
+DType infer_dtype(const Graph& g, const Node& n, std::string& error) {
+    error.clear();
+    try {
+        return infer_type(g, n);
+    } catch (const Bad& b) {
+        error = b.what;
+    } catch (const std::out_of_range&) {
+        error = "input index out of range";
+    }
+    return DType::fp16;
+}
+
+}  // namespace npusim::compiler
