@@ -258,8 +258,9 @@ TEST_CASE("set override errors name the --set argument", "[config]") {
                Contains("chip.layout: expected one of 'coupled', 'split', got string \"fused\""));
     // Workload keys depend on the workload kind; without a workload there are none but "kind".
     CHECK_THAT(load_error(kA2, "", {"workload.file=x.jsonl"}), Contains("unknown key 'file' in workload"));
-    CHECK_THAT(load_error(kA2, "t.jsonl", {"workload.kind=graph"}),
-               Contains("--set workload.kind=graph: workload kind 'graph' is not supported yet"));
+    CHECK_THAT(load_error(kA2, "t.jsonl", {"workload.kind=grahp"}),
+               Contains("--set workload.kind=grahp: workload kind 'grahp' is not supported yet"));
+    CHECK_THAT(load_error(kA2, "t.jsonl", {"workload.kind=grahp"}), Contains("did you mean 'graph'?"));
 }
 
 TEST_CASE("malformed chip files give FILE:LINE:COL or a clear one-line reason", "[config]") {
@@ -374,8 +375,18 @@ TEST_CASE("workload files: .jsonl streams and .json documents and their errors",
     CHECK(rc.workload_file() == tasks);
     CHECK(rc.document()["workload"]["file"] == (t.dir / "wl" / "stream.jsonl").string());
 
-    const std::string graph = t.write("graph.json", R"({"kind": "graph", "nodes": []})");
-    CHECK_THAT(load_error(kA2, graph), Contains(graph + ": workload kind 'graph' is not supported yet"));
+    const std::string other = t.write("other.json", R"({"kind": "kernel", "nodes": []})");
+    CHECK_THAT(load_error(kA2, other), Contains(other + ": workload kind 'kernel' is not supported yet"));
+
+    // A graph file's own "workload" object gives per-model defaults; --set wins.
+    const std::string graph = t.write("graph.json", R"({"kind": "graph", "workload": {"sync": "op"}, "nodes": []})");
+    const RunConfig g = RunConfig::load(kA2, graph, {"workload.batch=4", "workload.dims.seq_len=256"});
+    CHECK(g.workload_kind() == "graph");
+    CHECK(g.document()["workload"]["sync"] == "op");
+    CHECK(g.document()["workload"]["batch"] == 4);
+    CHECK(g.document()["workload"]["dims"]["seq_len"] == 256);
+    CHECK(g.document()["workload"]["passes"]["fold_bn"] == true);
+    CHECK_THAT(load_error(kA2, graph, {"workload.sync=tiles"}), Contains("did you mean 'tile'?"));
 
     const std::string nokind = t.write("nokind.json", R"({"file": "x.jsonl"})");
     CHECK_THAT(load_error(kA2, nokind), Contains(nokind + ": missing required key workload.kind"));

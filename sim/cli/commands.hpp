@@ -9,7 +9,9 @@ namespace npusim::cli {
 using Args = std::vector<std::string>;
 
 int run_command(const Args& args);
+int compile_command(const Args& args);
 int bench_command(const Args& args, const std::string& self_path);
 int config_reference_command(const Args& args);
+int lint_command(const Args& args);
 
 }  // namespace npusim::cli

@@ -18,8 +18,10 @@ const char* kUsage = R"(usage: npusim <command> [options]
 
 commands:
   run     --chip FILE --workload FILE [--set PATH=VALUE]... [--stats OUT.json] [--trace OUT.json]
+  compile --chip FILE --workload GRAPH.json [--set PATH=VALUE]... --emit-tasks OUT.jsonl
   bench   [--tasks N] [--chip FILE] [--sizes N1,N2,...]   simulator speed and memory figures
   config-reference                                          print the configuration reference (Markdown)
+  lint    --chip FILE --tasks STREAM.jsonl [--json OUT.json]  report over-synchronisation (exit 1 if any)
 
 Run `npusim <command> --help` for a command's options.
 )";
@@ -37,8 +39,10 @@ int sc_main(int argc, char* argv[]) {
     args.erase(args.begin());
     try {
         if (cmd == "run") return cli::run_command(args);
+        if (cmd == "compile") return cli::compile_command(args);
         if (cmd == "bench") return cli::bench_command(args, argv[0]);
         if (cmd == "config-reference") return cli::config_reference_command(args);
+        if (cmd == "lint") return cli::lint_command(args);
         throw InputError(fmt::format("unknown command '{}'{}; commands: run, bench, config-reference", cmd,
                                      did_you_mean(cmd, {"run", "bench", "config-reference", "compile", "sweep", "check", "lint"})));
     } catch (const InputError& e) {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <iostream>
 
 #include <boost/program_options.hpp>
@@ -12,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_summary.hpp"
 #include "common/errors.hpp"
+#include "compiler/compiler.hpp"
 #include "config/run_config.hpp"
 #include "hw/die.hpp"
 #include "stats/stats.hpp"
@@ -31,7 +33,7 @@ int run_command(const Args& args) {
     opts.add_options()
         ("help,h", "show this help")
         ("chip", po::value(&chip_file)->required(), "chip file (JSON)")
-        ("workload", po::value(&workload_file)->required(), "workload: a task stream (.jsonl)")
+        ("workload", po::value(&workload_file)->required(), "workload: a task stream (.jsonl) or a model graph (.json)")
         ("set", po::value(&sets), "override PATH=VALUE in the run document (repeatable)")
         ("stats", po::value(&stats_file), "write statistics JSON here")
         ("trace", po::value(&trace_file), "write a Perfetto-loadable trace here")
@@ -53,8 +55,12 @@ int run_command(const Args& args) {
         if (!f.empty() && !dir.empty()) std::filesystem::create_directories(dir, ec);
     }
     const ChipParams& chip = cfg.chip();
-    // The resolved path: relative to a .json workload file, or as --set it.
-    const TaskStream stream = read_task_stream(cfg.document()["workload"]["file"].get<std::string>());
+    // A graph is compiled on the fly; a stream is read as it is (the
+    // resolved path: relative to a .json workload file, or as --set it).
+    const nlohmann::json& workload = cfg.document()["workload"];
+    std::optional<compiler::CompileResult> compiled;
+    if (cfg.workload_kind() == "graph") compiled = compiler::compile_workload(workload, chip);
+    const TaskStream stream = compiled ? std::move(compiled->stream) : read_task_stream(workload["file"].get<std::string>());
     check_stream_fits_chip(stream, chip);
 
     std::unique_ptr<TraceWriter> trace =
@@ -65,6 +71,7 @@ int run_command(const Args& args) {
     Stats stats;
     die.collect(stats);
     stats.set_json("config", cfg.dump());
+    if (compiled) compiled->report(stats);
     if (!stats_file.empty()) {
         std::ofstream out(stats_file, std::ios::binary);
         if (!out) throw InputError(fmt::format("{}: cannot write stats file", stats_file));
@@ -72,7 +79,13 @@ int run_command(const Args& args) {
     }
     trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{}}})", json_escape(chip.name),
                              json_escape(workload_file), stats.number("total_ns")));
-    if (!quiet) std::cout << run_summary(stats, chip, stats_file, trace_file);
+    if (!quiet) {
+        if (compiled)
+            std::cout << fmt::format("compiled {}: {} kernels -> {} tasks, {} events, {} FormatConvert tasks\n",
+                                     workload_file, compiled->kernels, stats.number("compile.tasks"), compiled->events,
+                                     compiled->format_converts);
+        std::cout << run_summary(stats, chip, stats_file, trace_file);
+    }
     return 0;
 }
 

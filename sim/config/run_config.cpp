@@ -281,6 +281,19 @@ json load_workload(const std::string& workload_file) {
         fail(workload_file + ": missing required key workload.kind (one of: " + supported_kinds_text() + ")");
     check_kind_supported(w["kind"], workload_file);
 
+    // A graph file is the workload itself: the section holds the options
+    // (the file's own "workload" object as per-model defaults), not the graph.
+    if (w["kind"] == "graph") {
+        json section = json::object();
+        if (w.contains("workload")) {
+            if (!w["workload"].is_object())
+                fail(workload_file + ": workload: expected an object of per-model workload options, got " + describe(w["workload"]));
+            section = w["workload"];
+        }
+        section["kind"] = "graph";
+        section["file"] = workload_file;
+        return section;
+    }
     // A task stream named inside a workload file is relative to that file.
     if (w["kind"] == "tasks" && w.contains("file") && w["file"].is_string()) {
         const fs::path f(w["file"].get<std::string>());
@@ -332,6 +345,7 @@ void apply_set(json& doc, const std::string& arg, Sources& sources) {
     for (std::size_t i = 1; i < segs.size(); ++i) {
         const std::string full = parent + "." + segs[i];
         if ((spec = find_key(full, kind))) {
+            if (spec->type == ValueType::object) break;  // its inner keys are the workload's to check
             if (i + 1 != segs.size()) fail(label + ": " + full + " is a single value, not a group of keys");
         } else if (!is_group(full, kind)) {
             fail(label + ": unknown key '" + segs[i] + "' in " + parent + did_you_mean(segs[i], child_names(parent, kind)));
@@ -448,6 +462,9 @@ private:
                          (v.is_string() ? did_you_mean(v.get<std::string>(), spec.allowed) : std::string()));
                 return;
             }
+            case ValueType::object:
+                if (!v.is_object()) fail(where + "expected an object, got " + describe(v));
+                return;
             case ValueType::string_or_strings: {
                 bool ok = v.is_string() || v.is_array();
                 if (v.is_array())

@@ -191,13 +191,39 @@ std::vector<KeySpec> build_keys() {
     // A new workload kind adds its name to workload.kind's list, its keys
     // with .kind("name") and a section in build_sections().
     k.push_back(Key("workload.kind", VT::enumeration)
-                    .one_of({"tasks"})
+                    .one_of({"tasks", "graph"})
                     .required()
                     .meaning("What the workload is; selects which other workload keys exist."));
     k.push_back(Key("workload.file", VT::string)
                     .kind("tasks")
                     .required()
                     .meaning("Task-descriptor stream (JSON Lines) to replay; in a `.json` workload file, relative to that file."));
+
+    // Kind "graph": a model graph compiled on the fly (DESIGN §4.6).
+    k.push_back(Key("workload.file", VT::string)
+                    .kind("graph")
+                    .required()
+                    .meaning("The model graph file (set from `--workload`)."));
+    k.push_back(Key("workload.batch", VT::integer).kind("graph").def(1).at_least(1).at_most(65536)
+                    .meaning("Batch size: the graph's `batch` dimension."));
+    k.push_back(Key("workload.sync", VT::enumeration).kind("graph").def("tile").one_of({"op", "tile"})
+                    .meaning("Event granularity: `op` waits for all tiles of a producer, `tile` only for the tiles a task reads."));
+    k.push_back(Key("workload.input_layout", VT::enumeration).kind("graph").def("NCHW").one_of({"NCHW", "NC1HWC0"})
+                    .meaning("Layout the framework hands 4-D graph inputs over in; `NC1HWC0` needs no input conversion."));
+    k.push_back(Key("workload.passes.fold_bn", VT::boolean).kind("graph").def(true)
+                    .meaning("Fold BatchNorm into the preceding Conv2D's weights and bias."));
+    k.push_back(Key("workload.passes.fuse_activation", VT::boolean).kind("graph").def(true)
+                    .meaning("Apply ReLU in the Cube core's FixPipe instead of a separate Vector task."));
+    k.push_back(Key("workload.passes.fuse_vector", VT::boolean).kind("graph").def(true)
+                    .meaning("Fuse chains of element-wise Vector ops into one task (data enters UB once)."));
+    k.push_back(Key("workload.passes.hoist_layout", VT::boolean).kind("graph").def(true)
+                    .meaning("Merge FormatConvert tasks per tensor and hoist them toward the graph inputs."));
+    k.push_back(Key("workload.fusion_boundary", VT::enumeration).kind("graph").def("auto").one_of({"auto", "fuse", "split"})
+                    .meaning("Cube op followed by heavy Vector work: decide by cost (`auto`) or force fusing / splitting."));
+    k.push_back(Key("workload.dims", VT::object).kind("graph").def(json::object())
+                    .meaning("Values for the graph's symbolic dimensions, e.g. `{\"seq_len\": 256}` (unset ones keep the graph's defaults)."));
+    k.push_back(Key("workload.tiling", VT::object).kind("graph").def(json::object())
+                    .meaning("Forced tilings by node name, e.g. `{\"conv1\": {\"m_blocks\": 2, \"n_blocks\": 8}}` (`tiles` for Vector ops)."));
     return k;
 }
 
@@ -210,6 +236,10 @@ std::vector<SectionSpec> build_sections() {
         {"chip.buffers", "", "On-core buffers", "Buffer capacities per core; tiles must fit in them."},
         {"chip.l2", "", "L2", "Shared L2 of the die, in front of HBM."},
         {"chip.hbm", "", "HBM", "Global memory of the die."},
+        {"workload", "graph", "Workload kind `graph`",
+         "Compiles a model graph (docs/graph-format.md) on the fly. Given as `--workload MODEL.json`; the graph file's own "
+         "`workload` object gives per-model defaults, `--set workload.*` overrides them."},
+        {"workload.passes", "graph", "Compiler passes (kind `graph`)", "Each pass of the built-in compiler, switchable."},
         {"workload", "tasks", "Workload kind `tasks`",
          "Replays a task-descriptor stream (DESIGN §4.3). Given directly as `--workload FILE.jsonl`, the section is "
          "`{\"kind\": \"tasks\", \"file\": \"FILE.jsonl\"}`."},
@@ -238,6 +268,7 @@ std::string type_cell(const KeySpec& k) {
         case ValueType::boolean: return "boolean";
         case ValueType::string: return "string";
         case ValueType::string_or_strings: return "string or list of strings";
+        case ValueType::object: return "object";
         case ValueType::enumeration: {
             std::string s = "one of ";
             for (std::size_t i = 0; i < k.allowed.size(); ++i) {
@@ -320,6 +351,7 @@ std::string type_phrase(const KeySpec& k) {
         case ValueType::boolean: return "true or false";
         case ValueType::string: return "a string";
         case ValueType::string_or_strings: return "a string or a list of strings";
+        case ValueType::object: return "an object";
         case ValueType::enumeration: {
             std::string s = "one of ";
             for (std::size_t i = 0; i < k.allowed.size(); ++i) {

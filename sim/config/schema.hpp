@@ -22,6 +22,7 @@ enum class ValueType {
     string,
     enumeration,        // a string from KeySpec::allowed
     string_or_strings,  // a string or a list of strings ("notes")
+    object,             // a free-form object whose keys the workload defines (checked where it is used)
 };
 
 struct Bound {

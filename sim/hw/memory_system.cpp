@@ -19,9 +19,7 @@ void TransferRequest::add_range(std::uint64_t addr, std::uint64_t n) {
         return;
     }
     AddrRange& last = ranges[kMaxRanges - 1];
-    const std::uint64_t lo = std::min(last.addr, addr);
-    const std::uint64_t hi = std::max(last.addr + last.bytes, addr + n);
-    last = AddrRange{lo, hi - lo};
+    if (last.addr + last.bytes == addr) last.bytes += n;
 }
 
 MemorySystem::MemorySystem(sc_core::sc_module_name name, const ChipParams& chip, TraceWriter* trace, int trace_pid)

@@ -39,9 +39,10 @@ struct TransferRequest {
     Space space = Space::hbm;  // hbm (through the L2 hit model) or l2 (resident)
     std::uint64_t bytes = 0;
     // Where the bytes live, for the L2 hit model; no ranges = unknown
-    // addresses (streamed, never reused). Ranges past the last are merged
-    // into it, so the hit model sees a superset — rare and harmless.
-    static constexpr int kMaxRanges = 4;
+    // addresses (streamed, never reused). Bytes of ranges beyond the first
+    // kMaxRanges are looked up only if they continue the last range;
+    // otherwise they count as misses (a cheap, slightly pessimistic bound).
+    static constexpr int kMaxRanges = 8;
     std::array<AddrRange, kMaxRanges> ranges{};
     int n_ranges = 0;
     void add_range(std::uint64_t addr, std::uint64_t bytes);

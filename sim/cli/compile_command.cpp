@@ -1,0 +1,58 @@
+// `npusim compile`: model graph -> task stream file, with a report of what
+// each pass did and the tiles chosen. `npusim run` on the emitted stream
+// gives exactly the cycles of compiling on the fly.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "common/errors.hpp"
+#include "compiler/compiler.hpp"
+#include "config/run_config.hpp"
+#include "tasks/stream_checks.hpp"
+#include "tasks/stream_reader.hpp"
+
+namespace npusim::cli {
+
+namespace po = boost::program_options;
+
+int compile_command(const Args& args) {
+    std::string chip_file, workload_file, out_file;
+    std::vector<std::string> sets;
+    bool quiet = false;
+    po::options_description opts("npusim compile options");
+    opts.add_options()
+        ("help,h", "show this help")
+        ("chip", po::value(&chip_file)->required(), "chip file (JSON)")
+        ("workload", po::value(&workload_file)->required(), "model graph (.json)")
+        ("set", po::value(&sets), "override PATH=VALUE in the run document (repeatable)")
+        ("emit-tasks", po::value(&out_file)->required(), "write the task stream (JSON Lines) here")
+        ("quiet,q", po::bool_switch(&quiet), "no report on stdout");
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(opts).run(), vm);
+    if (vm.count("help")) {
+        std::cout << opts;
+        return 0;
+    }
+    po::notify(vm);
+    const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
+    if (cfg.workload_kind() != "graph")
+        throw InputError(fmt::format("{}: compile takes a model graph (kind \"graph\"), this workload is kind \"{}\"",
+                                     workload_file, cfg.workload_kind()));
+    const compiler::CompileResult r = compiler::compile_workload(cfg.document()["workload"], cfg.chip());
+    check_stream_fits_chip(r.stream, cfg.chip());
+    const auto dir = std::filesystem::path(out_file).parent_path();
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    std::ofstream out(out_file, std::ios::binary);
+    if (!out) throw InputError(fmt::format("{}: cannot write task stream", out_file));
+    write_task_stream(r.stream, out);
+    if (!quiet) std::cout << r.summary() << fmt::format("  stream -> {}\n", out_file);
+    return 0;
+}
+
+}  // namespace npusim::cli

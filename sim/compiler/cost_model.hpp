@@ -1,0 +1,43 @@
+// The compiler's analytic cost model: quick cycle estimates of one task on
+// one core, used to choose tile shapes, to decide the Cube/Vector fusion
+// boundary and to balance cores. It mirrors the hardware model's pipes
+// (docs/compiler.md) but ignores contention beyond an even share of HBM.
+#pragma once
+#include <cstdint>
+
+#include "compiler/graph.hpp"
+#include "compiler/kernel_plan.hpp"
+#include "compiler/options.hpp"
+#include "hw/chip_params.hpp"
+
+namespace npusim::compiler {
+
+struct CubeWork {
+    std::uint64_t m = 0, n = 0, k = 0;
+    std::uint64_t gm_in_bytes = 0;  // A (as read, e.g. conv input rows) + B
+    std::uint64_t out_bytes = 0;
+    DType dtype = DType::fp16;
+};
+
+struct VectorWork {
+    std::uint64_t in_bytes = 0;
+    std::uint64_t out_bytes = 0;
+    double cycles_per_repeat = 1;
+};
+
+// Cycles of one task, with `active` cores of its type streaming at once
+// (they share HBM evenly).
+double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active);
+double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active);
+// Fixed cost every task pays: dispatch plus kernel entry.
+double task_overhead_cycles(CoreType t, const ChipParams& chip);
+
+struct BoundaryEstimate {
+    double fused_cycles = 0;
+    double split_cycles = 0;
+};
+// Cube kernel c followed by element-wise Vector kernel v.
+BoundaryEstimate estimate_boundary(const Graph& g, const Kernel& c, const Kernel& v, const ChipParams& chip,
+                                   SyncGranularity sync);
+
+}  // namespace npusim::compiler

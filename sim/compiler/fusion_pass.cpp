@@ -1,0 +1,107 @@
+#include "compiler/fusion_pass.hpp"
+
+#include <fmt/format.h>
+
+#include "compiler/cost_model.hpp"
+#include "compiler/op_traits.hpp"
+
+namespace npusim::compiler {
+namespace {
+
+KernelKind kind_of(OpType op) {
+    switch (op) {
+        case OpType::Conv2D: return KernelKind::conv;
+        case OpType::MatMul:
+        case OpType::BatchMatMul: return KernelKind::matmul;
+        case OpType::MaxPool:
+        case OpType::AvgPool: return KernelKind::pool;
+        case OpType::GlobalAvgPool:
+        case OpType::Softmax:
+        case OpType::LayerNorm:
+        case OpType::ReduceSum: return KernelKind::reduce;
+        case OpType::FormatConvert: return KernelKind::format;
+        case OpType::Concat: return KernelKind::concat;
+        case OpType::Transpose: return KernelKind::transpose;
+        case OpType::Reshape: return KernelKind::alias;
+        default: return KernelKind::elementwise;
+    }
+}
+
+// The first input of n that is not a constant.
+int activation_input(const Graph& g, const Node& n) {
+    for (int in : n.inputs)
+        if (!g.tensors[static_cast<std::size_t>(in)].is_const) return in;
+    return -1;
+}
+
+bool single_use(const Tensor& t) { return t.consumers.size() == 1 && !t.is_output; }
+
+}  // namespace
+
+KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipParams& chip) {
+    KernelPlan plan;
+    std::vector<int> kernel_of_tensor(g.tensors.size(), -1);
+    for (std::size_t ni = 0; ni < g.nodes.size(); ++ni) {
+        const Node& n = g.nodes[ni];
+        const int act = activation_input(g, n);
+        const int producer = act >= 0 ? kernel_of_tensor[static_cast<std::size_t>(act)] : -1;
+        const bool sole = act >= 0 && single_use(g.tensors[static_cast<std::size_t>(act)]);
+        Kernel* into = nullptr;
+        if (producer >= 0 && sole) {
+            Kernel& p = plan.kernels[static_cast<std::size_t>(producer)];
+            if (opt.fuse_activation && fixpipe_can_apply(n.op) && p.core == CoreType::cube && !p.fused_epilogue) {
+                p.fused_epilogue = true;
+                into = &p;
+                plan.notes.push_back(fmt::format("{} fused into {} (applied by FixPipe)", n.name, p.name));
+            } else if (opt.fuse_vector && is_elementwise(n.op) && p.kind == KernelKind::elementwise) {
+                into = &p;
+                plan.notes.push_back(fmt::format("{} fused into Vector chain {}", n.name, p.name));
+            }
+        }
+        if (into) {
+            into->name += "+" + n.name;
+            into->nodes.push_back(static_cast<int>(ni));
+            if (into->core == CoreType::vector) into->cycles_per_repeat += vector_cycles_per_repeat(n);
+            for (int in : n.inputs)
+                if (in != act) into->inputs.push_back(in);
+            into->output = n.outputs[0];
+            kernel_of_tensor[static_cast<std::size_t>(n.outputs[0])] =
+                static_cast<int>(into - plan.kernels.data());
+            continue;
+        }
+        Kernel k;
+        k.name = n.name;
+        k.kind = kind_of(n.op);
+        k.core = is_cube_op(n.op) ? CoreType::cube : CoreType::vector;
+        k.nodes = {static_cast<int>(ni)};
+        k.inputs = n.inputs;
+        k.output = n.outputs[0];
+        k.cycles_per_repeat = vector_cycles_per_repeat(n);
+        plan.kernels.push_back(std::move(k));
+        kernel_of_tensor[static_cast<std::size_t>(n.outputs[0])] = static_cast<int>(plan.kernels.size() - 1);
+    }
+
+    // The Cube -> Vector fusion boundary.
+    for (std::size_t vi = 0; vi < plan.kernels.size(); ++vi) {
+        Kernel& v = plan.kernels[vi];
+        if (v.kind != KernelKind::elementwise) continue;
+        const int act = activation_input(g, g.nodes[static_cast<std::size_t>(v.nodes[0])]);
+        if (act < 0 || !single_use(g.tensors[static_cast<std::size_t>(act)])) continue;
+        const int pi = kernel_of_tensor[static_cast<std::size_t>(act)];
+        if (pi < 0 || plan.kernels[static_cast<std::size_t>(pi)].core != CoreType::cube) continue;
+        const Kernel& c = plan.kernels[static_cast<std::size_t>(pi)];
+        bool fuse = opt.boundary == FusionBoundary::fuse;
+        if (opt.boundary == FusionBoundary::automatic) {
+            const BoundaryEstimate e = estimate_boundary(g, c, v, chip, opt.sync);
+            fuse = e.fused_cycles < e.split_cycles;
+            plan.notes.push_back(fmt::format("fusion boundary {} -> {}: fused ~{:.0f} vs split ~{:.0f} cycles: {}", c.name,
+                                             v.name, e.fused_cycles, e.split_cycles, fuse ? "fuse" : "split"));
+        } else {
+            plan.notes.push_back(fmt::format("fusion boundary {} -> {}: {} (forced)", c.name, v.name, fuse ? "fuse" : "split"));
+        }
+        if (fuse) v.fused_with = pi;
+    }
+    return plan;
+}
+
+}  // namespace npusim::compiler

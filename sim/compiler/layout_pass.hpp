@@ -1,0 +1,19 @@
+// Layout assignment (DESIGN §1.1): Cube ops want NC1HWC0 (convolution
+// activations) or FRACTAL_NZ (matrices); frameworks hand over NCHW / ND.
+// Where a tensor's layout differs from what its consumer needs, a
+// FormatConvert node (a TransData task on Vector) is inserted. With
+// `hoist`, conversions are merged per tensor, cancelled when they would
+// undo an earlier one, and hoisted above element-wise ops toward the graph
+// inputs; without it, every consumer edge gets its own conversion where it
+// stands.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "compiler/graph.hpp"
+
+namespace npusim::compiler {
+
+std::vector<std::string> assign_layouts(Graph& g, Layout input_layout, bool hoist);
+
+}  // namespace npusim::compiler

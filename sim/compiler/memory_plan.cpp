@@ -1,0 +1,144 @@
+#include "compiler/memory_plan.hpp"
+
+#include <algorithm>
+
+namespace npusim::compiler {
+namespace {
+
+constexpr std::uint64_t kAlign = 512;
+constexpr std::uint64_t kWeightsBase = 0x100000000ULL;  // consts apart from activations
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+struct Dims {
+    std::int64_t b = 1, rows = 1, cols = 1, w = 1;  // w: inner extent of a 4-D row
+};
+
+Dims dims_of(const Tensor& t) {
+    Dims d;
+    const Shape& s = t.shape;
+    if (s.size() == 4) {
+        d.b = s[0];
+        d.cols = s[1];
+        d.rows = s[2];
+        d.w = s[3];
+    } else if (s.size() >= 2) {
+        for (std::size_t i = 0; i + 2 < s.size(); ++i) d.b *= s[i];
+        d.rows = s[s.size() - 2];
+        d.cols = s.back();
+    } else if (s.size() == 1) {
+        d.cols = s[0];
+    }
+    return d;
+}
+
+void push_merged(std::vector<Region>& out, std::uint64_t addr, std::uint64_t bytes) {
+    if (bytes == 0) return;
+    if (!out.empty() && out.back().addr + out.back().bytes == addr) {
+        out.back().bytes += bytes;
+        return;
+    }
+    out.push_back(Region{Space::hbm, addr, bytes});
+}
+
+}  // namespace
+
+std::int64_t c0_of(const Tensor& t) { return t.dtype == DType::int8 ? 32 : 16; }
+
+Block full_block(const Tensor& t) {
+    const Dims d = dims_of(t);
+    return Block{0, d.b, 0, d.rows, 0, d.cols};
+}
+
+std::uint64_t padded_bytes(const Tensor& t) {
+    const Dims d = dims_of(t);
+    const auto e = static_cast<std::int64_t>(dtype_bytes(t.dtype));
+    const std::int64_t c0 = c0_of(t);
+    switch (t.layout) {
+        case Layout::NC1HWC0: return static_cast<std::uint64_t>(d.b * ceil_div(d.cols, c0) * d.rows * d.w * c0 * e);
+        case Layout::FRACTAL_NZ:
+            return static_cast<std::uint64_t>(d.b * ceil_div(d.cols, 16) * ceil_div(d.rows, 16) * 256 * e);
+        default: return t.bytes();
+    }
+}
+
+MemoryPlan::MemoryPlan(const Graph& g) : g_(g), addr_(g.tensors.size(), 0), bytes_(g.tensors.size(), 0) {
+    std::uint64_t weights = kWeightsBase;
+    std::vector<bool> placed(g.tensors.size(), false);
+    auto place = [&](std::size_t i) {
+        const Tensor& t = g.tensors[i];
+        bytes_[i] = padded_bytes(t);
+        std::uint64_t& cursor = t.is_const ? weights : next_;
+        addr_[i] = cursor;
+        cursor += (bytes_[i] + kAlign - 1) / kAlign * kAlign;
+        placed[i] = true;
+    };
+    // Inputs and consts first, then every node's outputs in order.
+    for (std::size_t i = 0; i < g.tensors.size(); ++i)
+        if (g.tensors[i].is_input || g.tensors[i].is_const) place(i);
+    for (const Node& n : g.nodes) {
+        for (int o : n.outputs) {
+            const auto oi = static_cast<std::size_t>(o);
+            if (placed[oi]) continue;
+            const Tensor& in = g.tensors[static_cast<std::size_t>(n.inputs[0])];
+            if (n.op == OpType::Reshape && placed[static_cast<std::size_t>(n.inputs[0])] &&
+                (in.layout == Layout::NCHW || in.layout == Layout::ND)) {
+                addr_[oi] = addr_[static_cast<std::size_t>(n.inputs[0])];  // a view, no copy
+                bytes_[oi] = g.tensors[oi].bytes();
+                placed[oi] = true;
+                continue;
+            }
+            place(oi);
+        }
+    }
+    for (std::size_t i = 0; i < g.tensors.size(); ++i)
+        if (!placed[i]) place(i);
+}
+
+Region MemoryPlan::physical(int t, std::uint64_t lo, std::uint64_t hi) const {
+    return Region{Space::hbm, addr(t) + lo, hi - lo};
+}
+
+void MemoryPlan::regions(int ti, const Block& b, std::vector<Region>& out) const {
+    const Tensor& t = g_.tensors[static_cast<std::size_t>(ti)];
+    const Dims d = dims_of(t);
+    const auto e = static_cast<std::uint64_t>(dtype_bytes(t.dtype));
+    const std::uint64_t base = addr(ti);
+    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+    switch (t.layout) {
+        case Layout::NC1HWC0: {
+            const std::int64_t c0 = c0_of(t), c1n = ceil_div(d.cols, c0);
+            for (std::int64_t n = b.b0; n < b.b1; ++n)
+                for (std::int64_t c1 = b.c0 / c0; c1 < ceil_div(b.c1, c0); ++c1)
+                    push_merged(out, base + u(((n * c1n + c1) * d.rows + b.r0) * d.w * c0) * e,
+                                u((b.r1 - b.r0) * d.w * c0) * e);
+            return;
+        }
+        case Layout::FRACTAL_NZ: {
+            const std::int64_t m1 = ceil_div(d.rows, 16), n1n = ceil_div(d.cols, 16);
+            for (std::int64_t bb = b.b0; bb < b.b1; ++bb)
+                for (std::int64_t n1 = b.c0 / 16; n1 < ceil_div(b.c1, 16); ++n1)
+                    push_merged(out, base + u(((bb * n1n + n1) * m1 * 16 + b.r0) * 16) * e, u((b.r1 - b.r0) * 16) * e);
+            return;
+        }
+        case Layout::NCHW:
+            if (t.shape.size() == 4) {
+                for (std::int64_t n = b.b0; n < b.b1; ++n)
+                    for (std::int64_t c = b.c0; c < b.c1; ++c)
+                        push_merged(out, base + u(((n * d.cols + c) * d.rows + b.r0) * d.w) * e, u((b.r1 - b.r0) * d.w) * e);
+                return;
+            }
+            [[fallthrough]];
+        case Layout::ND:
+            for (std::int64_t bb = b.b0; bb < b.b1; ++bb) {
+                if (b.c0 == 0 && b.c1 == d.cols) {
+                    push_merged(out, base + u((bb * d.rows + b.r0) * d.cols) * e, u((b.r1 - b.r0) * d.cols) * e);
+                } else {
+                    for (std::int64_t r = b.r0; r < b.r1; ++r)
+                        push_merged(out, base + u((bb * d.rows + r) * d.cols + b.c0) * e, u(b.c1 - b.c0) * e);
+                }
+            }
+            return;
+    }
+}
+
+}  // namespace npusim::compiler

@@ -1,0 +1,47 @@
+// Where every tensor lives in HBM, and which address ranges a logical block
+// of a tensor covers in its layout. Blocks are (outer batch, rows, columns):
+// for 4-D tensors (N, H, C) with W whole; for matrices (leading dims, M, N).
+// NC1HWC0 and FRACTAL_NZ pad channels / columns to C0 = 16 (32 for int8).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "compiler/graph.hpp"
+#include "tasks/task.hpp"
+
+namespace npusim::compiler {
+
+struct Block {
+    std::int64_t b0 = 0, b1 = 1;  // outer batch
+    std::int64_t r0 = 0, r1 = 1;  // rows (H, or M)
+    std::int64_t c0 = 0, c1 = 1;  // columns (C, or N)
+};
+
+// The logical (batch, rows, cols) extent of a tensor.
+Block full_block(const Tensor& t);
+
+class MemoryPlan {
+public:
+    // Lays out every tensor 512 B-aligned; Reshape outputs on plain layouts
+    // alias their input (no copy).
+    explicit MemoryPlan(const Graph& g);
+
+    std::uint64_t addr(int t) const { return addr_[static_cast<std::size_t>(t)]; }
+    std::uint64_t bytes(int t) const { return bytes_[static_cast<std::size_t>(t)]; }  // padded
+    std::uint64_t total() const { return next_; }
+
+    // Address ranges of block b of tensor t (adjacent ranges merged).
+    void regions(int t, const Block& b, std::vector<Region>& out) const;
+    // Bytes [lo, hi) of the tensor's storage.
+    Region physical(int t, std::uint64_t lo, std::uint64_t hi) const;
+
+private:
+    const Graph& g_;
+    std::vector<std::uint64_t> addr_, bytes_;
+    std::uint64_t next_ = 0;
+};
+
+std::uint64_t padded_bytes(const Tensor& t);
+std::int64_t c0_of(const Tensor& t);
+
+}  // namespace npusim::compiler

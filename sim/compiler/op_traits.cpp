@@ -1,0 +1,115 @@
+#include "compiler/op_traits.hpp"
+
+namespace npusim::compiler {
+
+bool is_cube_op(OpType op) { return op == OpType::Conv2D || op == OpType::MatMul || op == OpType::BatchMatMul; }
+
+bool is_elementwise(OpType op) {
+    switch (op) {
+        case OpType::BatchNorm:
+        case OpType::ReLU:
+        case OpType::GELU:
+        case OpType::Sigmoid:
+        case OpType::Add:
+        case OpType::Mul:
+        case OpType::Quantize:
+        case OpType::Dequantize: return true;
+        default: return false;
+    }
+}
+
+bool fixpipe_can_apply(OpType op) { return op == OpType::ReLU; }
+
+double vector_cycles_per_repeat(const Node& n) {
+    // One 256 B repeat per cycle is the V pipe's peak; transcendental and
+    // multi-pass ops take several (estimates from instruction counts).
+    switch (n.op) {
+        case OpType::ReLU: return 1;
+        case OpType::Add: return 1;
+        case OpType::Mul: return 1;
+        case OpType::BatchNorm: return 2;        // scale and shift
+        case OpType::Quantize: return 2;
+        case OpType::Dequantize: return 2;
+        case OpType::Sigmoid: return 4;          // exp, add, reciprocal
+        case OpType::GELU: return 8;             // tanh approximation
+        case OpType::Softmax: return 6;          // max, exp, sum, divide
+        case OpType::LayerNorm: return 6;        // mean, variance, normalise
+        case OpType::ReduceSum: return 1;
+        case OpType::GlobalAvgPool: return 1;
+        case OpType::Transpose: return 2;
+        case OpType::FormatConvert: return 2;    // TransData
+        case OpType::Concat: return 0;           // pure copies
+        case OpType::Reshape: return 0;
+        case OpType::MaxPool:
+        case OpType::AvgPool: {
+            const auto k = n.attr_ints("kernel", {2, 2});
+            const auto s = n.attr_ints("stride", k);
+            const double window = static_cast<double>(k[0] * (k.size() > 1 ? k[1] : k[0]));
+            const double step = static_cast<double>(s[0] * (s.size() > 1 ? s[1] : s[0]));
+            // Per input repeat: each input element feeds window/step outputs.
+            return std::max(1.0, window / step);
+        }
+        default: return 1;
+    }
+}
+
+Layout plain_layout(const Shape& s) { return s.size() == 4 ? Layout::NCHW : Layout::ND; }
+bool is_plain(Layout l) { return l == Layout::NCHW || l == Layout::ND; }
+
+std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t i) {
+    const Tensor& t = g.tensors[static_cast<std::size_t>(n.inputs[i])];
+    if (t.is_const) return std::nullopt;
+    switch (n.op) {
+        case OpType::Conv2D:
+            return i == 0 ? std::optional<Layout>(Layout::NC1HWC0) : std::nullopt;
+        case OpType::MatMul:
+        case OpType::BatchMatMul: return Layout::FRACTAL_NZ;
+        case OpType::MaxPool:
+        case OpType::AvgPool:
+        case OpType::GlobalAvgPool: return Layout::NC1HWC0;
+        case OpType::Softmax:
+        case OpType::LayerNorm:
+        case OpType::ReduceSum:
+            // Row-wise over the last axis: fine on plain or fractal data, but
+            // NC1HWC0 splits the channel axis.
+            if (t.layout == Layout::NC1HWC0) return Layout::NCHW;
+            return std::nullopt;
+        case OpType::Reshape:
+        case OpType::Transpose:
+            if (!is_plain(t.layout)) return plain_layout(t.shape);
+            return std::nullopt;
+        case OpType::Concat:
+        case OpType::Add:
+        case OpType::Mul: {
+            // Same-shape operands must share the first operand's layout.
+            if (i == 0) return std::nullopt;
+            const Tensor& first = g.tensors[static_cast<std::size_t>(n.inputs[0])];
+            if (t.shape.size() == first.shape.size() && first.layout != t.layout) return first.layout;
+            return std::nullopt;
+        }
+        default: return std::nullopt;
+    }
+}
+
+Layout output_layout(const Graph& g, const Node& n) {
+    const Tensor& out = g.tensors[static_cast<std::size_t>(n.outputs[0])];
+    switch (n.op) {
+        case OpType::Conv2D:
+        case OpType::MaxPool:
+        case OpType::AvgPool:
+        case OpType::GlobalAvgPool: return Layout::NC1HWC0;
+        case OpType::MatMul:
+        case OpType::BatchMatMul: return Layout::FRACTAL_NZ;
+        case OpType::Reshape:
+        case OpType::Transpose: return plain_layout(out.shape);
+        case OpType::FormatConvert: return out.layout;  // set when inserted
+        default: {
+            const Tensor& in = g.tensors[static_cast<std::size_t>(n.inputs[0])];
+            // A 4-D layout cannot describe a tensor of another rank.
+            if (in.shape.size() != out.shape.size()) return plain_layout(out.shape);
+            return in.layout;
+        }
+    }
+}
+
+}  // namespace npusim::compiler

@@ -1,0 +1,472 @@
+#include "compiler/tiler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "common/errors.hpp"
+#include "compiler/cost_model.hpp"
+
+namespace npusim::compiler {
+namespace {
+
+using i64 = std::int64_t;
+i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
+std::uint64_t sum_bytes(const std::vector<Region>& rs) {
+    std::uint64_t n = 0;
+    for (const auto& r : rs) n += r.bytes;
+    return n;
+}
+
+// Splits [0, n) into `parts` near-equal ranges, each a multiple of `unit`
+// except the last.
+std::vector<std::pair<i64, i64>> split(i64 n, i64 parts, i64 unit = 1) {
+    std::vector<std::pair<i64, i64>> out;
+    const i64 units = ceil_div(n, unit);
+    parts = std::max<i64>(1, std::min(parts, units));
+    i64 lo = 0;
+    for (i64 p = 0; p < parts; ++p) {
+        const i64 hi = std::min(n, (units * (p + 1) / parts) * unit);
+        if (hi > lo) out.emplace_back(lo, hi);
+        lo = hi;
+    }
+    return out;
+}
+
+class Tiler {
+public:
+    Tiler(const Graph& g, const KernelPlan& plan, const MemoryPlan& mem, const ChipParams& chip, const CompileOptions& opt)
+        : g_(g), plan_(plan), mem_(mem), chip_(chip), opt_(opt), first_tile_(plan.kernels.size(), -1),
+          tile_count_(plan.kernels.size(), 0) {}
+
+    std::vector<TileTask> run(std::vector<TilingChoice>& choices) {
+        for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
+            const Kernel& kn = plan_.kernels[k];
+            first_tile_[k] = static_cast<int>(tasks_.size());
+            TilingChoice choice;
+            choice.kernel = kn.name;
+            switch (kn.kind) {
+                case KernelKind::conv: conv(static_cast<int>(k), choice); break;
+                case KernelKind::matmul: matmul(static_cast<int>(k), choice); break;
+                case KernelKind::elementwise:
+                    if (kn.fused_with >= 0) fused_vector(static_cast<int>(k), choice);
+                    else elementwise(static_cast<int>(k), choice);
+                    break;
+                case KernelKind::format:
+                case KernelKind::reduce:
+                case KernelKind::pool: rowwise(static_cast<int>(k), choice); break;
+                case KernelKind::concat: concat(static_cast<int>(k), choice); break;
+                case KernelKind::transpose: elementwise(static_cast<int>(k), choice); break;
+                case KernelKind::alias: choice.shape = "view (no task)"; break;
+            }
+            tile_count_[k] = static_cast<int>(tasks_.size()) - first_tile_[k];
+            choice.tiles = tile_count_[k];
+            choices.push_back(choice);
+        }
+        return std::move(tasks_);
+    }
+
+private:
+    const Tensor& T(int t) const { return g_.tensors[static_cast<std::size_t>(t)]; }
+    const Node& node(const Kernel& k) const { return g_.nodes[static_cast<std::size_t>(k.nodes[0])]; }
+
+    const ForcedTiling* forced(const Kernel& k) const {
+        for (int n : k.nodes) {
+            auto it = opt_.tiling.find(g_.nodes[static_cast<std::size_t>(n)].name);
+            if (it != opt_.tiling.end()) return &it->second;
+        }
+        return nullptr;
+    }
+
+    // Where a cube kernel's output goes: in place for a fused consumer.
+    Space cube_dst(int k) const {
+        for (const Kernel& v : plan_.kernels)
+            if (v.fused_with == k) return chip_.layout == CoreLayout::coupled ? Space::ub : Space::l2;
+        return Space::hbm;
+    }
+
+    void add_consts(const Kernel& k, std::size_t from, std::vector<Region>& reads) const {
+        for (std::size_t i = from; i < k.inputs.size(); ++i) {
+            const int t = k.inputs[i];
+            if (T(t).is_const) reads.push_back(mem_.physical(t, 0, mem_.bytes(t)));
+        }
+    }
+
+    // ---- Cube: convolution with implicit im2col -----------------------------
+    void conv(int ki, TilingChoice& choice) {
+        const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+        const Node& n = node(k);
+        const int x = k.inputs[0], w = k.inputs[1];
+        const Shape& xs = T(x).shape;  // N C H W
+        const Shape& os = T(k.output).shape;
+        const auto stride = n.attr_ints("stride", {1, 1});
+        const auto pad = n.attr_ints("pad", {0, 0});
+        const Shape& ws = T(w).shape;  // O C/g kh kw
+        const i64 sh = stride[0], ph = pad[0], kh = ws[2];
+        const i64 N = os[0], O = os[1], Ho = os[2], Wo = os[3];
+        const i64 K = ws[1] * ws[2] * ws[3];
+        const int e = dtype_bytes(T(x).dtype);
+        const auto in_rows = [&](i64 h0, i64 h1) {
+            return std::pair<i64, i64>{std::max<i64>(0, h0 * sh - ph), std::min<i64>(xs[2], (h1 - 1) * sh - ph + kh)};
+        };
+        auto work = [&](i64 rows, i64 oc) {
+            CubeWork cw;
+            cw.m = static_cast<std::uint64_t>(rows * Wo);
+            cw.n = static_cast<std::uint64_t>(oc);
+            cw.k = static_cast<std::uint64_t>(K);
+            const i64 r_in = std::min<i64>(xs[2], (rows - 1) * sh + kh);
+            cw.gm_in_bytes = static_cast<std::uint64_t>(ceil_div(xs[1], 16) * 16 * r_in * xs[3] * e + oc * K * e);
+            cw.out_bytes = static_cast<std::uint64_t>(rows * Wo * oc * 2);
+            cw.dtype = T(x).dtype;
+            return cw;
+        };
+        const auto [mb, nb] = choose_cube(k, N, Ho, O, work, choice, "row blocks per image", "channel blocks");
+        const Space dst = cube_dst(ki);
+        for (i64 b = 0; b < N; ++b)
+            for (const auto& [h0, h1] : split(Ho, mb))
+                for (const auto& [o0, o1] : split(O, nb, 16)) {
+                    TileTask t = cube_task(ki, fmt::format("n{}/h{}-{}/c{}-{}", b, h0, h1, o0, o1));
+                    const auto [r0, r1] = in_rows(h0, h1);
+                    mem_.regions(x, Block{b, b + 1, r0, r1, 0, xs[1]}, t.reads);
+                    const std::uint64_t a = sum_bytes(t.reads);
+                    t.reads.push_back(mem_.physical(w, static_cast<std::uint64_t>(o0 * K * e),
+                                                    static_cast<std::uint64_t>(o1 * K * e)));
+                    add_consts(k, 2, t.reads);
+                    mem_.regions(k.output, Block{b, b + 1, h0, h1, o0, o1}, t.writes);
+                    t.params.m = static_cast<std::uint64_t>((h1 - h0) * Wo);
+                    t.params.n = static_cast<std::uint64_t>(o1 - o0);
+                    t.params.k = static_cast<std::uint64_t>(K);
+                    t.params.dtype = T(x).dtype == DType::int8 ? DType::int8 : DType::fp16;
+                    t.params.a_bytes = a;
+                    finish_cube(t, dst, work(h1 - h0, o1 - o0));
+                }
+    }
+
+    // ---- Cube: matrix multiply ------------------------------------------------
+    void matmul(int ki, TilingChoice& choice) {
+        const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+        const Node& n = node(k);
+        const int a = k.inputs[0], bt = k.inputs[1];
+        const Shape& as = T(a).shape;
+        const Shape& os = T(k.output).shape;
+        const bool tb = n.attr_int("transpose_b", 0) != 0;
+        const i64 M = os[os.size() - 2], N = os.back(), K = as.back();
+        i64 batch = 1;
+        for (std::size_t i = 0; i + 2 < os.size(); ++i) batch *= os[i];
+        const Shape& bs = T(bt).shape;
+        i64 b_batch = 1;
+        for (std::size_t i = 0; i + 2 < bs.size(); ++i) b_batch *= bs[i];
+        const int e = dtype_bytes(T(a).dtype);
+        auto work = [&](i64 rows, i64 cols) {
+            CubeWork cw;
+            cw.m = static_cast<std::uint64_t>(rows);
+            cw.n = static_cast<std::uint64_t>(cols);
+            cw.k = static_cast<std::uint64_t>(K);
+            cw.gm_in_bytes = static_cast<std::uint64_t>((rows + cols) * K * e);
+            cw.out_bytes = static_cast<std::uint64_t>(rows * cols * 2);
+            cw.dtype = T(a).dtype;
+            return cw;
+        };
+        const auto [mb, nb] = choose_cube(k, batch, M, N, work, choice, "row blocks", "column blocks");
+        const Space dst = cube_dst(ki);
+        for (i64 b = 0; b < batch; ++b)
+            for (const auto& [m0, m1] : split(M, mb, 16))
+                for (const auto& [n0, n1] : split(N, nb, 16)) {
+                    TileTask t = cube_task(ki, fmt::format("b{}/m{}-{}/n{}-{}", b, m0, m1, n0, n1));
+                    const i64 a_batch = as.size() > 2 ? b : 0;
+                    mem_.regions(a, Block{a_batch, a_batch + 1, m0, m1, 0, K}, t.reads);
+                    const i64 bb = b_batch > 1 ? b % b_batch : 0;
+                    if (T(bt).is_const) {
+                        t.reads.push_back(mem_.physical(bt, static_cast<std::uint64_t>(n0 * K * e),
+                                                        static_cast<std::uint64_t>(n1 * K * e)));
+                    } else if (tb) {
+                        mem_.regions(bt, Block{bb, bb + 1, n0, n1, 0, K}, t.reads);
+                    } else {
+                        mem_.regions(bt, Block{bb, bb + 1, 0, K, n0, n1}, t.reads);
+                    }
+                    add_consts(k, 2, t.reads);
+                    mem_.regions(k.output, Block{b, b + 1, m0, m1, n0, n1}, t.writes);
+                    t.params.m = static_cast<std::uint64_t>(m1 - m0);
+                    t.params.n = static_cast<std::uint64_t>(n1 - n0);
+                    t.params.k = static_cast<std::uint64_t>(K);
+                    t.params.dtype = T(a).dtype == DType::int8 ? DType::int8 : DType::fp16;
+                    finish_cube(t, dst, work(m1 - m0, n1 - n0));
+                }
+    }
+
+    template <class Work>
+    std::pair<i64, i64> choose_cube(const Kernel& k, i64 outer, i64 rows, i64 cols, Work work, TilingChoice& choice,
+                                    const char* rows_name, const char* cols_name) {
+        const int cubes = std::max(1, chip_.cube.count);
+        i64 best_m = 1, best_n = 1;
+        if (const ForcedTiling* f = forced(k); f && (f->m_blocks > 0 || f->n_blocks > 0)) {
+            best_m = std::max(1, f->m_blocks);
+            best_n = std::max(1, f->n_blocks);
+            if (best_m > rows || best_n > ceil_div(cols, 16))
+                throw InputError(fmt::format("workload.tiling.{}: {} x {} blocks, but the op has {} {} and {} columns "
+                                             "(blocks of 16)", g_.nodes[static_cast<std::size_t>(k.nodes[0])].name,
+                                             best_m, best_n, rows, rows_name, cols));
+            choice.forced = true;
+        } else {
+            double best = std::numeric_limits<double>::max();
+            for (i64 mb = 1; mb <= std::min<i64>(rows, 32); ++mb) {
+                for (i64 nb = 1; nb <= std::min<i64>(ceil_div(cols, 16), 16); ++nb) {
+                    const i64 tiles = outer * mb * nb;
+                    const i64 waves = ceil_div(tiles, cubes);
+                    const double t = cube_task_cycles(work(ceil_div(rows, mb), ceil_div(cols, nb)), chip_,
+                                                      static_cast<int>(std::min<i64>(tiles, cubes)));
+                    // A consumer waits for the first tile and drains after the
+                    // last: half a tile of exposed time.
+                    const double est = static_cast<double>(waves) * t + 0.5 * t;
+                    if (est < best * 0.999) {
+                        best = est;
+                        best_m = mb;
+                        best_n = nb;
+                    }
+                }
+            }
+        }
+        const i64 tiles = outer * best_m * best_n;
+        choice.est_cycles = static_cast<double>(ceil_div(tiles, cubes)) *
+                            cube_task_cycles(work(ceil_div(rows, best_m), ceil_div(cols, best_n)), chip_,
+                                             static_cast<int>(std::min<i64>(tiles, cubes)));
+        choice.shape = fmt::format("{} {} x {} {}{}", best_m, rows_name, best_n, cols_name,
+                                   outer > 1 ? fmt::format(" x {} batch", outer) : std::string());
+        return {best_m, best_n};
+    }
+
+    TileTask cube_task(int ki, std::string label) const {
+        TileTask t;
+        t.kernel = ki;
+        t.label = std::move(label);
+        t.core = CoreType::cube;
+        t.type = npusim::Kernel::matmul;
+        return t;
+    }
+
+    void finish_cube(TileTask& t, Space dst, const CubeWork& w) {
+        // In place in UB only if the tile leaves room to double-buffer.
+        if (dst == Space::ub && sum_bytes(t.writes) * 2 > static_cast<std::uint64_t>(chip_.buffers.ub_kb) * 1024)
+            dst = Space::l2;
+        t.params.src = Space::hbm;
+        t.params.dst = dst;
+        if (dst != Space::hbm)
+            for (Region& r : t.writes) r.space = dst;
+        t.est_cycles = cube_task_cycles(w, chip_, chip_.cube.count);
+        tasks_.push_back(std::move(t));
+    }
+
+    // ---- Vector ------------------------------------------------------------
+    i64 vector_tiles(const Kernel& k, std::uint64_t bytes) const {
+        if (const ForcedTiling* f = forced(k); f && f->tiles > 0) return f->tiles;
+        const i64 vectors = std::max(1, chip_.vector.count);
+        // Align with a Cube producer's tiles so tile-level events line up.
+        for (int in : k.inputs) {
+            const int p = producer_kernel(in);
+            if (p >= 0 && plan_.kernels[static_cast<std::size_t>(p)].core == CoreType::cube && tile_count_[p] >= vectors / 2)
+                return tile_count_[static_cast<std::size_t>(p)];
+        }
+        constexpr std::uint64_t kMaxTaskBytes = 256 * 1024, kMinTaskBytes = 8 * 1024;
+        const i64 by_size = ceil_div(static_cast<i64>(bytes), static_cast<i64>(vectors * kMaxTaskBytes)) * vectors;
+        return std::max<i64>(1, std::min<i64>(by_size, ceil_div(static_cast<i64>(bytes), kMinTaskBytes)));
+    }
+
+    int producer_kernel(int t) const {
+        for (std::size_t k = 0; k < plan_.kernels.size(); ++k)
+            if (plan_.kernels[k].output == t) return static_cast<int>(k);
+        // Through a view (Reshape alias) the data is still the source's.
+        const Tensor& tt = T(t);
+        if (tt.producer >= 0) {
+            const Node& n = g_.nodes[static_cast<std::size_t>(tt.producer)];
+            if (n.op == OpType::Reshape) return producer_kernel(n.inputs[0]);
+        }
+        return -1;
+    }
+
+    TileTask vector_task(int ki, std::string label, npusim::Kernel type = npusim::Kernel::vector) const {
+        TileTask t;
+        t.kernel = ki;
+        t.label = std::move(label);
+        t.core = CoreType::vector;
+        t.type = type;
+        return t;
+    }
+
+    void finish_vector(TileTask& t, double cycles_per_out_repeat) {
+        t.params.bytes = std::max<std::uint64_t>(1, t.params.bytes);
+        // The V pipe counts repeats of input; scale the per-output cost.
+        t.params.cycles_per_repeat =
+            t.type == npusim::Kernel::copy
+                ? 1.0
+                : std::max(0.01, cycles_per_out_repeat * static_cast<double>(t.params.out_bytes) /
+                                     static_cast<double>(t.params.bytes));
+        if (t.type == npusim::Kernel::copy) t.params.out_bytes = t.params.bytes;
+        VectorWork vw{t.params.bytes, t.params.out_bytes, t.params.cycles_per_repeat};
+        t.est_cycles = vector_task_cycles(vw, chip_, chip_.vector.count);
+        tasks_.push_back(std::move(t));
+    }
+
+    // Element-wise chains and transposes: equal slices of the output storage;
+    // same-shaped inputs read the same slice of theirs.
+    void elementwise(int ki, TilingChoice& choice) {
+        const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+        const int out = k.output;
+        const std::uint64_t P = mem_.bytes(out);
+        const i64 tiles = vector_tiles(k, P);
+        choice.forced = forced(k) != nullptr;
+        choice.shape = fmt::format("{} slices of {} KB", tiles, ceil_div(static_cast<i64>(P), tiles * 1024));
+        const std::uint64_t chunk = (P / static_cast<std::uint64_t>(tiles) + 511) / 512 * 512;
+        int i = 0;
+        for (std::uint64_t lo = 0; lo < P; lo += chunk, ++i) {
+            const std::uint64_t hi = std::min(P, lo + chunk);
+            TileTask t = vector_task(ki, fmt::format("s{}", i));
+            std::uint64_t in_bytes = 0;
+            for (int in : k.inputs) {
+                const Tensor& it = T(in);
+                if (k.kind == KernelKind::elementwise && it.shape == T(out).shape && it.layout == T(out).layout) {
+                    t.reads.push_back(mem_.physical(in, lo, hi));
+                    in_bytes += hi - lo;
+                } else {
+                    // Broadcast operands and transposes read scattered data:
+                    // name all of it (safe for sync), stream a share of it.
+                    t.reads.push_back(mem_.physical(in, 0, mem_.bytes(in)));
+                    in_bytes += it.is_const ? std::min<std::uint64_t>(mem_.bytes(in), hi - lo)
+                                            : mem_.bytes(in) * (hi - lo) / P;
+                }
+            }
+            t.writes.push_back(mem_.physical(out, lo, hi));
+            t.params.bytes = in_bytes;
+            t.params.out_bytes = hi - lo;
+            finish_vector(t, k.cycles_per_repeat);
+        }
+        choice.est_cycles = tasks_.empty() ? 0 : tasks_.back().est_cycles * ceil_div(tiles, chip_.vector.count);
+    }
+
+    // A Vector kernel fused behind a Cube kernel: one tile per Cube tile,
+    // reading it in place (UB / L2) and writing the same block.
+    void fused_vector(int ki, TilingChoice& choice) {
+        const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+        const int c = k.fused_with;
+        const int first = first_tile_[static_cast<std::size_t>(c)], n = tile_count_[static_cast<std::size_t>(c)];
+        const Space in_space = n > 0 ? tasks_[static_cast<std::size_t>(first)].params.dst : Space::l2;
+        choice.shape = fmt::format("{} tiles, one per Cube tile of {} (fused, in {})", n,
+                                   plan_.kernels[static_cast<std::size_t>(c)].name, to_string(in_space));
+        const double out_per_in = static_cast<double>(mem_.bytes(k.output)) /
+                                  static_cast<double>(std::max<std::uint64_t>(1, mem_.bytes(plan_.kernels[static_cast<std::size_t>(c)].output)));
+        for (int i = 0; i < n; ++i) {
+            const TileTask& ct = tasks_[static_cast<std::size_t>(first + i)];
+            TileTask t = vector_task(ki, ct.label);
+            t.paired = first + i;
+            t.reads = ct.writes;
+            add_consts(k, 1, t.reads);
+            for (const Region& r : ct.writes) {
+                const auto off = r.addr - mem_.addr(plan_.kernels[static_cast<std::size_t>(c)].output);
+                const auto b = static_cast<std::uint64_t>(static_cast<double>(r.bytes) * out_per_in);
+                t.writes.push_back(mem_.physical(k.output, static_cast<std::uint64_t>(static_cast<double>(off) * out_per_in),
+                                                 static_cast<std::uint64_t>(static_cast<double>(off) * out_per_in) + b));
+            }
+            t.params.src = ct.params.dst;
+            t.params.bytes = sum_bytes(ct.writes);
+            t.params.out_bytes = sum_bytes(t.writes);
+            finish_vector(t, k.cycles_per_repeat);
+        }
+    }
+
+    // Row blocks with all columns: FormatConvert, row-wise reductions
+    // (Softmax, LayerNorm, ReduceSum over the last axis), pools (with halo
+    // rows) and GlobalAvgPool (by channel blocks).
+    void rowwise(int ki, TilingChoice& choice) {
+        const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+        const Node& n = node(k);
+        const int in = k.inputs[0], out = k.output;
+        const Block ob = full_block(T(out)), ib = full_block(T(in));
+        const i64 tiles = vector_tiles(k, mem_.bytes(in));
+        const bool gap = n.op == OpType::GlobalAvgPool;
+        const bool reduce_other = n.op == OpType::ReduceSum && ob.c1 != ib.c1 && ob.r1 == ib.r1;
+        // Split the batch first, then rows (channels for GlobalAvgPool).
+        const i64 outer = ob.b1;
+        const i64 per = std::max<i64>(1, ceil_div(tiles, outer));
+        choice.forced = forced(k) != nullptr;
+        int i = 0;
+        for (i64 b = 0; b < outer; ++b) {
+            const auto parts = gap ? split(ob.c1, per, c0_of(T(in))) : split(ob.r1, per);
+            for (const auto& [lo, hi] : parts) {
+                TileTask t = vector_task(ki, fmt::format("n{}/{}{}-{}", b, gap ? "c" : "r", lo, hi));
+                Block rb{b, b + 1, lo, hi, 0, ib.c1}, wb{b, b + 1, lo, hi, 0, ob.c1};
+                if (gap) {
+                    rb = Block{b, b + 1, 0, ib.r1, lo, hi};
+                    wb = Block{b, b + 1, 0, ob.r1, lo, hi};
+                } else if (n.op == OpType::MaxPool || n.op == OpType::AvgPool) {
+                    const auto kk = n.attr_ints("kernel", {2, 2});
+                    const auto st = n.attr_ints("stride", kk);
+                    const auto pd = n.attr_ints("pad", {0, 0});
+                    rb.r0 = std::max<i64>(0, lo * st[0] - pd[0]);
+                    rb.r1 = std::min<i64>(ib.r1, (hi - 1) * st[0] - pd[0] + kk[0]);
+                } else if (reduce_other || ib.r1 != ob.r1) {
+                    rb = Block{b, b + 1, 0, ib.r1, 0, ib.c1};  // reduces rows: reads them all
+                }
+                mem_.regions(in, rb, t.reads);
+                mem_.regions(out, wb, t.writes);
+                add_consts(k, 1, t.reads);
+                t.params.bytes = sum_bytes(t.reads);
+                t.params.out_bytes = sum_bytes(t.writes);
+                finish_vector(t, k.cycles_per_repeat);
+                ++i;
+            }
+        }
+        choice.shape = fmt::format("{} tiles ({} per image) over {}", i, per, gap ? "channels" : "rows");
+    }
+
+    // Concat: each input copied into its place in the output.
+    void concat(int ki, TilingChoice& choice) {
+        const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+        const Node& n = node(k);
+        const Tensor& ot = T(k.output);
+        i64 axis = n.attr_int("axis", 1);
+        if (axis < 0) axis += static_cast<i64>(ot.shape.size());
+        i64 offset = 0;
+        int tiles = 0;
+        for (int in : k.inputs) {
+            const Block ib = full_block(T(in));
+            const Shape& s = T(in).shape;
+            const i64 extent = s[static_cast<std::size_t>(axis)];
+            for (i64 b = 0; b < ib.b1; ++b) {
+                TileTask t = vector_task(ki, fmt::format("{}/n{}", T(in).name, b), npusim::Kernel::copy);
+                Block rb = ib, wb = full_block(ot);
+                rb.b0 = wb.b0 = b;
+                rb.b1 = wb.b1 = b + 1;
+                const bool cols = (s.size() == 4 && axis == 1) || axis == static_cast<i64>(s.size()) - 1;
+                const bool rows = (s.size() == 4 && axis == 2) || (s.size() >= 2 && axis == static_cast<i64>(s.size()) - 2);
+                if (cols) { wb.c0 = offset; wb.c1 = offset + extent; }
+                else if (rows) { wb.r0 = offset; wb.r1 = offset + extent; }
+                mem_.regions(in, rb, t.reads);
+                mem_.regions(k.output, wb, t.writes);
+                t.params.bytes = sum_bytes(t.reads);
+                finish_vector(t, 0);
+                ++tiles;
+            }
+            offset += extent;
+        }
+        choice.shape = fmt::format("{} copies", tiles);
+    }
+
+    const Graph& g_;
+    const KernelPlan& plan_;
+    const MemoryPlan& mem_;
+    const ChipParams& chip_;
+    const CompileOptions& opt_;
+    std::vector<int> first_tile_;
+    std::vector<int> tile_count_;
+    std::vector<TileTask> tasks_;
+};
+
+}  // namespace
+
+std::vector<TileTask> tile_kernels(const Graph& g, const KernelPlan& plan, const MemoryPlan& mem, const ChipParams& chip,
+                                   const CompileOptions& opt, std::vector<TilingChoice>& choices) {
+    return Tiler(g, plan, mem, chip, opt).run(choices);
+}
+
+}  // namespace npusim::compiler

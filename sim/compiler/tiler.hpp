@@ -1,0 +1,39 @@
+// Cuts each kernel into tiles — one task each — that fit the buffers they
+// live in, choosing the tile shape with the cost model (compute vs transfer
+// vs per-task overhead, balanced to the core count) unless the user forces
+// one. Every tile carries the GM regions it reads and writes, which the
+// sync pass turns into events and the L2 model and lint use.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "compiler/kernel_plan.hpp"
+#include "compiler/memory_plan.hpp"
+#include "compiler/options.hpp"
+#include "hw/chip_params.hpp"
+
+namespace npusim::compiler {
+
+struct TileTask {
+    int kernel = -1;          // index into KernelPlan::kernels
+    std::string label;        // "n0/h1/c2"
+    CoreType core = CoreType::vector;
+    npusim::Kernel type = npusim::Kernel::vector;
+    KernelParams params;
+    std::vector<Region> reads, writes;
+    double est_cycles = 0;    // cost-model estimate
+    int paired = -1;          // fused Vector tile: the Cube tile it consumes
+};
+
+struct TilingChoice {
+    std::string kernel;
+    std::string shape;        // e.g. "2 row blocks x 8 channel blocks"
+    int tiles = 0;
+    double est_cycles = 0;
+    bool forced = false;
+};
+
+std::vector<TileTask> tile_kernels(const Graph& g, const KernelPlan& plan, const MemoryPlan& mem, const ChipParams& chip,
+                                   const CompileOptions& opt, std::vector<TilingChoice>& choices);
+
+}  // namespace npusim::compiler
