@@ -78,6 +78,7 @@ public:
         }
         const std::size_t original = g_.nodes.size();
         for (std::size_t i = 0; i < original; ++i) {
+            if (hoist_) align_operands(i);
             for (std::size_t k = 0; k < g_.nodes[i].inputs.size(); ++k) {
                 const auto need = required_layout(g_, g_.nodes[i], k);
                 const int in = g_.nodes[i].inputs[k];
@@ -99,6 +100,27 @@ public:
         }
         relink(g_);
         notes_.push_back(fmt::format("layout: {} FormatConvert node(s) inserted, {} hoisted", inserted_, hoisted_));
+    }
+
+    // Operands of a Concat / Add / Mul that must share a layout: convert
+    // toward the fractal one (what the Cube consumer will want anyway)
+    // rather than out of it and back.
+    void align_operands(std::size_t i) {
+        const OpType op = g_.nodes[i].op;
+        if (op != OpType::Concat && op != OpType::Add && op != OpType::Mul) return;
+        const auto& ins = g_.nodes[i].inputs;
+        const Tensor& first = tensor(ins[0]);
+        bool any_fractal = false;
+        for (int in : ins)
+            any_fractal = any_fractal || (!tensor(in).is_const && tensor(in).shape.size() == first.shape.size() &&
+                                          tensor(in).layout == Layout::NC1HWC0);
+        if (!any_fractal || first.shape.size() != 4) return;
+        for (std::size_t k = 0; k < g_.nodes[i].inputs.size(); ++k) {
+            const int in = g_.nodes[i].inputs[k];
+            if (tensor(in).is_const || tensor(in).shape.size() != 4 || tensor(in).layout == Layout::NC1HWC0) continue;
+            const int c = convert(in, Layout::NC1HWC0, g_.nodes[i].name);
+            g_.nodes[i].inputs[k] = c;
+        }
     }
 
     std::vector<std::string> notes_;

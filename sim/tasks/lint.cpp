@@ -275,9 +275,8 @@ private:
             x = next;
         }
         std::vector<std::uint32_t> cycle(path.begin() + seen_at[x], path.end());
-        std::reverse(cycle.begin(), cycle.end());  // forward order, starting at a task
-        const auto first_task = std::find_if(cycle.begin(), cycle.end(), [&](std::uint32_t v) { return v < V_; });
-        std::rotate(cycle.begin(), first_task, cycle.end());
+        std::reverse(cycle.begin(), cycle.end());  // forward order, from the task first in the file
+        std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
         std::string text = node_name(cycle[0]);
         for (std::size_t i = 0; i < cycle.size(); ++i) {
             const std::uint32_t a = cycle[i], b = cycle[(i + 1) % cycle.size()];
