@@ -27,6 +27,8 @@ public:
     void run();
     std::uint64_t end_ps() const { return end_ps_; }
     void collect(Stats& stats) const;
+    ScalarCore& scalar() { return *scalar_; }
+    SimContext& context() { return ctx_; }
 
 private:
     SimContext ctx_;

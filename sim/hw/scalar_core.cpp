@@ -205,23 +205,31 @@ void ScalarCore::task_finished(CoreType type, int core, std::uint32_t task) {
 }
 
 void ScalarCore::signal(std::uint32_t task) {
-    for (EventIndex e : ctx_.stream.tasks[task].signal) {
-        EventState& ev = events_[e];
-        if (ev.fired) continue;  // extra signals after firing are harmless
-        if (++ev.signals < ctx_.stream.events[e].count) continue;
-        ev.fired = true;
-        ev.fired_by = task;
-        ev.fired_ps = now_ps();
-        for (std::uint32_t s : ev.waiting_streams) {
-            Stream& st = streams_[s];
-            if (--st.pending_waits == 0) {
-                ctx_.timing[descs_[st.head].task].released_ps = now_ps();
-                make_ready(s);
-            }
+    for (EventIndex e : ctx_.stream.tasks[task].signal) signal_event(e, task);
+}
+
+void ScalarCore::signal_external(EventIndex e) {
+    signal_event(e, UINT32_MAX);
+    try_dispatch();
+}
+
+void ScalarCore::signal_event(EventIndex e, std::uint32_t by_task) {
+    EventState& ev = events_[e];
+    if (ev.fired) return;  // extra signals after firing are harmless
+    if (++ev.signals < ctx_.stream.events[e].count) return;
+    ev.fired = true;
+    ev.fired_by = by_task;
+    ev.fired_ps = now_ps();
+    for (std::uint32_t s : ev.waiting_streams) {
+        Stream& st = streams_[s];
+        if (--st.pending_waits == 0) {
+            ctx_.timing[descs_[st.head].task].released_ps = now_ps();
+            make_ready(s);
         }
-        ev.waiting_streams.clear();
-        ev.waiting_streams.shrink_to_fit();
     }
+    ev.waiting_streams.clear();
+    ev.waiting_streams.shrink_to_fit();
+    if (on_event_fired) on_event_fired(e);
 }
 
 void ScalarCore::emit_flows(std::uint32_t task) {
@@ -229,6 +237,7 @@ void ScalarCore::emit_flows(std::uint32_t task) {
     const TaskTiming& to = ctx_.timing[task];
     for (EventIndex e : ctx_.stream.tasks[task].wait) {
         const EventState& ev = events_[e];
+        if (ev.fired_by == UINT32_MAX) continue;  // released by the host
         const TaskTiming& from = ctx_.timing[ev.fired_by];
         // Inside the signalling slice, at its last picosecond.
         const std::uint64_t ts = from.end_ps > from.start_ps ? from.end_ps - 1 : from.end_ps;

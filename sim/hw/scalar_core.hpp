@@ -3,6 +3,7 @@
 // (or its pinned core), paying dispatch_cycles of scalar time per task.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <queue>
 #include <string>
 #include <tuple>
@@ -30,6 +31,12 @@ public:
     void attach_cores(std::vector<AiCore*> cube, std::vector<AiCore*> vector);
 
     void task_finished(CoreType type, int core, std::uint32_t task) override;
+
+    // A signal from outside the die (the host runtime launching a kernel):
+    // counts like a task's signal. Call from a SystemC process.
+    void signal_external(EventIndex e);
+    // Called whenever an event fires, e.g. so the host sees a kernel end.
+    std::function<void(EventIndex)> on_event_fired;
 
     std::uint64_t busy_ps() const { return busy_ps_; }
     std::uint64_t dispatched() const { return dispatched_; }
@@ -77,6 +84,7 @@ private:
     bool core_available(const ReadyQueue& q) const;
     AiCore* claim_core(const ReadyQueue& q);
     void signal(std::uint32_t task);
+    void signal_event(EventIndex e, std::uint32_t by_task);
     void emit_flows(std::uint32_t task);
 
     SimContext& ctx_;
