@@ -203,7 +203,10 @@ TEST_CASE("lint: regions come from reads/writes, else from the params", "[lint]"
     // Overlap: same space and intersecting ranges only.
     CHECK(regions_overlap({Space::hbm, 0, 10}, {Space::hbm, 9, 1}));
     CHECK_FALSE(regions_overlap({Space::hbm, 0, 10}, {Space::hbm, 10, 1}));
-    CHECK_FALSE(regions_overlap({Space::hbm, 0, 10}, {Space::l2, 0, 10}));
+    CHECK(regions_overlap({Space::hbm, 0, 10}, {Space::l2, 5, 10}));  // one global memory
+    CHECK_FALSE(regions_overlap({Space::hbm, 0, 10}, {Space::ub, 0, 10}));
+    CHECK_FALSE(regions_overlap({Space::ub, 0, 10}, {Space::l1, 0, 10}));
+    CHECK(regions_overlap({Space::ub, 0, 10}, {Space::ub, 0, 10}));
     CHECK_FALSE(regions_overlap({Space::hbm, 0, 0}, {Space::hbm, 0, 10}));
     LintRegions r1, r2;
     r1.reads = {{Space::hbm, 0, 10}};
@@ -224,6 +227,14 @@ TEST_CASE("lint: a direct RAW edge is not reported", "[lint]") {
     CHECK(r.clean());
     CHECK(r.event_edges == 1);
     CHECK(r.true_dependences == 1);
+}
+
+TEST_CASE("lint: an l2 write and an hbm read of the same addresses are a dependence", "[lint]") {
+    const TaskStream ts = parse(vtask("a", {}, {"e"}, {"hbm:0:100"}, {"l2:1000:100"}) +
+                                vtask("b", {"e"}, {}, {"hbm:1090:100"}, {"ub:1000:100"}));
+    const LintReport r = lint_task_stream(ts);
+    CHECK(r.true_dependences == 1);
+    CHECK(r.over_sync.empty());
 }
 
 TEST_CASE("lint: an edge between independent tasks is reported, with the event removable", "[lint]") {

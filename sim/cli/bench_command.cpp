@@ -118,10 +118,12 @@ int bench_command(const Args& args, const std::string& self_path) {
     }
 
     const std::uint64_t actions0 = sim_events_total();
+    const std::uint64_t activations0 = sim_activations_total();
     const auto t_sim = std::chrono::steady_clock::now();
     die.run();
     const double sim_s = seconds_since(t_sim);
     const std::uint64_t actions = sim_events_total() - actions0;
+    const std::uint64_t activations = sim_activations_total() - activations0;
     const long rss_kb = peak_rss_kb();
 
     // Same process, same kernel, right after: the plain loop's rate.
@@ -155,7 +157,8 @@ int bench_command(const Args& args, const std::string& self_path) {
     std::cout << fmt::format("  simulation      {:.2f} s wall, {} simulated cycles\n", sim_s,
                              static_cast<std::uint64_t>(static_cast<double>(die.end_ps()) / chip.ps_per_cycle()));
     std::cout << fmt::format("  tasks/s         {:.0f}\n", static_cast<double>(tasks) / sim_s);
-    std::cout << fmt::format("  events/s        {:.0f}  ({} timed actions)\n", our_rate, actions);
+    std::cout << fmt::format("  events/s        {:.0f}  ({} events in {} SystemC process activations)\n", our_rate, actions,
+                             activations);
     std::cout << fmt::format("  plain SystemC   {:.0f} notifications/s ({} in {:.2f} s)\n", loop_rate, loop.count, loop_s);
     std::cout << fmt::format("  ratio           {:.0f}% of the plain loop's event rate\n", 100.0 * our_rate / loop_rate);
     std::cout << fmt::format("  {} plain loops {:.0f} notifications/s: the kernel alone with as many processes ({:.0f}% of one loop)\n",

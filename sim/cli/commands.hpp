@@ -13,5 +13,7 @@ int compile_command(const Args& args);
 int bench_command(const Args& args, const std::string& self_path);
 int config_reference_command(const Args& args);
 int lint_command(const Args& args);
+int sweep_command(const Args& args);
+int check_command(const Args& args);
 
 }  // namespace npusim::cli

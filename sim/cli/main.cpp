@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <boost/program_options/errors.hpp>
 #include <fmt/format.h>
@@ -22,6 +23,8 @@ commands:
   bench   [--tasks N] [--chip FILE] [--sizes N1,N2,...]   simulator speed and memory figures
   config-reference                                          print the configuration reference (Markdown)
   lint    --chip FILE --tasks STREAM.jsonl [--json OUT.json]  report over-synchronisation (exit 1 if any)
+  sweep   STUDY.json --out DIR [-j N] [--resume] [--backend local|slurm] [--report]   what-if study
+  check   GOLDEN_DIR_OR_FILE [--set PATH=VALUE]... [--update]   cycle-count regression against goldens
 
 Run `npusim <command> --help` for a command's options.
 )";
@@ -43,8 +46,12 @@ int sc_main(int argc, char* argv[]) {
         if (cmd == "bench") return cli::bench_command(args, argv[0]);
         if (cmd == "config-reference") return cli::config_reference_command(args);
         if (cmd == "lint") return cli::lint_command(args);
-        throw InputError(fmt::format("unknown command '{}'{}; commands: run, bench, config-reference", cmd,
-                                     did_you_mean(cmd, {"run", "bench", "config-reference", "compile", "sweep", "check", "lint"})));
+        if (cmd == "sweep") return cli::sweep_command(args);
+        if (cmd == "check") return cli::check_command(args);
+        const std::vector<std::string> commands = {"run", "compile", "lint", "sweep", "check", "bench", "config-reference"};
+        std::string list;
+        for (const auto& c : commands) list += (list.empty() ? "" : ", ") + c;
+        throw InputError(fmt::format("unknown command '{}'{}; commands: {}", cmd, did_you_mean(cmd, commands), list));
     } catch (const InputError& e) {
         std::cerr << "npusim: error: " << e.what() << "\n";
         return 2;

@@ -1,5 +1,7 @@
 // `npusim run`: resolve the configuration, load the workload, simulate one
 // die, write stats and trace, print a short human summary.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,7 +17,10 @@
 #include "common/errors.hpp"
 #include "compiler/compiler.hpp"
 #include "config/run_config.hpp"
+#include "host/host_model.hpp"
 #include "hw/die.hpp"
+#include "moe/moe_run.hpp"
+#include "report/html_report.hpp"
 #include "stats/stats.hpp"
 #include "tasks/stream_checks.hpp"
 #include "tasks/stream_reader.hpp"
@@ -26,7 +31,8 @@ namespace npusim::cli {
 namespace po = boost::program_options;
 
 int run_command(const Args& args) {
-    std::string chip_file, workload_file, stats_file, trace_file;
+    std::string chip_file, workload_file, stats_file, trace_file, report_file;
+    std::string profile_file;  // kind moe: per-core phase profile
     std::vector<std::string> sets;
     bool quiet = false, trace_tasks_only = false;
     po::options_description opts("npusim run options");
@@ -37,7 +43,9 @@ int run_command(const Args& args) {
         ("set", po::value(&sets), "override PATH=VALUE in the run document (repeatable)")
         ("stats", po::value(&stats_file), "write statistics JSON here")
         ("trace", po::value(&trace_file), "write a Perfetto-loadable trace here")
+        ("profile", po::value(&profile_file), "kind moe: per-core phase timestamps (CSV, one row per rank/core)")
         ("trace-tasks-only", po::bool_switch(&trace_tasks_only), "trace tasks but not per-tile pipe activity")
+        ("report", po::value(&report_file), "write a self-contained HTML report here (summary, utilisation, timeline)")
         ("quiet,q", po::bool_switch(&quiet), "no summary on stdout");
     po::variables_map vm;
     po::store(po::command_line_parser(args).options(opts).run(), vm);
@@ -48,8 +56,24 @@ int run_command(const Args& args) {
     po::notify(vm);
 
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
+    // The MoE Dispatch on the supernode has its own runner (sim/moe).
+    if (!profile_file.empty()) {
+        std::error_code ec;
+        const auto dir = std::filesystem::path(profile_file).parent_path();
+        if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+        if (cfg.workload_kind() != "moe") throw InputError("--profile: only workloads of kind 'moe' stamp per-core phases");
+    }
+    if (cfg.workload_kind() == "moe") {
+        if (!report_file.empty()) throw InputError("--report: not available yet for workloads of kind 'moe'");
+        for (const std::string& f : {stats_file, trace_file}) {
+            const auto dir = std::filesystem::path(f).parent_path();
+            std::error_code ec;
+            if (!f.empty() && !dir.empty()) std::filesystem::create_directories(dir, ec);
+        }
+        return run_moe(cfg, MoeRunOptions{workload_file, stats_file, trace_file, profile_file, quiet});
+    }
     // Output folders are created on demand (`--stats out/run1/stats.json`).
-    for (const std::string& f : {stats_file, trace_file}) {
+    for (const std::string& f : {stats_file, trace_file, report_file}) {
         const auto dir = std::filesystem::path(f).parent_path();
         std::error_code ec;
         if (!f.empty() && !dir.empty()) std::filesystem::create_directories(dir, ec);
@@ -60,18 +84,29 @@ int run_command(const Args& args) {
     const nlohmann::json& workload = cfg.document()["workload"];
     std::optional<compiler::CompileResult> compiled;
     if (cfg.workload_kind() == "graph") compiled = compiler::compile_workload(workload, chip);
-    const TaskStream stream = compiled ? std::move(compiled->stream) : read_task_stream(workload["file"].get<std::string>());
+    // Host runtime (DESIGN §1.2): with workload.host_mode, kernels wait for the modelled host to launch them.
+    std::unique_ptr<host::HostModel> host = compiled ? host::HostModel::create(cfg.document(), chip, *compiled) : nullptr;
+    const TaskStream stream = host       ? host->take_stream()
+                              : compiled ? std::move(compiled->stream)
+                                         : read_task_stream(workload["file"].get<std::string>());
     check_stream_fits_chip(stream, chip);
 
+    // The report's timeline reads the trace: without --trace, a temporary one.
+    std::string trace_path = trace_file;
+    if (!report_file.empty() && trace_path.empty())
+        trace_path = (std::filesystem::temp_directory_path() / fmt::format("npusim-report-{}.json", ::getpid())).string();
     std::unique_ptr<TraceWriter> trace =
-        trace_file.empty() ? std::make_unique<TraceWriter>() : std::make_unique<TraceWriter>(trace_file);
+        trace_path.empty() ? std::make_unique<TraceWriter>() : std::make_unique<TraceWriter>(trace_path);
     Die die("die0", chip, stream, trace.get(), !trace_tasks_only);
+    if (host) host->attach(die, trace.get());
     die.run();
+    if (host) host->finish();
 
     Stats stats;
     die.collect(stats);
     stats.set_json("config", cfg.dump());
     if (compiled) compiled->report(stats);
+    if (host) host->collect(stats);
     if (!stats_file.empty()) {
         std::ofstream out(stats_file, std::ios::binary);
         if (!out) throw InputError(fmt::format("{}: cannot write stats file", stats_file));
@@ -79,12 +114,18 @@ int run_command(const Args& args) {
     }
     trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{}}})", json_escape(chip.name),
                              json_escape(workload_file), stats.number("total_ns")));
+    if (!report_file.empty()) {
+        report::write_run_report(report_file, nlohmann::json::parse(stats.to_json()), trace_path, workload_file);
+        if (trace_path != trace_file) std::filesystem::remove(trace_path);
+    }
     if (!quiet) {
         if (compiled)
             std::cout << fmt::format("compiled {}: {} kernels -> {} tasks, {} events, {} FormatConvert tasks\n",
                                      workload_file, compiled->kernels, stats.number("compile.tasks"), compiled->events,
                                      compiled->format_converts);
         std::cout << run_summary(stats, chip, stats_file, trace_file);
+        if (host) std::cout << host->summary(stats);
+        if (!report_file.empty()) std::cout << "  report -> " << report_file << "\n";
     }
     return 0;
 }

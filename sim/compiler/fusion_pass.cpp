@@ -21,7 +21,9 @@ KernelKind kind_of(OpType op) {
         case OpType::ReduceSum: return KernelKind::reduce;
         case OpType::FormatConvert: return KernelKind::format;
         case OpType::Concat: return KernelKind::concat;
-        case OpType::Transpose: return KernelKind::transpose;
+        case OpType::Transpose:
+        case OpType::Unique:   // data-dependent gathers: read all, write a compacted output
+        case OpType::NonZero: return KernelKind::transpose;
         case OpType::Reshape: return KernelKind::alias;
         default: return KernelKind::elementwise;
     }

@@ -39,6 +39,8 @@ const char* to_string(OpType op) {
         case OpType::ReduceSum: return "ReduceSum";
         case OpType::Quantize: return "Quantize";
         case OpType::Dequantize: return "Dequantize";
+        case OpType::Unique: return "Unique";
+        case OpType::NonZero: return "NonZero";
         case OpType::FormatConvert: return "FormatConvert";
     }
     return "?";

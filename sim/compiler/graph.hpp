@@ -17,6 +17,8 @@ const char* to_string(Layout l);
 enum class OpType : std::uint8_t {
     Conv2D, BatchNorm, ReLU, GELU, Sigmoid, Add, Mul, MatMul, BatchMatMul, LayerNorm, Softmax,
     MaxPool, AvgPool, GlobalAvgPool, Concat, Reshape, Transpose, ReduceSum, Quantize, Dequantize,
+    // Data-dependent output shape (host runtime: compute-dependent ops).
+    Unique, NonZero,
     // Compiler-inserted.
     FormatConvert,
 };

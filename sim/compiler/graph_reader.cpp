@@ -14,6 +14,7 @@
 
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
+#include "common/input_limits.hpp"
 #include "compiler/shape_inference.hpp"
 
 namespace npusim::compiler {
@@ -63,6 +64,7 @@ const AttrSpec& attr_spec(OpType op) {
     static const AttrSpec quant = {{"dtype", AttrType::String}, {"scale", AttrType::Number},
                                    {"zero_point", AttrType::Int}};
     static const AttrSpec gelu = {{"approximate", AttrType::String}};
+    static const AttrSpec data_dependent = {{"expected", AttrType::IntOrList}};
     switch (op) {
         case OpType::Conv2D: return conv;
         case OpType::BatchNorm: return bn;
@@ -79,6 +81,8 @@ const AttrSpec& attr_spec(OpType op) {
         case OpType::Quantize:
         case OpType::Dequantize: return quant;
         case OpType::GELU: return gelu;
+        case OpType::Unique:
+        case OpType::NonZero: return data_dependent;
         default: return none;
     }
 }
@@ -147,6 +151,10 @@ ojson parse_text(const std::string& text, const std::string& file) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
         throw InputError(file + ": empty graph file (expected a JSON object)");
     if (text.find('\0') != std::string::npos) throw InputError(file + ": not a JSON text file (contains NUL bytes)");
+    // Before parsing: the paths kept per level below make deep nesting quadratic.
+    if (const auto deep = json_too_deep_at(text); deep != std::string::npos)
+        throw InputError(file + ":" + line_col(text, deep) + ": invalid JSON: nested deeper than " +
+                         std::to_string(kMaxJsonDepth) + " levels");
 
     std::vector<Frame> stack;
     auto child_path = [&]() -> std::string {
@@ -491,7 +499,7 @@ private:
         for (const auto& s : spec) names.push_back(s.first);
         for (const auto& [k, v] : aj.items()) {
             const std::string at = where + ": attrs." + k;
-            const auto it = std::find_if(spec.begin(), spec.end(), [&](const auto& s) { return s.first == k; });
+            const auto it = std::find_if(spec.begin(), spec.end(), [&k = k](const auto& s) { return s.first == k; });
             if (it == spec.end())
                 fail(where, "unknown attribute '" + k + "' for " + to_string(n.op) + did_you_mean(k, names) +
                                 (names.empty() ? "; " + std::string(to_string(n.op)) + " takes no attributes"
@@ -754,10 +762,11 @@ Graph read_graph(const std::string& file, const std::map<std::string, std::int64
     const auto size = fs::file_size(file, ec);
     if (!ec && size > kMaxFileBytes)
         throw InputError(file + ": graph file of " + std::to_string(size) + " bytes is larger than the 1 GiB limit");
-    std::ostringstream buf;
-    buf << in.rdbuf();
+    std::string text;  // bounded also for files of no size, like /dev/zero
+    if (!read_bounded(in, text, kMaxFileBytes))
+        throw InputError(file + ": graph file is larger than the 1 GiB limit");
     if (in.bad()) throw InputError(file + ": cannot read graph file");
-    return read_graph_text(buf.str(), file, dims);
+    return read_graph_text(text, file, dims);
 }
 
 }  // namespace npusim::compiler

@@ -1,5 +1,7 @@
 #include "compiler/memory_plan.hpp"
 
+#include "common/errors.hpp"
+
 #include <algorithm>
 
 namespace npusim::compiler {
@@ -104,6 +106,23 @@ void MemoryPlan::regions(int ti, const Block& b, std::vector<Region>& out) const
     const auto e = static_cast<std::uint64_t>(dtype_bytes(t.dtype));
     const std::uint64_t base = addr(ti);
     const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+    // Count before the loops: every task of a compiled graph together names
+    // at most kMaxRegions regions (a scattered block of a huge tensor is one
+    // region per row or channel).
+    constexpr std::uint64_t kMaxRegions = 16'000'000;
+    const auto count = [&](std::int64_t a, std::int64_t f) {  // a x f, saturating above kMaxRegions
+        const std::uint64_t x = u(std::max<std::int64_t>(0, a)), y = u(std::max<std::int64_t>(0, f));
+        return y != 0 && x > (kMaxRegions + 1) / y ? kMaxRegions + 1 : x * y;
+    };
+    std::uint64_t upper = count(b.b1 - b.b0, 1);
+    if (t.layout == Layout::NC1HWC0) upper = count(b.b1 - b.b0, ceil_div(b.c1, c0_of(t)) - b.c0 / c0_of(t));
+    else if (t.layout == Layout::FRACTAL_NZ) upper = count(b.b1 - b.b0, ceil_div(b.c1, 16) - b.c0 / 16);
+    else if (t.layout == Layout::NCHW && t.shape.size() == 4) upper = count(b.b1 - b.b0, b.c1 - b.c0);
+    else if (!(b.c0 == 0 && b.c1 == d.cols)) upper = count(b.b1 - b.b0, b.r1 - b.r0);
+    if (upper > kMaxRegions - std::min(regions_made_, kMaxRegions))
+        throw InputError(g_.file + ": tensor '" + t.name + "': the compiled tasks would name more than " +
+                         std::to_string(kMaxRegions) + " memory regions of it and the other tensors; use a smaller batch or smaller shapes");
+    regions_made_ += upper;
     switch (t.layout) {
         case Layout::NC1HWC0: {
             const std::int64_t c0 = c0_of(t), c1n = ceil_div(d.cols, c0);

@@ -38,6 +38,7 @@ public:
 private:
     const Graph& g_;
     std::vector<std::uint64_t> addr_, bytes_;
+    mutable std::uint64_t regions_made_ = 0;  // by regions(), bounded by kMaxRegions in memory_plan.cpp
     std::uint64_t next_ = 0;
 };
 

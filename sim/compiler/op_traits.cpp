@@ -40,6 +40,8 @@ double vector_cycles_per_repeat(const Node& n) {
         case OpType::FormatConvert: return 2;    // TransData
         case OpType::Concat: return 0;           // pure copies
         case OpType::Reshape: return 0;
+        case OpType::Unique: return 16;         // sort + compaction (estimate)
+        case OpType::NonZero: return 2;         // compare + compaction (estimate)
         case OpType::MaxPool:
         case OpType::AvgPool: {
             const auto k = n.attr_ints("kernel", {2, 2});
@@ -76,6 +78,8 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
             return std::nullopt;
         case OpType::Reshape:
         case OpType::Transpose:
+        case OpType::Unique:
+        case OpType::NonZero:
             if (!is_plain(t.layout)) return plain_layout(t.shape);
             return std::nullopt;
         case OpType::Concat:
@@ -101,7 +105,9 @@ Layout output_layout(const Graph& g, const Node& n) {
         case OpType::MatMul:
         case OpType::BatchMatMul: return Layout::FRACTAL_NZ;
         case OpType::Reshape:
-        case OpType::Transpose: return plain_layout(out.shape);
+        case OpType::Transpose:
+        case OpType::Unique:
+        case OpType::NonZero: return plain_layout(out.shape);
         case OpType::FormatConvert: return out.layout;  // set when inserted
         default: {
             const Tensor& in = g.tensors[static_cast<std::size_t>(n.inputs[0])];

@@ -201,10 +201,13 @@ Shape matmul(const Ctx& c, bool batch) {
 }
 
 Shape reshape(const Ctx& c) {
-    c.need_inputs(1, 1, "x");
+    c.need_inputs(1, 2, "x, optionally a shape tensor");
     if (!c.has("shape")) bad("attrs.shape: required (a list; one -1 allowed, 0 copies the input dimension)");
     const Shape& x = c.shape(0);
     Shape out = c.attr_ints("shape", {});
+    // Value-dependent form: the shape comes from a tensor at run time; attrs.shape is its value.
+    if (c.count() == 2 && (c.shape(1).size() != 1 || c.shape(1)[0] != static_cast<std::int64_t>(out.size())))
+        bad("shape tensor " + c.name(1) + " must be 1-D with " + std::to_string(out.size()) + " elements (one per entry of attrs.shape)");
     int infer = -1;
     std::int64_t known = 1;
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -275,9 +278,13 @@ Shape concat(const Ctx& c) {
 }
 
 Shape reduce_sum(const Ctx& c) {
-    c.need_inputs(1, 1, "x");
+    c.need_inputs(1, 2, "x, optionally an axes tensor");
     const Shape& x = c.shape(0);
     std::vector<std::int64_t> axes = c.attr_ints("axes", {});
+    // Value-dependent form: the axes come from a tensor at run time; attrs.axes is its value.
+    if (c.count() == 2 && (c.shape(1).size() != 1 || c.shape(1)[0] != static_cast<std::int64_t>(axes.size())))
+        bad("axes tensor " + c.name(1) + " must be 1-D with one element per entry of attrs.axes (" +
+            std::to_string(axes.size()) + ")");
     std::vector<bool> reduce(x.size(), axes.empty());
     for (const auto a : axes) {
         const int ax = c.axis(a, x.size(), "axes");
@@ -358,6 +365,16 @@ Shape infer(const Graph& g, const Node& n) {
         case OpType::Dequantize:
             c.need_inputs(1, 1, "x");
             return c.shape(0);
+        case OpType::Unique:
+        case OpType::NonZero: {
+            // Output size is data-dependent: attrs.expected (default: all elements, the upper bound).
+            c.need_inputs(1, 1, "x");
+            const std::int64_t n = elements(c.shape(0));
+            const std::int64_t e = c.attr_int("expected", n);
+            if (e < 1 || e > n) bad("attrs.expected: must be in [1, " + std::to_string(n) + "] (the input's elements), got " + std::to_string(e));
+            if (c.node().op == OpType::Unique) return {e};
+            return {static_cast<std::int64_t>(c.shape(0).size()), e};
+        }
     }
     bad("unsupported op");
 }
@@ -409,6 +426,7 @@ DType infer_type(const Graph& g, const Node& n) {
         case OpType::BatchMatMul:
         case OpType::Concat: same(1, c.count()); return first;
         case OpType::Conv2D: same(1, 2); return first;  // bias may be wider
+        case OpType::NonZero: return DType::fp32;        // indices (stand-in for int32)
         default: return first;
     }
 }

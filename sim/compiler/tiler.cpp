@@ -35,6 +35,11 @@ std::vector<std::pair<i64, i64>> split(i64 n, i64 parts, i64 unit = 1) {
     return out;
 }
 
+// Tasks one graph may compile to: bounds the compiler's memory and time (a
+// 2 TiB tensor would otherwise become millions of tiles). ResNet-50 at
+// batch 256 is about 28 000 tasks.
+constexpr std::size_t kMaxCompiledTasks = 1000000;
+
 class Tiler {
 public:
     Tiler(const Graph& g, const KernelPlan& plan, const MemoryPlan& mem, const ChipParams& chip, const CompileOptions& opt)
@@ -122,7 +127,7 @@ private:
             cw.dtype = T(x).dtype;
             return cw;
         };
-        const auto [mb, nb] = choose_cube(k, N, Ho, O, work, choice, "row blocks per image", "channel blocks");
+        const auto [mb, nb] = choose_cube(k, N, Ho, O, work, choice, "row blocks per image", "channel blocks", 1);
         const Space dst = cube_dst(ki);
         for (i64 b = 0; b < N; ++b)
             for (const auto& [h0, h1] : split(Ho, mb))
@@ -169,7 +174,7 @@ private:
             cw.dtype = T(a).dtype;
             return cw;
         };
-        const auto [mb, nb] = choose_cube(k, batch, M, N, work, choice, "row blocks", "column blocks");
+        const auto [mb, nb] = choose_cube(k, batch, M, N, work, choice, "row blocks", "column blocks", 16);
         const Space dst = cube_dst(ki);
         for (i64 b = 0; b < batch; ++b)
             for (const auto& [m0, m1] : split(M, mb, 16))
@@ -198,20 +203,21 @@ private:
 
     template <class Work>
     std::pair<i64, i64> choose_cube(const Kernel& k, i64 outer, i64 rows, i64 cols, Work work, TilingChoice& choice,
-                                    const char* rows_name, const char* cols_name) {
+                                    const char* rows_name, const char* cols_name, i64 row_unit) {
         const int cubes = std::max(1, chip_.cube.count);
         i64 best_m = 1, best_n = 1;
         if (const ForcedTiling* f = forced(k); f && (f->m_blocks > 0 || f->n_blocks > 0)) {
             best_m = std::max(1, f->m_blocks);
             best_n = std::max(1, f->n_blocks);
-            if (best_m > rows || best_n > ceil_div(cols, 16))
-                throw InputError(fmt::format("workload.tiling.{}: {} x {} blocks, but the op has {} {} and {} columns "
-                                             "(blocks of 16)", g_.nodes[static_cast<std::size_t>(k.nodes[0])].name,
-                                             best_m, best_n, rows, rows_name, cols));
+            if (best_m > ceil_div(rows, row_unit) || best_n > ceil_div(cols, 16))
+                throw InputError(fmt::format("workload.tiling.{}: {} x {} blocks, but the op has {} rows (at most {} "
+                                             "blocks of {}) and {} columns (at most {} blocks of 16)",
+                                             g_.nodes[static_cast<std::size_t>(k.nodes[0])].name, best_m, best_n, rows,
+                                             ceil_div(rows, row_unit), row_unit, cols, ceil_div(cols, 16)));
             choice.forced = true;
         } else {
             double best = std::numeric_limits<double>::max();
-            for (i64 mb = 1; mb <= std::min<i64>(rows, 32); ++mb) {
+            for (i64 mb = 1; mb <= std::min<i64>(ceil_div(rows, row_unit), 32); ++mb) {
                 for (i64 nb = 1; nb <= std::min<i64>(ceil_div(cols, 16), 16); ++nb) {
                     const i64 tiles = outer * mb * nb;
                     const i64 waves = ceil_div(tiles, cubes);
@@ -255,6 +261,7 @@ private:
         if (dst != Space::hbm)
             for (Region& r : t.writes) r.space = dst;
         t.est_cycles = cube_task_cycles(w, chip_, chip_.cube.count);
+        if (tasks_.size() >= kMaxCompiledTasks) too_many_tasks(plan_.kernels[static_cast<std::size_t>(t.kernel)].name, tasks_.size() + 1);
         tasks_.push_back(std::move(t));
     }
 
@@ -270,7 +277,16 @@ private:
         }
         constexpr std::uint64_t kMaxTaskBytes = 256 * 1024, kMinTaskBytes = 8 * 1024;
         const i64 by_size = ceil_div(static_cast<i64>(bytes), static_cast<i64>(vectors * kMaxTaskBytes)) * vectors;
-        return std::max<i64>(1, std::min<i64>(by_size, ceil_div(static_cast<i64>(bytes), kMinTaskBytes)));
+        const i64 tiles = std::max<i64>(1, std::min<i64>(by_size, ceil_div(static_cast<i64>(bytes), kMinTaskBytes)));
+        if (tasks_.size() + static_cast<std::uint64_t>(tiles) > kMaxCompiledTasks)
+            too_many_tasks(k.name, tasks_.size() + static_cast<std::uint64_t>(tiles));
+        return tiles;
+    }
+
+    [[noreturn]] void too_many_tasks(const std::string& kernel, std::uint64_t tasks) const {
+        throw InputError(fmt::format("{}: kernel {}: the graph would compile to {} or more tasks, more than the limit of {}; "
+                                     "use a smaller batch or smaller shapes",
+                                     g_.file, kernel, tasks, kMaxCompiledTasks));
     }
 
     int producer_kernel(int t) const {
@@ -305,6 +321,7 @@ private:
         if (t.type == npusim::Kernel::copy) t.params.out_bytes = t.params.bytes;
         VectorWork vw{t.params.bytes, t.params.out_bytes, t.params.cycles_per_repeat};
         t.est_cycles = vector_task_cycles(vw, chip_, chip_.vector.count);
+        if (tasks_.size() >= kMaxCompiledTasks) too_many_tasks(plan_.kernels[static_cast<std::size_t>(t.kernel)].name, tasks_.size() + 1);
         tasks_.push_back(std::move(t));
     }
 

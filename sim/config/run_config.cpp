@@ -14,6 +14,7 @@
 
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
+#include "common/input_limits.hpp"
 #include "config/schema.hpp"
 
 namespace npusim {
@@ -146,19 +147,27 @@ json parse_json_file(const std::string& file, const std::string& what, const std
     if (fs::is_directory(file, ec)) fail(file + ": cannot open " + what + " (it is a directory)" + suffix);
     std::ifstream in(file, std::ios::binary);
     if (!in) fail(file + ": cannot open " + what + suffix);
-    std::ostringstream buf;
-    buf << in.rdbuf();
+    // Bounded, so that a device like /dev/zero cannot fill the memory.
+    constexpr std::size_t kMaxFileBytes = std::size_t(64) << 20;
+    std::string text;
+    if (!read_bounded(in, text, kMaxFileBytes))
+        fail(file + ": larger than 64 MiB, which no " + what + " is" + suffix);
     if (in.bad()) fail(file + ": cannot read " + what + suffix);
-    const std::string text = buf.str();
 
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
         fail(file + ": empty " + what + " (expected a JSON object)" + suffix);
     const auto nul = text.find('\0');
     if (nul != std::string::npos)
         fail(file + ": not a JSON text file (binary data at byte " + std::to_string(nul + 1) + ")" + suffix);
+    if (const auto deep = json_too_deep_at(text); deep != std::string::npos)
+        fail(file + ":" + line_col(text, deep) + ": invalid JSON: nested deeper than " + std::to_string(kMaxJsonDepth) +
+             " levels");
 
     try {
-        return json::parse(text);
+        return json::parse(text, reject_duplicate_keys<json>());
+    } catch (const DuplicateJsonKey& e) {
+        fail(file + ": duplicate key '" + e.key + "' " + (e.path.empty() ? "at the top level" : "in " + e.path) +
+             " (each key may appear once)");
     } catch (const json::parse_error& e) {
         fail(file + ":" + line_col(text, error_offset(text, e.byte)) + ": invalid JSON: " +
              short_parse_reason(e.what()));
@@ -325,6 +334,15 @@ std::vector<std::string> split_path(const std::string& path) {
 
 void apply_set(json& doc, const std::string& arg, Sources& sources) {
     const std::string label = "--set " + arg;
+    // The document is JSON text: bytes that are not UTF-8 would fail later,
+    // when it is written into the stats.
+    try {
+        (void)json(arg).dump();
+    } catch (const json::type_error&) {
+        fail(label + ": not valid UTF-8 text");
+    }
+    if (json_too_deep_at(arg) != std::string::npos)
+        fail(label + ": invalid JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     const auto eq = arg.find('=');
     if (eq == std::string::npos || eq == 0)
         fail(label + ": expected PATH=VALUE, e.g. --set chip.hbm.bandwidth_gbps=3200");
@@ -505,6 +523,26 @@ void cross_checks(const json& doc, const Sources& sources) {
              " KB) and must fit in chip.buffers.ub_kb = " + std::to_string(ub_kb) + " KB");
 }
 
+// DESIGN §4.2: a chip with a mesh must say how big it is. Runs before the
+// defaults are filled in, so "has an interconnect section" means the input
+// (a chip file or a --set) wrote one.
+void check_mesh_keys(const json& doc, const Sources& sources) {
+    const json& chip = doc["chip"];
+    const auto ic = chip.find("interconnect");
+    if (ic == chip.end() || !ic->is_object()) return;
+    for (const char* key : {"ranks", "planes", "datablock_bytes"}) {
+        if (ic->contains(key)) continue;
+        const std::string path = std::string("chip.interconnect.") + key;
+        const KeySpec* spec = find_key(path, "");
+        fail(sources.label("chip.interconnect") + ": missing required key " + path + " (a chip with an interconnect section must give ranks, planes and datablock_bytes), expected " +
+             type_phrase(*spec) + unit_suffix(*spec));
+    }
+    const std::int64_t block = ic->at("datablock_bytes").get<std::int64_t>();
+    if (block % 32 != 0)
+        fail(sources.label("chip.interconnect.datablock_bytes") + ": chip.interconnect.datablock_bytes: expected a multiple of 32 (B), got " +
+             std::to_string(block));
+}
+
 ChipParams to_chip_params(const json& doc) {
     ChipParams c;
     for (const auto& spec : config_keys())
@@ -540,6 +578,7 @@ RunConfig RunConfig::load(const std::string& chip_file, const std::string& workl
     // Chip section.
     const Validator chip_check(sources, "");
     chip_check.check_object(doc["chip"], "chip");
+    check_mesh_keys(doc, sources);
     chip_check.fill_defaults(doc, "chip", chip_file);
     cross_checks(doc, sources);
 

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "host/host_costs.hpp"
+
 namespace npusim {
 namespace {
 
@@ -187,11 +189,110 @@ std::vector<KeySpec> build_keys() {
                     .meaning("HBM capacity of the die.")
                     .field(&ChipParams::hbm, &HbmParams::size_gb));
 
+    // --- chip.interconnect (supernode mesh, DESIGN §1.3, §2 Links) --------
+    k.push_back(integer("chip.interconnect.ranks").unit("dies").at_least(1).at_most(384)
+                    .meaning("Dies (ranks) joined by the memory-semantic mesh; 1 = a single die without a mesh. Required in a chip file with an `interconnect` section.")
+                    .field(&ChipParams::interconnect, &InterconnectParams::ranks));
+    k.push_back(integer("chip.interconnect.planes").unit("planes").at_least(1).at_most(64)
+                    .meaning("Parallel link planes per rank; block addresses hash to planes, each plane has its own bandwidth and FIFO queues. Required with a mesh.")
+                    .field(&ChipParams::interconnect, &InterconnectParams::planes));
+    k.push_back(number("chip.interconnect.plane_bandwidth_gbps").unit("GB/s").above(0).at_most(kMaxGbps)
+                    .meaning("Bandwidth of one plane of one rank, per direction (egress and ingress are separate queues).")
+                    .field(&ChipParams::interconnect, &InterconnectParams::plane_bandwidth_gbps));
+    k.push_back(number("chip.interconnect.plane_latency_ns").unit("ns").at_least(0).at_most(kMaxNs)
+                    .meaning("Time from a chunk's first byte leaving the sender's plane to its first byte reaching the receiver's plane; also the write acknowledgement's way back.")
+                    .field(&ChipParams::interconnect, &InterconnectParams::plane_latency_ns));
+    k.push_back(integer("chip.interconnect.datablock_bytes").unit("B").at_least(64).at_most(65536)
+                    .meaning("Aligned block the fabric delivers atomically (a multiple of 32); Data-as-Flag blocks carry this minus 8 B of payload. Required with a mesh.")
+                    .field(&ChipParams::interconnect, &InterconnectParams::datablock_bytes));
+    k.push_back(Key("chip.interconnect.plane_hash", VT::enumeration).one_of({"mix", "modulo"})
+                    .meaning("Block address to plane: `modulo` = block index mod planes, `mix` = a bit mix of the block index mod planes.")
+                    .field(&ChipParams::interconnect, &InterconnectParams::plane_hash));
+    k.push_back(integer("chip.interconnect.reorder_seed").at_least(0).at_most(2147483647)
+                    .meaning("0: deterministic delivery without jitter. Otherwise each chunk gets a jitter in [0, plane_latency_ns) from this seed, reordering writes across planes (never within a plane) so protocol bugs surface.")
+                    .field(&ChipParams::interconnect, &InterconnectParams::reorder_seed));
+
+    // --- chip.kernel (kernel API costs) -------------------------------------
+    k.push_back(number("chip.kernel.sync_all_ns").unit("ns").at_least(0).at_most(kMaxNs)
+                    .meaning("SyncAll: from the last AIV core of a die arriving to all of them leaving the barrier.")
+                    .field(&ChipParams::kernel, &KernelCostParams::sync_all_ns));
+    k.push_back(number("chip.kernel.flag_poll_ns").unit("ns").at_least(0).at_most(kMaxNs)
+                    .meaning("One poll of a flag in GM (read and compare); a waiting core sees a flag this long after its block lands.")
+                    .field(&ChipParams::kernel, &KernelCostParams::flag_poll_ns));
+    k.push_back(number("chip.kernel.mte_setup_ns").unit("ns").at_least(0).at_most(kMaxNs)
+                    .meaning("Fixed time one DataCopy occupies its MTE pipe (descriptor setup, completion and the flag handshake with the next pipe), on top of latency and bytes.")
+                    .field(&ChipParams::kernel, &KernelCostParams::mte_setup_ns));
+    k.push_back(number("chip.kernel.issue_cycles").unit("cycles").at_least(0).at_most(kMaxCycles)
+                    .meaning("Scalar cycles to issue one MTE or vector instruction into its pipe's queue.")
+                    .field(&ChipParams::kernel, &KernelCostParams::issue_cycles));
+    k.push_back(number("chip.kernel.scalar_loop_cycles").unit("cycles").at_least(0).at_most(kMaxCycles)
+                    .meaning("One iteration of a scalar loop over data in UB (load, compare, branch, update).")
+                    .field(&ChipParams::kernel, &KernelCostParams::scalar_loop_cycles));
+    k.push_back(number("chip.kernel.vector_setup_cycles").unit("cycles").at_least(0).at_most(kMaxCycles)
+                    .meaning("Fixed V-pipe time of one vector instruction sequence on top of its repeats.")
+                    .field(&ChipParams::kernel, &KernelCostParams::vector_setup_cycles));
+
+    // --- chip.host: the framework host runtime (DESIGN §1.2, docs/host.md) ---
+    k.push_back(integer("chip.host.threads").unit("threads").at_least(1).at_most(1024)
+                    .meaning("Host threads the runtime may use: sync needs 1, async 2, pipeline 3, hetero 3 + at least 1 CPU worker.")
+                    .field(&ChipParams::host, &HostParams::threads));
+    {
+        static const HostStageCosts d;
+        auto cost = [&](const char* key, double HostStageCosts::*m, const std::string& meaning) {
+            k.push_back(number(std::string("chip.host.") + key).unit("µs").at_least(0).at_most(1e6).def(d.*m)
+                            .meaning(meaning)
+                            .apply([m](ChipParams& c, const json& v) { c.host.costs.*m = v.get<double>(); }));
+        };
+        cost("prepare_us", &HostStageCosts::prepare_us, "Input preparation per op (static shapes).");
+        cost("prepare_dynamic_us", &HostStageCosts::prepare_dynamic_us, "Input preparation per op (dynamic shapes).");
+        cost("infer_us", &HostStageCosts::infer_us, "InferShape per op: output shapes and attributes (static shapes).");
+        cost("infer_dynamic_us", &HostStageCosts::infer_dynamic_us, "InferShape per op (dynamic shapes).");
+        cost("resize_us", &HostStageCosts::resize_us, "Resize per op: tiling and memory sizes (static shapes).");
+        cost("resize_dynamic_us", &HostStageCosts::resize_dynamic_us, "Resize per op (dynamic shapes: tiling recomputed).");
+        cost("alloc_us", &HostStageCosts::alloc_us, "Launch stage: device memory allocation of the op's output (static shapes).");
+        cost("alloc_dynamic_us", &HostStageCosts::alloc_dynamic_us, "Allocation (dynamic shapes).");
+        cost("launch_us", &HostStageCosts::launch_us, "Launch stage: the kernel launch call, before descriptor submission (static shapes).");
+        cost("launch_dynamic_us", &HostStageCosts::launch_dynamic_us, "Launch call (dynamic shapes).");
+        cost("free_us", &HostStageCosts::free_us, "Launch stage: one free of a tensor whose last reader was just launched (static shapes).");
+        cost("free_dynamic_us", &HostStageCosts::free_dynamic_us, "One free (dynamic shapes).");
+    }
+    k.push_back(Key("chip.host.op_costs", VT::object).def(host::default_op_costs())
+                    .meaning("Per-op-type costs that differ from the chip-wide ones, e.g. `{\"Conv2D\": {\"resize_us\": 10}}`; "
+                             "keys as above, merged over this default table per op type and key.")
+                    .apply([](ChipParams& c, const json& v) { c.host.op_costs = host::resolve_op_costs(v); }));
+    k.push_back(integer("chip.host.descriptor_bytes").unit("B").at_least(1).at_most(1048576)
+                    .meaning("Size of one task descriptor written to the device's queues at launch.")
+                    .field(&ChipParams::host, &HostParams::descriptor_bytes));
+    k.push_back(integer("chip.host.param_block_bytes").unit("B").at_least(0).at_most(1048576)
+                    .meaning("Size of one task's parameter block, written with its descriptor.")
+                    .field(&ChipParams::host, &HostParams::param_block_bytes));
+    k.push_back(number("chip.host.link_gbps").unit("GB/s").above(0).at_most(kMaxGbps)
+                    .meaning("Host <-> device link bandwidth (descriptor submission, value and shape copies).")
+                    .field(&ChipParams::host, &HostParams::link_gbps));
+    k.push_back(number("chip.host.submit_latency_us").unit("µs").at_least(0).at_most(1e6)
+                    .meaning("Fixed cost of one descriptor submission (doorbell, runtime call), paid per batch.")
+                    .field(&ChipParams::host, &HostParams::submit_latency_us));
+    k.push_back(number("chip.host.copy_latency_us").unit("µs").at_least(0).at_most(1e6)
+                    .meaning("Fixed cost of one device <-> host copy (value of a value-dependent op, shape of a compute-dependent op, CPU-op operands).")
+                    .field(&ChipParams::host, &HostParams::copy_latency_us));
+    k.push_back(number("chip.host.sync_latency_us").unit("µs").at_least(0).at_most(1e6)
+                    .meaning("From the device finishing to a waiting host thread resuming (stream synchronize).")
+                    .field(&ChipParams::host, &HostParams::sync_latency_us));
+    k.push_back(number("chip.host.cpu.gflops_per_thread").unit("GFLOP/s").above(0).at_most(1e6)
+                    .meaning("Compute rate of one host thread running a CPU-subgraph op (hetero).")
+                    .field(&ChipParams::host, &HostParams::cpu_gflops_per_thread));
+    k.push_back(number("chip.host.cpu.gbps_per_thread").unit("GB/s").above(0).at_most(kMaxGbps)
+                    .meaning("Memory rate of one host thread running a CPU-subgraph op (hetero).")
+                    .field(&ChipParams::host, &HostParams::cpu_gbps_per_thread));
+    k.push_back(number("chip.host.cpu.op_overhead_us").unit("µs").at_least(0).at_most(1e6)
+                    .meaning("Fixed cost of one CPU-subgraph op (hetero).")
+                    .field(&ChipParams::host, &HostParams::cpu_op_overhead_us));
+
     // --- workload ---------------------------------------------------------
     // A new workload kind adds its name to workload.kind's list, its keys
     // with .kind("name") and a section in build_sections().
     k.push_back(Key("workload.kind", VT::enumeration)
-                    .one_of({"tasks", "graph"})
+                    .one_of({"tasks", "graph", "moe"})
                     .required()
                     .meaning("What the workload is; selects which other workload keys exist."));
     k.push_back(Key("workload.file", VT::string)
@@ -224,6 +325,40 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Values for the graph's symbolic dimensions, e.g. `{\"seq_len\": 256}` (unset ones keep the graph's defaults)."));
     k.push_back(Key("workload.tiling", VT::object).kind("graph").def(json::object())
                     .meaning("Forced tilings by node name, e.g. `{\"conv1\": {\"m_blocks\": 2, \"n_blocks\": 8}}` (`tiles` for Vector ops)."));
+    // Host runtime (DESIGN §1.2, docs/host.md).
+    k.push_back(Key("workload.host_mode", VT::enumeration).kind("graph").def("off")
+                    .one_of({"off", "sync", "async", "pipeline", "hetero"})
+                    .meaning("Framework host model: `off` launches every kernel at time 0 (device only); `sync`, `async`, `pipeline`, `hetero` as in docs/host.md."));
+    k.push_back(Key("workload.submit_batch", VT::integer).kind("graph").def(16).at_least(0).at_most(1048576)
+                    .meaning("Task descriptors per submission at launch; 0 = all of a kernel's descriptors in one submission."));
+    k.push_back(Key("workload.cpu_ops", VT::string_or_strings).kind("graph").def(json::array())
+                    .meaning("Node names run on host CPU threads in `hetero` mode, besides nodes with `\"device\": \"cpu\"`."));
+    k.push_back(Key("workload.dynamic_shapes", VT::boolean).kind("graph").def(false)
+                    .meaning("Host pays the dynamic-shape costs (chip.host.*_dynamic_us) for every op."));
+
+    // Kind "moe": the MoE Dispatch operator on the supernode (DESIGN §1.3).
+    k.push_back(Key("workload.variant", VT::enumeration).kind("moe").def("optimized").one_of({"baseline", "optimized"})
+                    .meaning("`baseline`: BSP style with SyncAll between phases; `optimized`: counts first, Data-as-Flag tokens, reorder on arrival, no SyncAll."));
+    k.push_back(Key("workload.flag_in_block", VT::boolean).kind("moe").def(true)
+                    .meaning("Optimized variant: the 8 B flag travels in every 512 B block with the payload (Data-as-Flag); false = one separate flag block after the data, with no barrier (unsafe)."));
+    k.push_back(Key("workload.batch", VT::integer).kind("moe").def(128).at_least(1).at_most(256)
+                    .meaning("Tokens per rank (BS)."));
+    k.push_back(Key("workload.hidden", VT::integer).kind("moe").unit("B").def(7168).at_least(32).at_most(7168)
+                    .meaning("Hidden size; int8 tokens carry this many bytes (a multiple of 32) plus a 32 B scale and 12 B of (rank, token, k)."));
+    k.push_back(Key("workload.top_k", VT::integer).kind("moe").def(8).at_least(1).at_most(16)
+                    .meaning("Experts each token goes to (distinct)."));
+    k.push_back(Key("workload.experts_per_rank", VT::integer).kind("moe").def(1).at_least(1).at_most(512)
+                    .meaning("Routed experts hosted by each rank; experts = ranks x this, at least top_k."));
+    k.push_back(Key("workload.distribution", VT::enumeration).kind("moe").def("uniform").one_of({"uniform", "skewed"})
+                    .meaning("Expert choice: `uniform`, or `skewed` (Zipf over a seeded permutation of the experts, exponent `skew`)."));
+    k.push_back(Key("workload.skew", VT::number).kind("moe").def(1.0).at_least(0).at_most(4)
+                    .meaning("Zipf exponent of the skewed distribution."));
+    k.push_back(Key("workload.seed", VT::integer).kind("moe").def(1).at_least(0).at_most(2147483647)
+                    .meaning("Seed of the token routing (top-K expert ids)."));
+    k.push_back(Key("workload.trace_ranks", VT::integer).kind("moe").def(1).at_least(0).at_most(384)
+                    .meaning("With --trace: the first N ranks get a process with their cores' phases and their busy link planes."));
+    k.push_back(Key("workload.notes", VT::string_or_strings).kind("moe").def(json::array())
+                    .meaning("Free text about the workload. Not read by the simulator."));
     return k;
 }
 
@@ -236,10 +371,23 @@ std::vector<SectionSpec> build_sections() {
         {"chip.buffers", "", "On-core buffers", "Buffer capacities per core; tiles must fit in them."},
         {"chip.l2", "", "L2", "Shared L2 of the die, in front of HBM."},
         {"chip.hbm", "", "HBM", "Global memory of the die."},
+        {"chip.host", "", "Host runtime", "The framework host of kernel-by-kernel execution (DESIGN §1.2): per-op costs, threads, descriptor submission. Used when workload.host_mode is not `off`; see docs/host.md."},
+        {"chip.host.cpu", "", "Host CPU cost model", "Cost of ops of the CPU subgraph in `hetero` host mode, per host thread."},
+        {"chip.interconnect", "", "Interconnect (supernode mesh)",
+         "Memory-semantic mesh joining `ranks` dies (DESIGN §1.3): per rank and plane an egress and an ingress FIFO, "
+         "latency plus size/bandwidth, writes cut into atomic DataBlocks and hashed to planes by address, unordered "
+         "across planes. The keys get defaults on every chip; a chip file that has an `interconnect` section must "
+         "give `ranks`, `planes` and `datablock_bytes`."},
+        {"chip.kernel", "", "Kernel API costs",
+         "Fixed costs of the AIV kernel API (sim/kernel_api) that are not bandwidth: barriers, polls, instruction overheads."},
         {"workload", "graph", "Workload kind `graph`",
          "Compiles a model graph (docs/graph-format.md) on the fly. Given as `--workload MODEL.json`; the graph file's own "
          "`workload` object gives per-model defaults, `--set workload.*` overrides them."},
         {"workload.passes", "graph", "Compiler passes (kind `graph`)", "Each pass of the built-in compiler, switchable."},
+        {"workload", "moe", "Workload kind `moe`",
+         "The MoE Dispatch operator on the supernode (docs/supernode.md): one kernel instance per AIV core of every "
+         "rank. Given as `--workload models/moe_dispatch.json`, a JSON object of the keys below; ranks come from "
+         "`chip.interconnect.ranks`."},
         {"workload", "tasks", "Workload kind `tasks`",
          "Replays a task-descriptor stream (DESIGN §4.3). Given directly as `--workload FILE.jsonl`, the section is "
          "`{\"kind\": \"tasks\", \"file\": \"FILE.jsonl\"}`."},

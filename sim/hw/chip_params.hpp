@@ -2,6 +2,7 @@
 // document. Hardware modules see only this struct, never JSON.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace npusim {
@@ -52,6 +53,54 @@ struct HbmParams {
     double size_gb = 64;
 };
 
+// The supernode mesh (DESIGN §1.3, §2 Links): dies ("ranks") joined by
+// memory-semantic link planes. ranks = 1 is a single die without a mesh.
+struct InterconnectParams {
+    int ranks = 1;                      // dies in the supernode
+    int planes = 7;                     // parallel link planes per rank
+    double plane_bandwidth_gbps = 28;   // per plane and direction
+    double plane_latency_ns = 1000;     // first byte out to first byte in, per plane
+    int datablock_bytes = 512;          // atomic delivery unit
+    std::string plane_hash = "mix";     // block address -> plane: "mix" or "modulo"
+    std::int64_t reorder_seed = 0;      // 0: no jitter; else deterministic per-chunk jitter
+    double reorder_jitter_ns = -1;      // jitter bound; < 0 means plane_latency_ns
+};
+
+// Costs of the kernel API (sim/kernel_api) that are not bandwidth: fixed
+// instruction overheads, polling, barriers.
+struct KernelCostParams {
+    double sync_all_ns = 2500;          // SyncAll of all AIV cores of a die
+    double flag_poll_ns = 500;          // one poll of a flag in GM (read + compare)
+    double mte_setup_ns = 200;          // fixed pipe time of one DataCopy (MTE2/MTE3)
+    double issue_cycles = 20;           // scalar cycles to issue one MTE or vector instruction
+    double scalar_loop_cycles = 8;      // one iteration of a scalar loop over UB data
+    double vector_setup_cycles = 16;    // fixed V-pipe time of one vector instruction sequence
+};
+
+// Host runtime (DESIGN §1.2, sim/host): per-op framework costs in µs,
+// static-shape and dynamic-shape variants; see docs/host.md.
+struct HostStageCosts {
+    double prepare_us = 2, infer_us = 3, resize_us = 4, alloc_us = 2, launch_us = 6, free_us = 0.5;
+    double prepare_dynamic_us = 3, infer_dynamic_us = 8, resize_dynamic_us = 12, alloc_dynamic_us = 4,
+           launch_dynamic_us = 8, free_dynamic_us = 1;
+};
+
+struct HostParams {
+    int threads = 8;                  // host threads the runtime may use
+    HostStageCosts costs;             // every op type ...
+    // ... unless overridden here: op type -> {"resize_us": 10, ...} (sparse).
+    std::map<std::string, std::map<std::string, double>> op_costs;
+    double cpu_gflops_per_thread = 50;  // CPU subgraph cost model (hetero)
+    double cpu_gbps_per_thread = 10;
+    double cpu_op_overhead_us = 5;
+    int descriptor_bytes = 64;        // one task descriptor
+    int param_block_bytes = 256;      // its parameter block
+    double link_gbps = 25;            // host <-> device link
+    double submit_latency_us = 1;     // per submission (doorbell, runtime call)
+    double copy_latency_us = 8;       // per device<->host copy call
+    double sync_latency_us = 3;       // device done -> host thread sees it
+};
+
 struct ChipParams {
     std::string name;
     double clock_ghz = 1.0;
@@ -62,6 +111,9 @@ struct ChipParams {
     BufferParams buffers;
     L2Params l2;
     HbmParams hbm;
+    HostParams host;
+    InterconnectParams interconnect;
+    KernelCostParams kernel;
 
     // Picoseconds per core cycle (not an integer in general).
     double ps_per_cycle() const { return 1000.0 / clock_ghz; }

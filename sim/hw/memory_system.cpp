@@ -108,6 +108,7 @@ void MemorySystem::part_done(std::uint32_t slot) {
 }
 
 void MemorySystem::wake() {
+    ++sim_activations_total();
     armed_ps_ = UINT64_MAX;
     const std::uint64_t now = now_ps();
     for (BandwidthShare* share : {&hbm_, &l2_bw_}) {

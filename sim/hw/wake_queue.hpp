@@ -20,6 +20,12 @@ inline std::uint64_t& sim_events_total() {
     return n;
 }
 
+// SystemC process activations of the model's modules (each wake method).
+inline std::uint64_t& sim_activations_total() {
+    static std::uint64_t n = 0;
+    return n;
+}
+
 template <class Action>
 class WakeQueue {
 public:
@@ -34,6 +40,7 @@ public:
     // insertion order, then re-arms for the next one.
     template <class Fn>
     void run_due(Fn&& fn) {
+        ++sim_activations_total();
         armed_ = kNever;
         const std::uint64_t now = now_ps();
         while (!heap_.empty() && heap_.top().t <= now) {

@@ -22,7 +22,7 @@ std::string Stats::to_json(int indent) const {
         }())];
     };
     for (const auto& [key, v] : values_)
-        std::visit([&](const auto& x) { slot(key) = x; }, v);
+        std::visit([&, &key = key](const auto& x) { slot(key) = x; }, v);
     for (const auto& [key, text] : raw_) slot(key) = nlohmann::json::parse(text);
     return root.dump(indent) + "\n";
 }

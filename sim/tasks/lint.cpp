@@ -72,7 +72,10 @@ LintRegions lint_regions(const Task& t) {
 }
 
 bool regions_overlap(const Region& a, const Region& b) {
-    return a.space == b.space && a.bytes > 0 && b.bytes > 0 && a.addr < b.addr + b.bytes && b.addr < a.addr + a.bytes;
+    // hbm and l2 are one global address space (l2 only says the data is
+    // resident in L2), so they alias each other; ub and l1 only themselves.
+    const bool same_memory = a.space == b.space || (is_global(a.space) && is_global(b.space));
+    return same_memory && a.bytes > 0 && b.bytes > 0 && a.addr < b.addr + b.bytes && b.addr < a.addr + a.bytes;
 }
 
 namespace {
@@ -371,6 +374,10 @@ private:
                     writes.push_back(Iv{r.space, r.addr, r.addr + r.bytes, t});
                 }
         }
+        // hbm and l2 sort as one space: they alias (see regions_overlap).
+        auto memory = [](Space s) { return is_global(s) ? Space::hbm : s; };
+        for (auto* v : {&all, &writes})
+            for (Iv& iv : *v) iv.space = memory(iv.space);
         auto before = [](const Iv& a, const Iv& b) {
             return a.space != b.space ? a.space < b.space : a.start < b.start;
         };
@@ -587,11 +594,6 @@ private:
                 rm.ev = e;
                 rm.joint = true;
                 sum.removable = sum.edges == 1 || keeps_order(rm);
-                if (!sum.removable)
-                    rep_.notes.push_back(fmt::format(
-                        "event '{}': each of its {} edges is redundant on its own, but removing all of them at "
-                        "once would leave a true dependence unordered; remove them one at a time and rerun the lint",
-                        ts_.events[e].id, sum.edges));
             }
             rep_.event_summary.push_back(sum);
         }
@@ -652,6 +654,12 @@ std::string lint_report_text(const TaskStream& ts, const LintReport& r) {
                 "event '{}': {} of its {} edges are over-synchronisation; only {} order a true dependence "
                 "(a finer-grained event would keep just those)\n",
                 id, s.redundant, s.edges, s.edges - s.redundant);
+        } else {
+            out += fmt::format(
+                "event '{}': each of its {} edges is over-synchronisation on its own, but not all together: "
+                "without the event a true dependence would be unordered; remove edges one at a time and rerun "
+                "the lint\n",
+                id, s.edges);
         }
     }
     if (!r.deadlocks.empty())

@@ -24,7 +24,8 @@ struct LintRegions {
 };
 
 LintRegions lint_regions(const Task& t);
-// Same space and intersecting address ranges (empty regions touch nothing).
+// Same memory and intersecting address ranges (empty regions touch nothing).
+// hbm and l2 are one global address space and alias each other.
 bool regions_overlap(const Region& a, const Region& b);
 // a and b conflict when one writes what the other reads or writes (RAW, WAR,
 // WAW); a task that touches everything conflicts with every other task.

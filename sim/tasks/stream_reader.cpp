@@ -1,5 +1,6 @@
 #include "tasks/stream_reader.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <istream>
 #include <limits>
@@ -11,6 +12,7 @@
 
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
+#include "common/input_limits.hpp"
 
 namespace npusim {
 namespace {
@@ -23,6 +25,7 @@ constexpr std::uint64_t kMaxDim = 1ULL << 24;     // matmul m/n/k
 constexpr std::uint64_t kMaxCycles = 1ULL << 40;
 constexpr std::size_t kMaxTasks = 50'000'000;
 constexpr std::uint32_t kMaxEventCount = 1u << 30;
+constexpr std::size_t kMaxLineBytes = std::size_t(16) << 20;  // one task line
 
 const std::vector<std::string> kTaskKeys = {"id", "core_type", "kernel", "stream", "wait", "signal",
                                             "params", "priority", "core", "op", "tile"};
@@ -41,6 +44,7 @@ public:
 
     std::string text(const json& j, const char* key) const {
         if (j.is_string()) return j.get<std::string>();
+        if (j.is_number_unsigned()) return std::to_string(j.get<std::uint64_t>());
         if (j.is_number_integer()) return std::to_string(j.get<std::int64_t>());
         fail(fmt::format("{}: expected a string or integer id, got {}", key, describe(j)));
     }
@@ -51,9 +55,11 @@ public:
             if (v >= lo && v <= hi) return v;
         } else if (j.is_number_float()) {
             const double d = j.get<double>();
-            if (d == static_cast<double>(static_cast<std::int64_t>(d)) && d >= static_cast<double>(lo) &&
-                d <= static_cast<double>(hi))
-                return static_cast<std::uint64_t>(d);
+            // Range first: casting a double outside int64 is undefined.
+            if (d >= 0 && d < 18446744073709551616.0 && std::floor(d) == d) {
+                const auto v = static_cast<std::uint64_t>(d);
+                if (v >= lo && v <= hi) return v;
+            }
         }
         fail(fmt::format("{}: expected an integer in [{}, {}], got {}", key, lo, hi, describe(j)));
     }
@@ -239,7 +245,11 @@ struct Reader {
         t.signal = event_list(r, j["signal"], "signal");
         if (j.contains("priority")) {
             const json& p = j["priority"];
-            if (!p.is_number_integer() || p.get<std::int64_t>() < -1000000 || p.get<std::int64_t>() > 1000000)
+            // Unsigned first: 2^64 - 5 read as int64 would pass as -5.
+            const bool ok = p.is_number_unsigned() ? p.get<std::uint64_t>() <= 1000000
+                                                   : p.is_number_integer() && p.get<std::int64_t>() >= -1000000 &&
+                                                         p.get<std::int64_t>() <= 1000000;
+            if (!ok)
                 r.fail(fmt::format("priority: expected an integer in [-1000000, 1000000], got {}", LineReader::describe(p)));
             t.priority = static_cast<std::int32_t>(p.get<std::int64_t>());
         }
@@ -258,19 +268,34 @@ TaskStream parse_task_stream(std::istream& in, const std::string& file) {
     rd.ts.file = file;
     std::string text;
     std::size_t line = 0;
-    while (std::getline(in, text)) {
+    bool too_long = false;
+    while (getline_bounded(in, text, kMaxLineBytes, too_long)) {
         ++line;
+        if (too_long)
+            throw InputError(fmt::format("{}:{}: line longer than {} MiB (one task or event per line; is this a task stream?)",
+                                         file, line, kMaxLineBytes >> 20));
         if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
         LineReader r(file, line);
+        if (const auto deep = json_too_deep_at(text); deep != std::string::npos)
+            throw InputError(fmt::format("{}:{}:{}: invalid JSON: nested deeper than {} levels", file, line, deep + 1,
+                                         kMaxJsonDepth));
         json j;
         try {
-            j = json::parse(text);
+            j = json::parse(text, reject_duplicate_keys<json>());
+        } catch (const DuplicateJsonKey& e) {
+            throw InputError(fmt::format("{}:{}: {}duplicate key '{}'", file, line, e.path.empty() ? "" : e.path + ": ", e.key));
         } catch (const json::parse_error& e) {
             std::string reason = e.what();
             const auto p = reason.find("syntax error");
             if (p != std::string::npos) reason = reason.substr(p);
             // One object per line, so the byte offset is the column.
             throw InputError(fmt::format("{}:{}:{}: invalid JSON: {}", file, line, e.byte, reason));
+        } catch (const json::exception& e) {
+            // A number too large for a double ("1e400") is not a parse_error.
+            std::string reason = e.what();
+            const auto br = reason.find("] ");
+            if (br != std::string::npos) reason = reason.substr(br + 2);
+            throw InputError(fmt::format("{}:{}: invalid JSON: {}", file, line, reason));
         }
         if (!j.is_object()) r.fail(fmt::format("expected a JSON object (a task or an event declaration), got {}", LineReader::describe(j)));
         if (j.contains("event")) rd.read_event_line(r, j, line);

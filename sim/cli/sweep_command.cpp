@@ -1,0 +1,70 @@
+// `npusim sweep STUDY.json --out DIR [-j N] [--resume]`: runs a what-if study
+// (sim/study/), locally or as a Slurm job array.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "common/errors.hpp"
+#include "study/child_process.hpp"
+#include "study/sweep.hpp"
+
+namespace npusim::cli {
+
+namespace po = boost::program_options;
+
+int sweep_command(const Args& args) {
+    study::SweepOptions opt;
+    unsigned jobs = 0;
+    long array_task = -1;
+    po::options_description opts("npusim sweep STUDY.json --out DIR [options]");
+    opts.add_options()
+        ("help,h", "show this help")
+        ("out,o", po::value(&opt.out_dir), "sweep folder: results.jsonl, results.csv, study.json, points/ (required)")
+        ("jobs,j", po::value(&jobs), "points run at the same time (default: one per CPU); with --backend slurm: "
+                                     "the most array tasks running at once")
+        ("resume", po::bool_switch(&opt.resume), "keep the finished points of DIR and run the rest (failed points run again)")
+        ("backend", po::value(&opt.backend)->default_value("local"), "local: child processes here; slurm: one Slurm job array")
+        ("report", po::bool_switch(&opt.report), "write DIR/report.html (self-contained: charts, table, utilisation)")
+        ("timeout", po::value(&opt.point_timeout_s), "local backend: stop a point after this many seconds (it fails)")
+        ("sbatch-arg", po::value(&opt.sbatch_args), "slurm: extra sbatch option, e.g. --sbatch-arg=--partition=big (repeatable)")
+        ("slurm-template", po::value(&opt.slurm_template), "slurm: job script template (default: the built-in "
+                                                           "tools/slurm/sweep_array.sbatch.in)")
+        ("slurm-max-array", po::value(&opt.slurm_max_array)->default_value(1000), "slurm: at most this many array tasks; "
+                                                                                  "each runs every N-th point");
+    po::options_description hidden;
+    hidden.add_options()
+        ("study", po::value(&opt.study_file), "study file")
+        ("array-task", po::value(&array_task), "internal: run the share of one Slurm array task");
+    po::options_description all;
+    all.add(opts).add(hidden);
+    po::positional_options_description pos;
+    pos.add("study", 1);
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    if (vm.count("help")) {
+        std::cout << opts;
+        return 0;
+    }
+    po::notify(vm);
+
+    if (array_task >= 0) {
+        if (opt.out_dir.empty()) throw InputError("sweep --array-task needs --out DIR");
+        return study::run_slurm_array_task(opt.out_dir, static_cast<std::size_t>(array_task), std::cout);
+    }
+    if (opt.study_file.empty()) throw InputError("sweep: missing the study file (npusim sweep STUDY.json --out DIR)");
+    if (opt.out_dir.empty()) throw InputError("sweep: missing --out DIR (the folder the results go to)");
+    if (vm.count("jobs") && jobs == 0) throw InputError("sweep: -j must be at least 1");
+    opt.jobs_given = vm.count("jobs") != 0;
+    opt.jobs = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
+    opt.tty = ::isatty(::fileno(stdout)) != 0;
+    opt.self = study::self_executable();
+    return study::run_sweep(opt, std::cout);
+}
+
+}  // namespace npusim::cli

@@ -1,0 +1,63 @@
+#include "host/host_model.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/errors.hpp"
+#include "compiler/graph_reader.hpp"
+#include "hw/die.hpp"
+#include "stats/stats.hpp"
+
+namespace npusim::host {
+
+std::unique_ptr<HostModel> HostModel::create(const nlohmann::json& doc, const ChipParams& chip,
+                                             const compiler::CompileResult& compiled) {
+    const nlohmann::json& w = doc.at("workload");
+    const Mode mode = mode_from_string(w.value("host_mode", "off"));
+    if (mode == Mode::off) return nullptr;
+    if (chip.host.threads < threads_needed(mode))
+        throw InputError(fmt::format("workload.host_mode = {} needs {} host threads{}, but chip.host.threads is {}",
+                                     to_string(mode), threads_needed(mode),
+                                     mode == Mode::hetero ? " (infer, resize, launch and at least one CPU worker)" : "",
+                                     chip.host.threads));
+    std::unique_ptr<HostModel> m(new HostModel());
+    m->chip_ = &chip;
+    m->opt_.mode = mode;
+    m->opt_.dynamic_shapes = w.value("dynamic_shapes", false);
+    m->opt_.submit_batch = w.value("submit_batch", 16u);
+    std::vector<std::string> cpu_ops;
+    if (w.contains("cpu_ops")) {
+        const auto& c = w["cpu_ops"];
+        if (c.is_string()) cpu_ops.push_back(c.get<std::string>());
+        else if (c.is_array())
+            for (const auto& e : c) cpu_ops.push_back(e.get<std::string>());
+    }
+    const compiler::Graph g = compiler::read_graph(w.at("file").get<std::string>(), compiler::dims_from_workload(w));
+    m->plan_ = make_plan(g, compiled.stream, compiled.tilings, cpu_ops, mode == Mode::hetero, chip.host);
+    m->gated_ = gate_stream(compiled.stream, m->plan_, m->opt_.submit_batch);
+    return m;
+}
+
+TaskStream HostModel::take_stream() { return std::move(gated_.stream); }
+
+void HostModel::attach(Die& die, TraceWriter* trace) {
+    runtime_ = std::make_unique<HostRuntime>("host", opt_, chip_->host, plan_, gated_, die, trace);
+}
+
+void HostModel::finish() {
+    if (!runtime_->finished()) throw DeadlockError(runtime_->stall_report());
+    runtime_->emit_flows();
+}
+
+void HostModel::collect(Stats& s) const { runtime_->collect(s); }
+
+std::string HostModel::summary(const Stats& s) const {
+    return fmt::format(
+        "  host {:<8} end-to-end {:.3f} us   device idle {:.1f}%   launches {}   submissions {}   drains {}   waits {}   "
+        "peak device memory {:.1f} MB\n",
+        to_string(opt_.mode), s.number("host.end_to_end_ns") / 1000.0, s.number("host.device_idle_fraction") * 100.0,
+        s.number("host.launches"), s.number("host.submissions"), s.number("host.drains"), s.number("host.waits"),
+        s.number("host.peak_device_memory_bytes") / 1048576.0);
+}
+
+}  // namespace npusim::host

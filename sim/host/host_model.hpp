@@ -1,0 +1,54 @@
+// The host runtime of a run (DESIGN §1.2), put together for `npusim run`:
+// reads workload.host_mode and the chip's host section, plans the host ops
+// of the compiled graph, gates the stream, and builds the HostRuntime
+// module beside the Die. Off (the default) leaves the run as it was: every
+// kernel launched at time 0.
+#pragma once
+#include <memory>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "compiler/compiler.hpp"
+#include "host/host_plan.hpp"
+#include "host/host_runtime.hpp"
+#include "host/stream_gating.hpp"
+
+namespace npusim {
+class Die;
+class Stats;
+class TraceWriter;
+}  // namespace npusim
+
+namespace npusim::host {
+
+class HostModel {
+public:
+    // nullptr when workload.host_mode is absent or "off". InputError when the
+    // chip has too few host threads for the mode or cpu_ops names no node.
+    static std::unique_ptr<HostModel> create(const nlohmann::json& document, const ChipParams& chip,
+                                             const compiler::CompileResult& compiled);
+
+    // The gated stream for the Die (moved out; call once).
+    TaskStream take_stream();
+    // Builds the host module; call before Die::run().
+    void attach(Die& die, TraceWriter* trace);
+    // After Die::run(): DeadlockError if the host did not get through every
+    // op; then trace flows from submissions to the tasks they released.
+    void finish();
+    void collect(Stats& s) const;
+    std::string summary(const Stats& s) const;
+
+    Mode mode() const { return opt_.mode; }
+    const HostPlan& plan() const { return plan_; }
+
+private:
+    HostModel() = default;
+    RuntimeOptions opt_;
+    const ChipParams* chip_ = nullptr;
+    HostPlan plan_;
+    GatedStream gated_;
+    std::unique_ptr<HostRuntime> runtime_;
+};
+
+}  // namespace npusim::host

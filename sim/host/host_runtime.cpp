@@ -1,0 +1,484 @@
+#include "host/host_runtime.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "host/host_costs.hpp"
+#include "hw/die.hpp"
+#include "stats/intervals.hpp"
+#include "stats/stats.hpp"
+#include "trace/trace_writer.hpp"
+
+namespace npusim::host {
+
+HostRuntime::HostRuntime(sc_core::sc_module_name name, const RuntimeOptions& opt, const HostParams& params,
+                         const HostPlan& plan, const GatedStream& gated, Die& die, TraceWriter* trace)
+    : sc_core::sc_module(name),
+      opt_(opt),
+      p_(params),
+      plan_(plan),
+      gated_(gated),
+      die_(die),
+      trace_(trace),
+      tracing_(trace && trace->enabled()),
+      agenda_(wake_ev_),
+      done_(plan.ops.size(), 0),
+      done_ps_(plan.ops.size(), 0),
+      op_of_end_(die.context().stream.events.size(), -1),
+      watched_(die.context().stream.events.size(), 0),
+      buffer_addr_(plan.ops.size(), 0),
+      buffer_live_(plan.ops.size(), 0) {
+    SC_HAS_PROCESS(HostRuntime);
+    SC_METHOD(wake);
+    sensitive << wake_ev_;
+    dont_initialize();
+
+    std::vector<std::pair<std::string, std::deque<Job>*>> layout;
+    switch (opt_.mode) {
+        case Mode::off:
+        case Mode::sync: layout = {{"main", &front_q_}}; break;
+        case Mode::async: layout = {{"runner", &front_q_}, {"launch", &launch_q_}}; break;
+        case Mode::pipeline:
+        case Mode::hetero:
+            layout = {{"infer", &front_q_}, {"resize", &resize_q_}, {"launch", &launch_q_}};
+            break;
+    }
+    if (opt_.mode == Mode::async) launch_ = 1;
+    if (opt_.mode == Mode::pipeline || opt_.mode == Mode::hetero) {
+        resize_ = 1;
+        launch_ = 2;
+    }
+    if (opt_.mode == Mode::hetero)
+        for (int i = 0; i < p_.threads - 3; ++i) layout.emplace_back(fmt::format("cpu{}", i), &cpu_q_);
+    for (std::size_t i = 0; i < layout.size(); ++i) {
+        Thread t;
+        t.name = layout[i].first;
+        t.queue = layout[i].second;
+        t.tid = static_cast<int>(i) + 1;
+        threads_.push_back(std::move(t));
+    }
+    if (tracing_) {
+        trace_->process(kTracePid, "host", 1);
+        for (const Thread& t : threads_) trace_->thread(kTracePid, t.tid, "host " + t.name, t.tid);
+    }
+
+    for (std::size_t o = 0; o < plan_.ops.size(); ++o) {
+        if (gated_.end_event[o] != kNoEvent) {
+            op_of_end_[gated_.end_event[o]] = static_cast<int>(o);
+            watched_[gated_.end_event[o]] = 1;
+        }
+        for (EventIndex e : gated_.cpu_waits[o]) watched_[e] = 1;
+    }
+    die_.scalar().on_event_fired = [this](EventIndex e) { on_fired(e); };
+    if (!plan_.ops.empty()) front_q_.push_back(Job{JobKind::front, next_front_++});
+    agenda_.at(0, Wake{-1});
+}
+
+double HostRuntime::cost(int op, Stage s) const {
+    return stage_cost_us(p_, plan_.ops[static_cast<std::size_t>(op)].type, s, opt_.dynamic_shapes);
+}
+
+// ---------------------------------------------------------------------------
+// Steps of each job.
+
+void HostRuntime::add_timed(std::vector<Step>& v, const char* stage, double us, int op, std::function<void()> done) {
+    Step s;
+    s.stage = stage;
+    s.dur_ps = us_to_ps(us);
+    s.done = std::move(done);
+    s.label = fmt::format("{} {}", stage, plan_.ops[static_cast<std::size_t>(op)].name);
+    v.push_back(std::move(s));
+}
+
+void HostRuntime::add_wait(std::vector<Step>& v, WaitKind w, int op) {
+    Step s;
+    s.wait = w;
+    const std::string& name = plan_.ops[static_cast<std::size_t>(op)].name;
+    switch (w) {
+        case WaitKind::drain:
+            s.stage = "drain";
+            s.label = "drain before " + name;
+            break;
+        case WaitKind::op_done:
+            s.stage = "wait";
+            s.label = "wait for " + name;
+            break;
+        default:
+            s.stage = "inputs";
+            s.label = "inputs of " + name;
+            break;
+    }
+    v.push_back(std::move(s));
+}
+
+// Value-dependent op: every queue drains and every issued kernel ends, then
+// the value is copied to the host (DESIGN §1.2).
+void HostRuntime::drain_steps(std::vector<Step>& v, int op) {
+    const HostOp& h = plan_.ops[static_cast<std::size_t>(op)];
+    add_wait(v, WaitKind::drain, op);
+    add_timed(v, "sync", p_.sync_latency_us, op);
+    if (!h.value_on_host)
+        add_timed(v, "copy", link_time_us(p_.copy_latency_us, static_cast<double>(h.value_bytes), p_.link_gbps), op,
+                  [this, b = h.value_bytes] {
+                      ++copies_;
+                      copied_bytes_ += b;
+                  });
+}
+
+// Compute-dependent op: the scheduling thread waits for its kernel, then
+// copies the output shape back.
+void HostRuntime::after_compute_steps(std::vector<Step>& v, int op) {
+    const HostOp& h = plan_.ops[static_cast<std::size_t>(op)];
+    add_wait(v, WaitKind::op_done, op);
+    if (h.on_cpu) return;  // ran on a host thread: the shape is already here
+    add_timed(v, "sync", p_.sync_latency_us, op);
+    add_timed(v, "copy", link_time_us(p_.copy_latency_us, static_cast<double>(h.shape_bytes), p_.link_gbps), op,
+              [this, b = h.shape_bytes] {
+                  ++copies_;
+                  copied_bytes_ += b;
+              });
+}
+
+void HostRuntime::free_steps(std::vector<Step>& v, int op) {
+    for (int f : plan_.ops[static_cast<std::size_t>(op)].frees)
+        add_timed(v, "free", cost(op, Stage::free), op, [this, f] {
+            if (!buffer_live_[static_cast<std::size_t>(f)]) return;  // e.g. a CPU op's output: host memory
+            pool_.free(buffer_addr_[static_cast<std::size_t>(f)]);
+            buffer_live_[static_cast<std::size_t>(f)] = 0;
+            if (tracing_) trace_->counter(kTracePid, "device memory MB", now_ps(), static_cast<double>(pool_.in_use()) / 1048576.0);
+        });
+}
+
+// Allocation, the launch call, one submission per batch of descriptors
+// (each releases its tasks on the device), then the frees — all on one
+// thread, in program order.
+void HostRuntime::launch_steps(std::vector<Step>& v, int op) {
+    const HostOp& h = plan_.ops[static_cast<std::size_t>(op)];
+    add_timed(v, "alloc", cost(op, Stage::alloc), op, [this, op] {
+        const HostOp& hh = plan_.ops[static_cast<std::size_t>(op)];
+        if (!hh.out_bytes) return;
+        buffer_addr_[static_cast<std::size_t>(op)] = pool_.allocate(hh.out_bytes);
+        buffer_live_[static_cast<std::size_t>(op)] = 1;
+        if (tracing_) trace_->counter(kTracePid, "device memory MB", now_ps(), static_cast<double>(pool_.in_use()) / 1048576.0);
+    });
+    add_timed(v, "launch", cost(op, Stage::launch), op, [this] {
+        ++launches_;
+        first_launch_ps_ = std::min(first_launch_ps_, now_ps());
+    });
+    const auto& batches = gated_.batches[static_cast<std::size_t>(op)];
+    const double per = static_cast<double>(p_.descriptor_bytes + p_.param_block_bytes);
+    for (std::size_t b = 0; b < batches.size(); ++b) {
+        const std::uint32_t n = batches[b].second;
+        add_timed(v, "submit", link_time_us(p_.submit_latency_us, per * n, p_.link_gbps), op, [this, op, b, n, per] {
+            ++submissions_;
+            descriptors_ += n;
+            submitted_bytes_ += static_cast<std::uint64_t>(per * n);
+            submits_.push_back(Submit{op, b, threads_[static_cast<std::size_t>(launch_ < 0 ? front_ : launch_)].tid, now_ps()});
+            die_.scalar().signal_external(gated_.batches[static_cast<std::size_t>(op)][b].first);
+        });
+        v.back().label = fmt::format("submit {} [{}/{}] {} desc", h.name, b + 1, batches.size(), n);
+    }
+    free_steps(v, op);
+}
+
+void HostRuntime::start_job(Thread& t, const Job& j) {
+    t.job = j;
+    t.has_job = true;
+    t.steps.clear();
+    t.step = 0;
+    t.job_start = now_ps();
+    const int op = j.op;
+    const HostOp& h = plan_.ops[static_cast<std::size_t>(op)];
+    auto& v = t.steps;
+    switch (j.kind) {
+        case JobKind::front: {
+            add_timed(v, "prepare", cost(op, Stage::prepare), op);
+            if (h.value_dependent) drain_steps(v, op);
+            add_timed(v, "infer", cost(op, Stage::infer), op);
+            const bool resize_here = resize_ < 0 && !h.on_cpu;
+            if (resize_here) add_timed(v, "resize", cost(op, Stage::resize), op);
+            if (h.on_cpu) {
+                add_timed(v, "enqueue", 0, op, [this, op] { cpu_q_.push_back(Job{JobKind::cpu, op}); });
+            } else if (resize_ >= 0) {
+                add_timed(v, "enqueue", 0, op, [this, op] { push(resize_, Job{JobKind::resize, op}); });
+            } else if (!h.on_device()) {
+                add_timed(v, "enqueue", 0, op, [this, op] { mark_done(op); });
+            } else if (launch_ >= 0) {
+                add_timed(v, "enqueue", 0, op, [this, op] { push(launch_, Job{JobKind::launch, op}); });
+            } else {
+                launch_steps(v, op);
+            }
+            if (h.compute_dependent) after_compute_steps(v, op);
+            break;
+        }
+        case JobKind::resize:
+            add_timed(v, "resize", cost(op, Stage::resize), op);
+            if (h.on_device()) add_timed(v, "enqueue", 0, op, [this, op] { push(launch_, Job{JobKind::launch, op}); });
+            else add_timed(v, "enqueue", 0, op, [this, op] { mark_done(op); });
+            break;
+        case JobKind::launch: launch_steps(v, op); break;
+        case JobKind::cpu: {
+            add_wait(v, WaitKind::cpu_inputs, op);
+            if (h.d2h_bytes)
+                add_timed(v, "copy", link_time_us(p_.copy_latency_us, static_cast<double>(h.d2h_bytes), p_.link_gbps), op,
+                          [this, b = h.d2h_bytes] {
+                              ++copies_;
+                              copied_bytes_ += b;
+                          });
+            add_timed(v, "cpu", h.cpu_us, op, [this, op] {
+                const std::uint64_t end = now_ps();
+                cpu_busy_.emplace_back(end - us_to_ps(plan_.ops[static_cast<std::size_t>(op)].cpu_us), end);
+                ++cpu_ops_run_;
+            });
+            if (h.h2d_bytes)
+                add_timed(v, "copy", link_time_us(p_.copy_latency_us, static_cast<double>(h.h2d_bytes), p_.link_gbps), op,
+                          [this, b = h.h2d_bytes] {
+                              ++copies_;
+                              copied_bytes_ += b;
+                          });
+            add_timed(v, "signal", 0, op, [this, op] {
+                for (const auto& [e, n] : gated_.cpu_signals[static_cast<std::size_t>(op)])
+                    for (std::uint32_t i = 0; i < n; ++i) die_.scalar().signal_external(e);
+                mark_done(op);
+            });
+            free_steps(v, op);
+            break;
+        }
+    }
+}
+
+void HostRuntime::finish_job(Thread& t) {
+    const std::uint64_t now = now_ps();
+    if (tracing_ && now > t.job_start) {
+        static const char* kinds[] = {"front", "resize", "launch", "cpu"};
+        const HostOp& h = plan_.ops[static_cast<std::size_t>(t.job.op)];
+        trace_->complete(kTracePid, t.tid, h.name, "host.op", t.job_start, now - t.job_start,
+                         fmt::format(R"("op":"{}","type":"{}","job":"{}")", json_escape(h.name), h.type,
+                                     kinds[static_cast<int>(t.job.kind)]));
+    }
+    if (t.job.kind == JobKind::front && next_front_ < static_cast<int>(plan_.ops.size()))
+        front_q_.push_back(Job{JobKind::front, next_front_++});
+    t.has_job = false;
+    t.steps.clear();
+    t.step = 0;
+}
+
+void HostRuntime::push(int thread, const Job& j) {
+    std::deque<Job>* q = threads_[static_cast<std::size_t>(thread)].queue;
+    q->push_back(j);
+    if (tracing_)
+        trace_->counter(kTracePid, fmt::format("{} queue", threads_[static_cast<std::size_t>(thread)].name), now_ps(),
+                        static_cast<double>(q->size()));
+}
+
+void HostRuntime::mark_done(int op) {
+    if (done_[static_cast<std::size_t>(op)]) return;
+    done_[static_cast<std::size_t>(op)] = 1;
+    done_ps_[static_cast<std::size_t>(op)] = now_ps();
+    ++ops_done_;
+}
+
+// ---------------------------------------------------------------------------
+// The engine.
+
+bool HostRuntime::satisfied(const Step& s, int op) const {
+    switch (s.wait) {
+        case WaitKind::none: return true;
+        case WaitKind::drain:
+            for (int j = 0; j < op; ++j)
+                if (!done_[static_cast<std::size_t>(j)]) return false;
+            return true;
+        case WaitKind::op_done: return done_[static_cast<std::size_t>(op)] != 0;
+        case WaitKind::cpu_inputs:
+            for (EventIndex e : gated_.cpu_waits[static_cast<std::size_t>(op)])
+                if (!die_.scalar().events()[e].fired) return false;
+            return true;
+    }
+    return true;
+}
+
+bool HostRuntime::advance(Thread& t) {
+    bool any = false;
+    const std::uint64_t now = now_ps();
+    for (;;) {
+        if (t.timed) return any;
+        if (!t.has_job) {
+            if (t.queue->empty()) return any;
+            const Job j = t.queue->front();
+            t.queue->pop_front();
+            if (tracing_ && t.queue != &front_q_ && t.queue != &cpu_q_)
+                trace_->counter(kTracePid, t.name + " queue", now, static_cast<double>(t.queue->size()));
+            start_job(t, j);
+            any = true;
+        }
+        if (t.step == t.steps.size()) {
+            finish_job(t);
+            any = true;
+            continue;
+        }
+        Step& s = t.steps[t.step];
+        if (s.wait != WaitKind::none) {
+            if (!t.waiting) {
+                t.waiting = true;
+                t.wait_start = now;
+                if (s.wait == WaitKind::drain) ++drains_;
+                if (s.wait == WaitKind::op_done) ++waits_;
+                if (tracing_ && s.wait != WaitKind::cpu_inputs)
+                    trace_->instant(kTracePid, t.tid, s.label, now,
+                                    fmt::format(R"("op":"{}")", json_escape(plan_.ops[static_cast<std::size_t>(t.job.op)].name)));
+            }
+            if (!satisfied(s, t.job.op)) return any;
+            const std::uint64_t waited = now - t.wait_start;
+            if (s.wait == WaitKind::drain) drain_ps_ += waited;
+            if (s.wait == WaitKind::op_done) wait_ps_ += waited;
+            if (tracing_ && waited > 0)
+                trace_->complete(kTracePid, t.tid, s.label, "host." + s.stage, t.wait_start, waited,
+                                 fmt::format(R"("op":"{}")", json_escape(plan_.ops[static_cast<std::size_t>(t.job.op)].name)));
+            t.waiting = false;
+            ++t.step;
+            any = true;
+            continue;
+        }
+        if (s.dur_ps == 0) {
+            const auto fn = s.done;
+            ++t.step;
+            if (fn) fn();
+            any = true;
+            continue;
+        }
+        t.timed = true;
+        t.step_start = now;
+        agenda_.at(now + s.dur_ps, Wake{static_cast<int>(&t - threads_.data())});
+        return true;
+    }
+}
+
+void HostRuntime::progress() {
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (Thread& t : threads_) changed = advance(t) || changed;
+    }
+}
+
+void HostRuntime::wake() {
+    agenda_.run_due([this](const Wake& w) {
+        if (w.thread < 0) return;
+        Thread& t = threads_[static_cast<std::size_t>(w.thread)];
+        const Step& s = t.steps[t.step];
+        const std::uint64_t now = now_ps();
+        const std::uint64_t dur = now - t.step_start;
+        t.timed = false;
+        t.busy_ps += dur;
+        t.stage_ps[s.stage] += dur;
+        stage_ps_[s.stage] += dur;
+        host_end_ps_ = std::max(host_end_ps_, now);
+        if (tracing_)
+            trace_->complete(kTracePid, t.tid, s.label, "host." + s.stage, t.step_start, dur,
+                             fmt::format(R"("op":"{}")", json_escape(plan_.ops[static_cast<std::size_t>(t.job.op)].name)));
+        const auto fn = s.done;
+        ++t.step;
+        if (fn) fn();
+    });
+    progress();
+}
+
+void HostRuntime::on_fired(EventIndex e) {
+    if (e >= watched_.size() || !watched_[e]) return;
+    if (op_of_end_[e] >= 0) mark_done(op_of_end_[e]);
+    agenda_.at(now_ps(), Wake{-1});
+}
+
+// ---------------------------------------------------------------------------
+// After the run.
+
+bool HostRuntime::finished() const { return ops_done_ == plan_.ops.size(); }
+
+std::string HostRuntime::stall_report() const {
+    if (finished()) return {};
+    for (const Thread& t : threads_)
+        if (t.has_job && t.step < t.steps.size())
+            return fmt::format("host runtime stalled: thread '{}' at '{}' ({} of {} ops done)", t.name, t.steps[t.step].label,
+                               ops_done_, plan_.ops.size());
+    return fmt::format("host runtime stalled: {} of {} ops done", ops_done_, plan_.ops.size());
+}
+
+void HostRuntime::emit_flows() {
+    if (!tracing_) return;
+    const SimContext& ctx = die_.context();
+    std::uint64_t id = std::uint64_t(1) << 40;  // apart from the die's flow ids
+    for (const Submit& s : submits_) {
+        const auto& tasks = gated_.batch_tasks[static_cast<std::size_t>(s.op)][s.batch];
+        const TaskTiming* first = nullptr;
+        for (std::uint32_t t : tasks) {
+            const TaskTiming& tm = ctx.timing[t];
+            if (tm.done && (!first || tm.start_ps < first->start_ps)) first = &tm;
+        }
+        if (!first) continue;
+        trace_->flow(id++, kTracePid, s.tid, s.end_ps - 1, ctx.trace_pid, first->trace_tid, first->start_ps);
+    }
+}
+
+void HostRuntime::collect(Stats& s) const {
+    const SimContext& ctx = die_.context();
+    std::vector<Interval> busy;
+    std::uint64_t device_end = 0;
+    for (const TaskTiming& t : ctx.timing) {
+        if (!t.done) continue;
+        busy.emplace_back(t.start_ps, t.end_ps);
+        device_end = std::max(device_end, t.end_ps);
+    }
+    const auto device = merge_intervals(std::move(busy));
+    const std::uint64_t device_busy = total_length(device);
+    const std::uint64_t e2e = std::max(host_end_ps_, device_end);
+    const double ps_per_cycle = ctx.chip.ps_per_cycle();
+    auto ns = [](std::uint64_t ps) { return static_cast<double>(ps) / 1000.0; };
+
+    s.set("host.mode", to_string(opt_.mode));
+    s.set("host.dynamic_shapes", opt_.dynamic_shapes ? 1 : 0);
+    s.set("host.submit_batch", static_cast<std::uint64_t>(opt_.submit_batch));
+    s.set("host.end_to_end_ns", ns(e2e));
+    s.set("host.end_to_end_cycles", static_cast<std::int64_t>(std::llround(static_cast<double>(e2e) / ps_per_cycle)));
+    s.set("host.host_end_ns", ns(host_end_ps_));
+    s.set("host.device_end_ns", ns(device_end));
+    s.set("host.first_launch_ns", first_launch_ps_ == UINT64_MAX ? 0.0 : ns(first_launch_ps_));
+    s.set("host.device_busy_ns", ns(device_busy));
+    s.set("host.device_idle_fraction", e2e ? 1.0 - static_cast<double>(device_busy) / static_cast<double>(e2e) : 0.0);
+    s.set("host.ops", static_cast<std::uint64_t>(plan_.ops.size()));
+    s.set("host.views", static_cast<std::uint64_t>(plan_.views));
+    s.set("host.cpu_ops", cpu_ops_run_);
+    s.set("host.value_dependent_ops", static_cast<std::uint64_t>(plan_.value_dependent));
+    s.set("host.compute_dependent_ops", static_cast<std::uint64_t>(plan_.compute_dependent));
+    s.set("host.drains", drains_);
+    s.set("host.drain_ns", ns(drain_ps_));
+    s.set("host.waits", waits_);
+    s.set("host.wait_ns", ns(wait_ps_));
+    s.set("host.launches", launches_);
+    s.set("host.submissions", submissions_);
+    s.set("host.descriptors", descriptors_);
+    s.set("host.submitted_bytes", submitted_bytes_);
+    s.set("host.copies", copies_);
+    s.set("host.copied_bytes", copied_bytes_);
+    s.set("host.peak_device_memory_bytes", plan_.resident_bytes + pool_.peak_in_use());
+    s.set("host.memory.resident_bytes", plan_.resident_bytes);
+    s.set("host.memory.pool_peak_bytes", pool_.peak_in_use());
+    s.set("host.memory.pool_reserved_bytes", pool_.reserved());
+    s.set("host.memory.allocations", pool_.allocations());
+    s.set("host.memory.frees", pool_.frees());
+    s.set("host.memory.live_at_end_bytes", pool_.in_use());
+    s.set("host.threads.count", static_cast<std::uint64_t>(threads_.size()));
+    for (const Thread& t : threads_) {
+        s.set("host.threads." + t.name + ".busy_ns", ns(t.busy_ps));
+        s.set("host.threads." + t.name + ".utilization", e2e ? static_cast<double>(t.busy_ps) / static_cast<double>(e2e) : 0.0);
+        for (const auto& [stage, ps] : t.stage_ps) s.set("host.threads." + t.name + ".stages." + stage + "_ns", ns(ps));
+    }
+    for (const auto& [stage, ps] : stage_ps_) s.set("host.stages." + stage + ".busy_ns", ns(ps));
+    if (opt_.mode == Mode::hetero) {
+        const auto cpu = merge_intervals(cpu_busy_);
+        s.set("host.cpu.busy_ns", ns(total_length(cpu)));
+        s.set("host.cpu.device_overlap_ns", ns(intersection_length(cpu, device)));
+    }
+}
+
+}  // namespace npusim::host

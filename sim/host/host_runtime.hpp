@@ -1,0 +1,149 @@
+// The framework host of kernel-by-kernel execution (DESIGN §1.2) as a
+// SystemC module on the device's time base: host threads run each op's
+// input preparation, InferShape, Resize and Launch (allocation, launch call,
+// descriptor submission, free) in the arrangement of the host mode, release
+// the op's device tasks by signalling their launch events, and watch the
+// op's completion event. Value-dependent ops drain the queues and copy a
+// value back before InferShape; compute-dependent ops make the scheduling
+// thread wait for their kernel. In hetero mode CPU-subgraph ops run on
+// host worker threads. Like the die's modules: one sc_event + agenda, never
+// clocked. Trace: process "host" (pid 2), one track per host thread.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "host/host_costs.hpp"
+#include "host/host_plan.hpp"
+#include "host/memory_pool.hpp"
+#include "host/stream_gating.hpp"
+#include "hw/wake_queue.hpp"
+
+namespace npusim {
+class Die;
+class Stats;
+class TraceWriter;
+}  // namespace npusim
+
+namespace npusim::host {
+
+struct RuntimeOptions {
+    Mode mode = Mode::sync;
+    bool dynamic_shapes = false;
+    std::uint32_t submit_batch = 16;
+};
+
+class HostRuntime : public sc_core::sc_module {
+public:
+    static constexpr int kTracePid = 2;
+
+    // `die` must outlive this module; its scalar core's on_event_fired is taken.
+    HostRuntime(sc_core::sc_module_name name, const RuntimeOptions& opt, const HostParams& params, const HostPlan& plan,
+                const GatedStream& gated, Die& die, TraceWriter* trace);
+
+    // After the run: true when every op went through the host.
+    bool finished() const;
+    std::string stall_report() const;
+    // Flow arrows from each submission to the first task it released (after the run).
+    void emit_flows();
+    std::uint64_t host_end_ps() const { return host_end_ps_; }
+    void collect(Stats& s) const;
+
+private:
+    enum class JobKind { front, resize, launch, cpu };
+    struct Job {
+        JobKind kind;
+        int op;
+    };
+    enum class WaitKind { none, drain, op_done, cpu_inputs };
+    struct Step {
+        std::string stage;          // "prepare", "infer", ..., or the wait's kind
+        std::uint64_t dur_ps = 0;
+        WaitKind wait = WaitKind::none;
+        std::function<void()> done;  // at the end of the step
+        std::string label;          // trace slice name
+    };
+    struct Thread {
+        std::string name;
+        int tid = 0;
+        std::deque<Job>* queue = nullptr;
+        std::vector<Step> steps;
+        std::size_t step = 0;
+        bool has_job = false;
+        bool timed = false;         // a timed step is running
+        bool waiting = false;       // a wait step has started
+        std::uint64_t wait_start = 0, step_start = 0, job_start = 0;
+        Job job{JobKind::front, -1};
+        std::uint64_t busy_ps = 0;
+        std::map<std::string, std::uint64_t> stage_ps;  // busy time per stage
+    };
+    struct Wake {
+        int thread;  // -1: re-evaluate waits
+    };
+
+    void wake();
+    void progress();
+    bool advance(Thread& t);
+    void start_job(Thread& t, const Job& j);
+    void finish_job(Thread& t);
+    void push(int thread, const Job& j);
+    bool satisfied(const Step& s, int op) const;
+    void on_fired(EventIndex e);
+    void mark_done(int op);
+
+    // Step builders.
+    void add_timed(std::vector<Step>& v, const char* stage, double us, int op, std::function<void()> done = {});
+    void add_wait(std::vector<Step>& v, WaitKind w, int op);
+    void drain_steps(std::vector<Step>& v, int op);
+    void launch_steps(std::vector<Step>& v, int op);
+    void after_compute_steps(std::vector<Step>& v, int op);
+    void free_steps(std::vector<Step>& v, int op);
+    double cost(int op, Stage s) const;
+
+    RuntimeOptions opt_;
+    const HostParams& p_;
+    const HostPlan& plan_;
+    const GatedStream& gated_;
+    Die& die_;
+    TraceWriter* trace_ = nullptr;
+    bool tracing_ = false;
+
+    std::vector<Thread> threads_;
+    std::deque<Job> front_q_, resize_q_, launch_q_, cpu_q_;
+    int front_ = 0, resize_ = -1, launch_ = -1;  // thread indices; -1 = done inline by the front thread
+    sc_core::sc_event wake_ev_;
+    WakeQueue<Wake> agenda_;
+
+    std::vector<char> done_;                 // per op
+    std::vector<std::uint64_t> done_ps_;
+    std::vector<int> op_of_end_;             // per event: op whose end event it is, or -1
+    std::vector<char> watched_;              // per event: the host cares when it fires
+    std::vector<std::uint64_t> buffer_addr_; // per op: pool address of its output
+    std::vector<char> buffer_live_;
+    int next_front_ = 0;                     // next op for the front thread
+    std::size_t ops_done_ = 0;
+    MemoryPool pool_;
+
+    // Statistics.
+    std::uint64_t host_end_ps_ = 0;
+    std::uint64_t drains_ = 0, waits_ = 0, drain_ps_ = 0, wait_ps_ = 0;
+    std::uint64_t launches_ = 0, submissions_ = 0, descriptors_ = 0, submitted_bytes_ = 0;
+    std::uint64_t copies_ = 0, copied_bytes_ = 0, cpu_ops_run_ = 0;
+    std::map<std::string, std::uint64_t> stage_ps_;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> cpu_busy_;  // CPU-op compute intervals
+    struct Submit {
+        int op;
+        std::size_t batch;
+        int tid;
+        std::uint64_t end_ps;
+    };
+    std::vector<Submit> submits_;           // for trace flows
+    std::uint64_t first_launch_ps_ = UINT64_MAX;
+};
+
+}  // namespace npusim::host

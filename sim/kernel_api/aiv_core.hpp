@@ -1,0 +1,174 @@
+// The kernel API of one AIV core (Ascend-C-like; DESIGN §1.3): what a kernel
+// written for the supernode can say, and what each call costs. A kernel is a
+// plain C++ function `void kernel(AivCore& k)`; one instance runs per AIV
+// core of every rank, each in its own SystemC thread (KernelRuntime).
+//
+// Pipes. Like an AI core, an AIV core has a scalar unit that issues
+// instructions into the queues of its pipes — MTE2 (GM -> UB), V (vector),
+// MTE3 (UB -> GM, local or remote) — which run concurrently, each executing
+// its own instructions in order. A pipe call returns a PipeTime: when that
+// instruction completes. Passing it as `after` to another call makes that
+// instruction wait for it (SetFlag/WaitFlag between pipes); wait(t) makes the
+// scalar wait (WaitFlag on S); pipe_barrier() waits for every pipe. So
+// double buffering is: issue the copy_in of token i+1, then the write of
+// token i after its pack.
+//
+// Time. The scalar runs on a core-local clock; purely local calls (scalar,
+// vector, copy_in/copy_out of private data, timestamps) do not enter the
+// SystemC kernel. A call that touches shared state — a remote write, a read
+// of GM that others write, a flag, a barrier — first waits, on the scalar,
+// until the instruction starts and brings SystemC time up to it. So shared
+// actions happen in simulated-time order, and a core costs one SystemC
+// wake-up per shared action, not per call.
+//
+// Costs (ChipParams):
+//   every MTE or vector call  kernel.issue_cycles on the scalar
+//   scalar(c), scalar_loop(n) c cycles, n x kernel.scalar_loop_cycles (scalar)
+//   vector(bytes, cpr)        V: kernel.vector_setup_cycles + ceil(bytes / repeat_bytes) x cpr
+//   copy_in, read (MTE2), copy_out (MTE3, own GM)
+//                             kernel.mte_setup_ns + hbm.latency_ns + bytes / vector.gm_bytes_per_cycle
+//   write, write_data_as_flag, set_flag (MTE3)
+//                             to another rank: kernel.mte_setup_ns, then the pipe is busy until
+//                             the last byte has left the rank's planes (back-pressure) and at
+//                             least wire bytes / port rate; to the own rank: like copy_out,
+//                             landing when it completes
+//   scalar_set_flag           kernel.issue_cycles on the scalar; leaves at once, not after MTE3
+//   fence()                   all pipes drained, every write landed, + plane latency (the ack)
+//   wait_flag, wait_blocks, next_ready
+//                             until the block(s) land with the value, + kernel.flag_poll_ns
+//   poll_ready()              kernel.flag_poll_ns
+//   sync_all()                pipes drained; until the last AIV core of the die arrives,
+//                             + kernel.sync_all_ns
+#pragma once
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+#include <systemc>
+
+#include "hw/chip_params.hpp"
+#include "mesh/global_memory.hpp"
+
+namespace npusim {
+
+class KernelRuntime;
+struct WriteRequest;
+
+// Completion time (ps) of an instruction on a pipe; 0 = no dependency.
+using PipeTime = std::uint64_t;
+
+class AivCore {
+public:
+    AivCore(KernelRuntime& rt, int rank, int core);
+    AivCore(const AivCore&) = delete;
+    AivCore& operator=(const AivCore&) = delete;
+
+    // --- who and when ------------------------------------------------------
+    int rank() const { return rank_; }
+    int core() const { return core_; }
+    int ranks() const;
+    int cores() const;  // AIV cores per die
+    const ChipParams& chip() const;
+    std::uint32_t block_bytes() const;
+    std::uint64_t now() const;  // scalar time (ps), including local work not yet synchronised
+
+    // --- scalar -------------------------------------------------------------
+    void scalar(double cycles);
+    void scalar_loop(std::uint64_t iterations);
+    void wait(PipeTime t);  // the scalar waits for an instruction to complete
+    void pipe_barrier();    // ... for every pipe
+
+    // --- vector pipe ----------------------------------------------------------
+    PipeTime vector(std::uint64_t bytes, double cycles_per_repeat = 1, PipeTime after = 0);
+
+    // --- own GM <-> UB ----------------------------------------------------------
+    PipeTime copy_in(std::uint64_t bytes, PipeTime after = 0);   // MTE2, private data
+    PipeTime copy_out(std::uint64_t bytes, PipeTime after = 0);  // MTE3, private data
+    // MTE2 read of [addr, addr + bytes) of this rank's GM, checked by the
+    // functional memory when it starts: a block that has not landed by then
+    // is a stale read (memory_model.stale_reads).
+    PipeTime read(Addr addr, std::uint64_t bytes, PipeTime after = 0);
+    // One strided DataCopy: `items` pieces of item_bytes, `stride` apart.
+    PipeTime read_strided(Addr addr, std::uint64_t item_bytes, std::uint32_t items, std::uint64_t stride,
+                          PipeTime after = 0);
+
+    // --- memory-semantic writes (MTE3 from UB to any rank's GM) -----------
+    PipeTime write(int dst_rank, Addr addr, std::uint64_t bytes, PipeTime after = 0);
+    // Data-as-Flag: every block holds block-8 B of payload and the 8 B flag.
+    PipeTime write_data_as_flag(int dst_rank, Addr addr, std::uint64_t payload_bytes, std::uint64_t flag,
+                                PipeTime after = 0);
+    // One block carrying `value` (e.g. a 32 B {flag, count} status).
+    PipeTime set_flag(int dst_rank, Addr addr, std::uint64_t value, std::uint64_t bytes = 32, PipeTime after = 0);
+    // A flag stored by the scalar unit (GlobalTensor SetValue + cache flush):
+    // one 8 B write at scalar time, not ordered with the MTE pipes. Without a
+    // pipe_barrier()/fence() before it, it can overtake data still in MTE3.
+    void scalar_set_flag(int dst_rank, Addr addr, std::uint64_t value);
+    // Waits until every write this core issued has landed and been acknowledged.
+    void fence();
+
+    // --- waiting on this rank's GM (event-driven: no poll loop is simulated)
+    void wait_flag(Addr addr, std::uint64_t value);
+    void wait_blocks(Addr addr, std::uint32_t blocks, std::uint64_t value);
+    // Out-of-order consumption: register watches, then take them in the order
+    // they become true. `tag` comes back from poll_ready / next_ready.
+    void watch_flag(Addr addr, std::uint64_t value, std::uint64_t tag);
+    void watch_blocks(Addr addr, std::uint32_t blocks, std::uint64_t value, std::uint64_t tag);
+    bool poll_ready(std::uint64_t& tag);  // one poll; true if a watch had come true
+    std::uint64_t next_ready();           // blocks until a watch comes true
+
+    // --- synchronisation among the AIV cores of this die -------------------
+    void sync_all();
+    // Cross-core flags through GM: this core sets its flag `id`; wait_all
+    // waits for every core's flag `id` to carry `value`.
+    void cross_core_set(int id, std::uint64_t value, PipeTime after = 0);
+    void cross_core_wait_all(int id, std::uint64_t value);
+
+    // --- profiling ----------------------------------------------------------
+    void timestamp(const char* phase);  // end of a phase at scalar time (GetSystemCycle)
+
+private:
+    friend class KernelRuntime;
+    static constexpr std::uint64_t kWaitTag = ~0ULL;
+    enum Pipe { mte2 = 0, vec = 1, mte3 = 2, kPipes = 3 };
+
+    void advance_ps(std::uint64_t ps) { local_ps_ += ps; }
+    void advance_to(std::uint64_t t) {
+        if (t > now()) local_ps_ = t - now_ps_sc();
+    }
+    static std::uint64_t now_ps_sc();
+    void sync();  // SystemC time := scalar time
+    void sync_for_read();
+    // Issues an instruction on `pipe`: returns its start time.
+    std::uint64_t issue(Pipe pipe, PipeTime after);
+    template <class When>
+    void await(When when, const char* what, Addr addr);
+    std::uint64_t copy_ps(std::uint64_t bytes) const;
+    PipeTime post(int dst_rank, Addr addr, std::uint64_t bytes, int kind, std::uint64_t flag, PipeTime after);
+    // Hands a write to the mesh at t0 (SystemC time now); returns when the MTE is free again.
+    std::uint64_t send(const WriteRequest& w, std::uint64_t t0);
+    void count_op();
+
+    KernelRuntime& rt_;
+    int rank_, core_;
+    std::uint32_t id_;
+    std::uint64_t local_ps_ = 0;
+    std::uint64_t pipe_free_[kPipes] = {0, 0, 0};
+    sc_core::sc_event ev_;
+    struct Ready {
+        std::uint64_t t, seq, tag;
+        bool operator>(const Ready& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+    };
+    std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready_;  // watches by completion time
+    std::uint64_t ready_seq_ = 0;
+    std::uint64_t single_ps_ = ~0ULL;   // completion of the current wait_flag / wait_blocks
+    std::uint64_t last_land_ps_ = 0;    // latest landing of this core's writes
+    bool remote_since_fence_ = false;
+    bool waiting_ = false;
+    bool done_ = false;
+    const char* wait_what_ = nullptr;
+    Addr wait_addr_ = 0;
+    std::uint64_t last_stamp_ps_ = 0;
+    std::uint64_t end_ps_ = 0;
+};
+
+}  // namespace npusim

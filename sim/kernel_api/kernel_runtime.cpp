@@ -1,0 +1,144 @@
+// sc_spawn needs the dynamic-process part of the SystemC headers.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "kernel_api/kernel_runtime.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/errors.hpp"
+#include "hw/wake_queue.hpp"
+#include "stats/stats.hpp"
+#include "trace/trace_writer.hpp"
+
+namespace npusim {
+
+KernelRuntime::KernelRuntime(sc_core::sc_module_name name, const ChipParams& chip, Kernel kernel, TraceWriter* trace,
+                             int traced_ranks, std::size_t stack_bytes)
+    : sc_core::sc_module(name),
+      chip_(chip),
+      kernel_(std::move(kernel)),
+      trace_(trace && trace->enabled() ? trace : nullptr),
+      traced_ranks_(std::min(traced_ranks, chip.interconnect.ranks)),
+      ranks_(chip.interconnect.ranks),
+      cores_(chip.vector.count),
+      profile_(chip.interconnect.ranks, chip.vector.count) {
+    if (cores_ < 1) throw InputError("the supernode kernel runs on AIV cores: chip.cores.vector.count must be >= 1");
+    memory_ = std::make_unique<GlobalMemory>(ranks_, static_cast<std::uint32_t>(chip.interconnect.datablock_bytes));
+    mesh_ = std::make_unique<Mesh>("mesh", chip, *memory_, trace_, traced_ranks_);
+    memory_->set_fire(&KernelRuntime::on_fire, this);
+    lookahead_ps_ = static_cast<std::uint64_t>(
+        std::llround(1000.0 * (chip.kernel.mte_setup_ns + std::min(chip.hbm.latency_ns, chip.interconnect.plane_latency_ns))));
+
+    if (trace_)
+        for (int r = 0; r < traced_ranks_; ++r) {
+            trace_->process(r + 1, fmt::format("rank {} ({})", r, chip.name), r);
+            for (int c = 0; c < cores_; ++c) trace_->thread(r + 1, c + 1, fmt::format("aiv{}", c), c);
+        }
+
+    barriers_.reserve(static_cast<std::size_t>(ranks_));
+    for (int r = 0; r < ranks_; ++r) barriers_.push_back(std::make_unique<Barrier>());
+    cores_v_.reserve(static_cast<std::size_t>(ranks_) * cores_);
+    for (int r = 0; r < ranks_; ++r)
+        for (int c = 0; c < cores_; ++c) cores_v_.push_back(std::make_unique<AivCore>(*this, r, c));
+
+    // One thread per core, small stacks: kernels keep their data on the heap.
+    sc_core::sc_spawn_options opts;
+    opts.set_stack_size(static_cast<int>(stack_bytes));
+    for (std::uint32_t id = 0; id < cores_v_.size(); ++id) {
+        const std::string n = fmt::format("r{}c{}", id / cores_, id % cores_);
+        sc_core::sc_spawn([this, id] { core_main(id); }, n.c_str(), &opts);
+    }
+}
+
+KernelRuntime::~KernelRuntime() = default;
+
+Addr KernelRuntime::cross_core_addr(int id, int core) const {
+    return kCrossCoreBase + (static_cast<Addr>(id) * cores_ + core) * static_cast<Addr>(chip_.interconnect.datablock_bytes);
+}
+
+// A watch of `owner` completed while some core posted a write: it becomes
+// true at fire_ps (now or later). A waiting owner is woken for then.
+void KernelRuntime::on_fire(void* ctx, std::uint32_t owner, std::uint64_t tag, std::uint64_t fire_ps) {
+    auto* self = static_cast<KernelRuntime*>(ctx);
+    AivCore& k = *self->cores_v_[owner];
+    if (tag == AivCore::kWaitTag) k.single_ps_ = fire_ps;
+    else k.ready_.push(AivCore::Ready{fire_ps, k.ready_seq_++, tag});
+    if (k.waiting_) {
+        const std::uint64_t now = now_ps();
+        k.ev_.notify(sc_core::sc_time::from_value(fire_ps > now ? fire_ps - now : 0));
+    }
+}
+
+void KernelRuntime::core_main(std::uint32_t id) {
+    AivCore& k = *cores_v_[id];
+    profile_.start(k.rank(), k.core(), now_ps());
+    k.last_stamp_ps_ = now_ps();
+    kernel_(k);
+    k.pipe_barrier();
+    k.sync();
+    k.done_ = true;
+    k.end_ps_ = now_ps();
+    end_ps_ = std::max(end_ps_, k.end_ps_);
+    // Park instead of returning: SystemC removes a finished thread from a list
+    // in linear time, which is quadratic over 13,824 threads.
+    sc_core::wait(never_);
+}
+
+void KernelRuntime::run() {
+    sc_core::sc_start();
+    std::size_t stuck = 0;
+    const AivCore* first = nullptr;
+    for (const auto& k : cores_v_)
+        if (!k->done_) {
+            ++stuck;
+            if (!first) first = k.get();
+        }
+    if (first)
+        throw DeadlockError(fmt::format(
+            "deadlock: rank {} core {} waits for {}{} that no write will bring; {} of {} cores never finished",
+            first->rank(), first->core(), first->wait_what_ ? first->wait_what_ : "something",
+            first->wait_addr_ ? fmt::format(" at {:#x}", first->wait_addr_) : std::string(), stuck, cores_v_.size()));
+}
+
+void KernelRuntime::collect(Stats& s) const {
+    const double ps_per_cycle = chip_.ps_per_cycle();
+    s.set("total_ps", end_ps_);
+    s.set("total_ns", static_cast<double>(end_ps_) / 1000.0);
+    s.set("total_cycles", static_cast<std::int64_t>(std::llround(static_cast<double>(end_ps_) / ps_per_cycle)));
+    s.set("clock_ghz", chip_.clock_ghz);
+    s.set("supernode.ranks", ranks_);
+    s.set("supernode.aiv_cores_per_rank", cores_);
+    s.set("kernel.instances", static_cast<std::uint64_t>(cores_v_.size()));
+    s.set("kernel.ops", ops_);
+    s.set("kernel.waits", waits_);
+    s.set("kernel.sync_alls", sync_alls_);
+    // Per-rank end (the op is done on a rank when its last core is).
+    std::uint64_t min_rank_end = UINT64_MAX, sum_rank_end = 0;
+    for (int r = 0; r < ranks_; ++r) {
+        std::uint64_t e = 0;
+        for (int c = 0; c < cores_; ++c) e = std::max(e, cores_v_[static_cast<std::size_t>(r * cores_ + c)]->end_ps_);
+        min_rank_end = std::min(min_rank_end, e);
+        sum_rank_end += e;
+    }
+    s.set("supernode.rank_end_min_ns", static_cast<double>(min_rank_end) / 1000.0);
+    s.set("supernode.rank_end_mean_ns", static_cast<double>(sum_rank_end) / 1000.0 / ranks_);
+    s.set("memory_model.stale_reads", memory_->stale_reads());
+    s.set("memory_model.stale_blocks", memory_->stale_blocks());
+    s.set("memory_model.reads_checked", memory_->reads_checked());
+    s.set("memory_model.blocks_written", memory_->blocks_posted());
+    s.set("memory_model.watches", memory_->watches());
+    s.set("memory_model.pages", static_cast<std::uint64_t>(memory_->pages()));
+    std::string samples = "[";
+    for (const auto& r : memory_->stale_samples()) {
+        if (samples.size() > 1) samples += ",";
+        samples += fmt::format(R"({{"rank":{},"address":"{:#x}","core":{},"time_ns":{:.3f}}})", r.rank, r.addr, r.core,
+                               static_cast<double>(r.time_ps) / 1000.0);
+    }
+    s.set_json("memory_model.stale_read_samples", samples + "]");
+    mesh_->collect(s, end_ps_);
+    profile_.collect(s, "phases");
+}
+
+}  // namespace npusim

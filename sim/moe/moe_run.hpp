@@ -1,0 +1,20 @@
+// `npusim run` for a workload of kind "moe": the MoE Dispatch operator on the
+// supernode (DESIGN §1.3). Builds the routing, runs one kernel instance per
+// AIV core of every rank, writes stats, trace and the per-core phase profile.
+#pragma once
+#include <string>
+
+namespace npusim {
+
+class RunConfig;
+
+struct MoeRunOptions {
+    std::string workload_file;  // as given, for the trace metadata
+    std::string stats_file, trace_file, profile_file;
+    bool quiet = false;
+};
+
+// Returns the exit code; errors travel as exceptions (InputError, DeadlockError).
+int run_moe(const RunConfig& cfg, const MoeRunOptions& opt);
+
+}  // namespace npusim

@@ -1,0 +1,210 @@
+// The data of the run and sweep reports; the page itself is in report_page.cpp.
+#include "report/html_report.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/errors.hpp"
+
+namespace npusim::report {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+const json* at_path(const json& j, const std::string& path) {
+    const json* node = &j;
+    std::size_t start = 0;
+    for (;;) {
+        const auto dot = path.find('.', start);
+        const std::string seg = path.substr(start, dot - start);
+        if (!node->is_object() || !node->contains(seg)) return nullptr;
+        node = &(*node)[seg];
+        if (dot == std::string::npos) return node;
+        start = dot + 1;
+    }
+}
+
+double num(const json& j, const std::string& path) {
+    const json* v = at_path(j, path);
+    return v && v->is_number() ? v->get<double>() : 0.0;
+}
+
+std::string bytes_text(double b) {
+    if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
+    if (b >= 1e6) return fmt::format("{:.2f} MB", b / 1e6);
+    if (b >= 1e3) return fmt::format("{:.1f} KB", b / 1e3);
+    return fmt::format("{:.0f} B", b);
+}
+
+std::string now_text() {
+    const std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+    return buf;
+}
+
+// Units in a reading order: cores, then their pipes, then memory.
+json units_of(const json& stats) {
+    json out = json::array();
+    const json* units = at_path(stats, "units");
+    if (!units || !units->is_object()) return out;
+    std::vector<std::string> names;
+    for (auto it = units->begin(); it != units->end(); ++it) names.push_back(it.key());
+    auto rank = [](const std::string& n) {
+        if (n == "cube") return 0;
+        if (n.rfind("cube_", 0) == 0) return 1;
+        if (n == "vector") return 2;
+        if (n.rfind("vector_", 0) == 0) return 3;
+        if (n == "scalar") return 4;
+        if (n == "hbm" || n == "l2") return 6;
+        return 5;
+    };
+    std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
+    for (const auto& n : names) {
+        const json& u = (*units)[n];
+        if (!u.is_object() || !u.contains("utilization")) continue;
+        json e = {{"name", n}, {"utilization", u["utilization"]}};
+        if (u.contains("busy_cycles")) e["busy_cycles"] = u["busy_cycles"];
+        if (u.contains("count")) e["count"] = u["count"];
+        out.push_back(e);
+    }
+    return out;
+}
+
+void write_text(const std::string& file, const std::string& text) {
+    const auto dir = fs::path(file).parent_path();
+    std::error_code ec;
+    if (!dir.empty()) fs::create_directories(dir, ec);
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(file + ": cannot write report");
+    out << text;
+    if (!out) throw InputError(file + ": cannot write report");
+}
+
+}  // namespace
+
+void write_run_report(const std::string& out_file, const json& stats, const std::string& trace_file,
+                      const std::string& workload_label) {
+    const json* cfg = at_path(stats, "config");
+    const std::string chip = cfg && at_path(*cfg, "chip.name") ? at_path(*cfg, "chip.name")->get<std::string>() : "?";
+    json d;
+    d["kind"] = "run";
+    d["title"] = fmt::format("npusim run: {} on {}", workload_label, chip);
+    d["generated"] = now_text();
+    const double clock = num(stats, "clock_ghz");
+    json summary = json::array();
+    summary.push_back({"chip", fmt::format("{} ({} cube + {} vector cores, {} GHz)", chip,
+                                           cfg ? num(*cfg, "chip.cores.cube.count") : 0,
+                                           cfg ? num(*cfg, "chip.cores.vector.count") : 0, clock)});
+    summary.push_back({"workload", workload_label});
+    summary.push_back({"total", fmt::format("{:.0f} cycles ({:.3f} µs)", num(stats, "total_cycles"),
+                                            num(stats, "total_ns") / 1000.0)});
+    summary.push_back({"tasks", fmt::format("{:.0f} on {:.0f} streams", num(stats, "tasks.count"), num(stats, "tasks.streams"))});
+    summary.push_back({"events", fmt::format("{:.0f}, waited {:.0f} cycles in total", num(stats, "events.count"),
+                                             num(stats, "events.wait_cycles"))});
+    summary.push_back({"overlap.cube_vector", fmt::format("{:.1f}%", 100 * num(stats, "overlap.cube_vector"))});
+    summary.push_back({"L2 hit rate", fmt::format("{:.1f}%", 100 * num(stats, "memory.l2.hit_rate"))});
+    summary.push_back({"HBM read / write", bytes_text(num(stats, "memory.hbm.read_bytes")) + " / " +
+                                               bytes_text(num(stats, "memory.hbm.write_bytes"))});
+    d["summary"] = summary;
+    d["units"] = units_of(stats);
+    if (!trace_file.empty()) {
+        json tracks = json::array();
+        for (const auto& t : busiest_tracks(trace_file, 16)) {
+            json slices = json::array();
+            for (const auto& s : t.slices) slices.push_back({s.start_us, s.dur_us, s.name});
+            tracks.push_back({{"name", t.name}, {"process", t.process}, {"busy_us", t.busy_us}, {"slices", slices}});
+        }
+        d["timeline"] = {{"end_us", num(stats, "total_ns") / 1000.0}, {"tracks", tracks}};
+    }
+    write_text(out_file, render_page(d["title"].get<std::string>(), d));
+}
+
+void write_sweep_report(const std::string& out_file, const std::string& dir) {
+    std::ifstream sin(dir + "/study.json", std::ios::binary);
+    if (!sin) throw InputError(dir + "/study.json: cannot read (is this a sweep folder?)");
+    const json study = json::parse(sin, nullptr, false);
+    if (study.is_discarded() || !study.is_object()) throw InputError(dir + "/study.json: not valid JSON");
+
+    json d;
+    d["kind"] = "sweep";
+    d["title"] = "npusim sweep: " + study.value("name", std::string("study"));
+    d["generated"] = now_text();
+    d["axes"] = study.value("axes", json::array());
+    d["metrics"] = study.value("metrics", json::array());
+
+    json rows = json::array();
+    std::ifstream rin(dir + "/results.jsonl", std::ios::binary);
+    std::string line;
+    std::size_t ok = 0, failed = 0;
+    while (std::getline(rin, line)) {
+        const json r = json::parse(line, nullptr, false);
+        if (r.is_discarded() || !r.is_object()) continue;
+        (r.value("status", std::string()) == "ok" ? ok : failed)++;
+        rows.push_back({{"index", r.value("index", 0)},
+                        {"id", r.value("id", std::string())},
+                        {"axes", r.value("axes", json::object())},
+                        {"metrics", r.value("metrics", json::object())},
+                        {"status", r.value("status", std::string())},
+                        {"error", r.value("error", std::string())}});
+    }
+    std::sort(rows.begin(), rows.end(), [](const json& a, const json& b) { return a["index"] < b["index"]; });
+
+    // Per-unit utilisation of every finished point, from its statistics.
+    std::vector<std::string> unit_names;
+    std::vector<json> per_row;
+    for (const auto& r : rows) {
+        json util = json::object();
+        std::ifstream st(dir + "/points/" + r["id"].get<std::string>() + "/stats.json", std::ios::binary);
+        if (st && r["status"] == "ok") {
+            const json s = json::parse(st, nullptr, false);
+            if (!s.is_discarded())
+                for (const auto& u : units_of(s)) {
+                    const std::string n = u["name"];
+                    util[n] = u["utilization"];
+                    if (std::find(unit_names.begin(), unit_names.end(), n) == unit_names.end()) unit_names.push_back(n);
+                }
+        }
+        per_row.push_back(util);
+    }
+    json table = json::array();
+    for (const auto& util : per_row) {
+        json cells = json::array();
+        for (const auto& n : unit_names) cells.push_back(util.contains(n) ? util[n] : json());
+        table.push_back(cells);
+    }
+    d["rows"] = rows;
+    d["unit_names"] = unit_names;
+    d["unit_util"] = table;
+
+    json summary = json::array();
+    summary.push_back({"study", study.value("study_file", std::string())});
+    if (study.contains("notes")) summary.push_back({"notes", study["notes"]});
+    summary.push_back({"chip", study.value("chip", std::string())});
+    summary.push_back({"workload", study.value("workload", std::string())});
+    std::string set_text;
+    if (study.contains("set") && study["set"].is_object())
+        for (auto it = study["set"].begin(); it != study["set"].end(); ++it)
+            set_text += (set_text.empty() ? "" : ", ") + it.key() + "=" + it->dump();
+    summary.push_back({"set", set_text.empty() ? "(nothing)" : set_text});
+    std::string axes_text;
+    for (const auto& a : d["axes"])
+        axes_text += (axes_text.empty() ? "" : "; ") + a.value("path", std::string()) +
+                     (a.value("unit", std::string()).empty() ? "" : " (" + a["unit"].get<std::string>() + ")") + ": " +
+                     a.value("values", json::array()).dump();
+    summary.push_back({"axes", axes_text + " — combined by " + study.value("combine", std::string("grid"))});
+    summary.push_back({"points", fmt::format("{} in the study, {} ok, {} failed, {} not run", study.value("points", 0), ok,
+                                             failed, std::max(0, study.value("points", 0) - static_cast<int>(ok + failed)))});
+    summary.push_back({"folder", fs::absolute(dir).lexically_normal().string()});
+    d["summary"] = summary;
+    write_text(out_file, render_page(d["title"].get<std::string>(), d));
+}
+
+}  // namespace npusim::report

@@ -1,0 +1,103 @@
+// The busiest tracks of a trace, for the timeline of a run report. The
+// trace writer puts one event per line, so the file is read line by line and
+// only complete ("X") events and thread/process names are parsed.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <utility>
+
+#include "common/errors.hpp"
+#include "report/html_report.hpp"
+#include "stats/intervals.hpp"
+
+namespace npusim::report {
+
+using json = nlohmann::json;
+
+namespace {
+
+// Fewer, wider slices: neighbours closer than `gap` are joined.
+std::vector<Slice> coarsen(const std::vector<Slice>& in, double gap) {
+    std::vector<Slice> out;
+    std::size_t joined = 0;
+    for (const Slice& s : in) {
+        if (!out.empty() && s.start_us - (out.back().start_us + out.back().dur_us) <= gap) {
+            Slice& b = out.back();
+            b.dur_us = std::max(b.dur_us, s.start_us + s.dur_us - b.start_us);
+            ++joined;
+            continue;
+        }
+        if (joined && !out.empty()) out.back().name += " +" + std::to_string(joined) + " more";
+        joined = 0;
+        out.push_back(s);
+    }
+    if (joined && !out.empty()) out.back().name += " +" + std::to_string(joined) + " more";
+    return out;
+}
+
+}  // namespace
+
+std::vector<TrackActivity> busiest_tracks(const std::string& trace_file, std::size_t count, std::size_t max_slices) {
+    std::ifstream in(trace_file, std::ios::binary);
+    if (!in) throw InputError(trace_file + ": cannot read trace for the report");
+    std::map<std::pair<int, int>, TrackActivity> tracks;
+    std::map<int, std::string> processes;
+    std::string line;
+    while (std::getline(in, line)) {
+        const bool is_x = line.find("\"ph\":\"X\"") != std::string::npos;
+        const bool is_name = !is_x && (line.find("\"thread_name\"") != std::string::npos ||
+                                       line.find("\"process_name\"") != std::string::npos);
+        if (!is_x && !is_name) continue;
+        while (!line.empty() && (line.back() == ',' || line.back() == '\r' || line.back() == ' ')) line.pop_back();
+        const auto brace = line.find('{');
+        if (brace == std::string::npos) continue;
+        const json e = json::parse(line.substr(brace), nullptr, false);
+        if (e.is_discarded() || !e.is_object()) continue;
+        const int pid = e.value("pid", 0), tid = e.value("tid", 0);
+        if (is_name) {
+            const std::string n = e.contains("args") ? e["args"].value("name", std::string()) : std::string();
+            if (e.value("name", std::string()) == "process_name") processes[pid] = n;
+            else tracks[{pid, tid}].name = n;
+            continue;
+        }
+        Slice s;
+        s.start_us = e.value("ts", 0.0);
+        s.dur_us = e.value("dur", 0.0);
+        s.name = e.value("name", std::string());
+        tracks[{pid, tid}].slices.push_back(std::move(s));
+    }
+
+    std::vector<TrackActivity> all;
+    for (auto& [key, t] : tracks) {
+        if (t.slices.empty()) continue;
+        if (t.name.empty()) t.name = "track " + std::to_string(key.second);
+        t.process = processes[key.first];
+        std::sort(t.slices.begin(), t.slices.end(),
+                  [](const Slice& a, const Slice& b) { return a.start_us < b.start_us; });
+        std::vector<Interval> iv;
+        for (const auto& s : t.slices) {
+            const auto a = static_cast<std::uint64_t>(std::llround(s.start_us * 1e6));  // µs -> ps
+            iv.emplace_back(a, a + static_cast<std::uint64_t>(std::llround(s.dur_us * 1e6)));
+        }
+        t.busy_us = static_cast<double>(total_length(merge_intervals(std::move(iv)))) / 1e6;
+        all.push_back(std::move(t));
+    }
+    std::stable_sort(all.begin(), all.end(),
+                     [](const TrackActivity& a, const TrackActivity& b) { return a.busy_us > b.busy_us; });
+    if (all.size() > count) all.resize(count);
+    for (auto& t : all) {
+        if (t.slices.size() <= max_slices) continue;
+        const double span = t.slices.back().start_us + t.slices.back().dur_us - t.slices.front().start_us;
+        double gap = span / static_cast<double>(max_slices * 4);
+        std::vector<Slice> c = coarsen(t.slices, gap);
+        while (c.size() > max_slices) {
+            gap *= 2;
+            c = coarsen(t.slices, gap);
+        }
+        t.slices = std::move(c);
+    }
+    return all;
+}
+
+}  // namespace npusim::report

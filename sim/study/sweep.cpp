@@ -1,0 +1,203 @@
+#include "study/sweep.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "common/errors.hpp"
+#include "report/html_report.hpp"
+#include "study/child_process.hpp"
+#include "study/progress.hpp"
+
+namespace npusim::study {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string now_text() {
+    const std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+// DIR/sweep.log: one line per event, appended (never rewritten), so every
+// attempt of every point stays on record.
+class SweepLog {
+public:
+    explicit SweepLog(const std::string& file) : out_(file, std::ios::app | std::ios::binary) {}
+    void line(const std::string& text) {
+        out_ << now_text() << " " << text << "\n";
+        out_.flush();
+    }
+
+private:
+    std::ofstream out_;
+};
+
+std::string shape_text(const Study& s, std::size_t points) {
+    if (s.combine == Combine::zip) return fmt::format("zip of {} axes", s.axes.size());
+    std::string dims;
+    for (const auto& a : s.axes) dims += (dims.empty() ? "" : " x ") + std::to_string(a.values.size());
+    return s.axes.size() == 1 ? fmt::format("{} values", points) : "grid " + dims;
+}
+
+}  // namespace
+
+int run_sweep(const SweepOptions& opt, std::ostream& out) {
+    if (opt.backend != "local" && opt.backend != "slurm")
+        throw InputError("--backend: expected 'local' or 'slurm', got '" + opt.backend + "'");
+    const Study study = load_study(opt.study_file);
+    const std::vector<Point> points = expand_points(study);
+
+    // The folder.
+    const std::string dir = opt.out_dir;
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError(dir + ": --out must be a folder");
+    fs::create_directories(dir, ec);
+    if (ec) throw InputError(dir + ": cannot create folder: " + ec.message());
+    const std::string study_json = dir + "/study.json";
+    std::vector<std::string> axis_paths;
+    for (const auto& a : study.axes) axis_paths.push_back(a.path);
+    const ResultsStore store(dir, axis_paths, study.metrics);
+    const bool has_results = fs::exists(store.jsonl_path(), ec) && fs::file_size(store.jsonl_path(), ec) > 0;
+    if (!opt.resume && (fs::exists(study_json, ec) || has_results))
+        throw InputError(dir + ": already holds a sweep (study.json, results.jsonl); add --resume to continue it, "
+                               "or choose another --out");
+    if (opt.resume && fs::exists(study_json, ec)) {
+        const ojson before = read_json_object_file(study_json, "sweep description");
+        if (before.value("fingerprint", std::string()) != study.fingerprint())
+            throw InputError(fmt::format(
+                "{}: --resume: this folder holds a sweep of a different study (its chip, workload, \"set\", axis "
+                "paths or metrics differ from {}); use another --out",
+                study_json, opt.study_file));
+    }
+    write_file_atomically(study_json, study.to_json(points.size()).dump(2) + "\n");
+    SweepLog log(dir + "/sweep.log");
+
+    // Finished points: rows of results.jsonl (--resume), and result.json files
+    // that array tasks wrote after the collecting sweep was stopped.
+    std::map<std::string, const Point*> by_id;
+    for (const auto& p : points) by_id[p.id] = &p;
+    std::map<std::string, Row> done;
+    std::size_t torn = 0, dropped = 0, adopted = 0;
+    if (opt.resume) {
+        for (Row& r : store.load(&torn)) {
+            if (!by_id.count(r.id)) {
+                ++dropped;
+                continue;
+            }
+            r.index = by_id[r.id]->index;
+            if (r.ok()) done[r.id] = r;
+        }
+        for (const auto& p : points) {
+            if (done.count(p.id)) continue;
+            const PointFiles f = point_files(dir, p.id);
+            try {
+                if (!fs::exists(f.result, ec)) continue;
+                std::ifstream in(f.result, std::ios::binary);
+                Row r = Row::from_json(ojson::parse(in));
+                if (r.ok() && r.id == p.id) {
+                    r.index = p.index;
+                    done[p.id] = r;
+                    ++adopted;
+                }
+            } catch (const std::exception&) {
+            }
+        }
+    }
+    {
+        std::vector<Row> keep;
+        for (auto& [id, r] : done) keep.push_back(r);
+        store.rewrite(keep);  // fresh files, or the finished rows without torn lines and failures
+    }
+
+    std::vector<PendingPoint> pending;
+    for (const auto& p : points) {
+        if (done.count(p.id)) continue;
+        PendingPoint pp;
+        pp.point = p;
+        pp.files = point_files(fs::absolute(dir).lexically_normal().string(), p.id);
+        pp.argv = run_arguments(study.chip_path, study.workload_path, p.set_args(study), pp.files.stats);
+        pp.argv.insert(pp.argv.begin(), opt.self);
+        pending.push_back(std::move(pp));
+    }
+
+    const unsigned jobs = opt.jobs;
+    out << fmt::format("sweep {}: {} points ({}), {} metric{}", study.name, points.size(), shape_text(study, points.size()),
+                       study.metrics.size(), study.metrics.size() == 1 ? "" : "s");
+    if (opt.resume)
+        out << fmt::format("; resumed: {} finished point{} skipped{}", done.size(), done.size() == 1 ? "" : "s",
+                           adopted ? fmt::format(" ({} collected from result.json)", adopted) : std::string());
+    out << fmt::format("; running {}", pending.size());
+    if (opt.backend == "local") out << fmt::format(" with -j {}", jobs);
+    else out << " on Slurm";
+    out << fmt::format(" -> {}\n", dir);
+    if (torn) out << fmt::format("  (ignored {} unreadable line{} of results.jsonl, e.g. torn by a kill)\n", torn, torn == 1 ? "" : "s");
+    if (dropped) out << fmt::format("  (dropped {} row{} of points no longer in the study)\n", dropped, dropped == 1 ? "" : "s");
+    out.flush();
+    log.line(fmt::format("sweep {} points={} pending={} resumed={} backend={}", study.name, points.size(), pending.size(),
+                         done.size(), opt.backend));
+
+    Progress progress(out, points.size(), done.size(), opt.tty);
+    SweepSink sink;
+    sink.started = [&](const PendingPoint& p) {
+        log.line("start " + p.point.id + " " + p.point.label());
+        progress.started();
+    };
+    sink.finished = [&](const PendingPoint& p, const Row& row) {
+        store.append(row);
+        log.line((row.ok() ? "ok " : "failed ") + p.point.id + fmt::format(" {:.3f}s", row.elapsed_s) +
+                 (row.ok() ? "" : " " + row.error));
+        progress.finished(row, p.point.label());
+    };
+    sink.tick = [&] { progress.tick(); };
+
+    install_interrupt_handlers();
+    bool stopped = false;
+    try {
+        if (opt.backend == "local") run_local_backend(pending, opt, study.metrics, sink);
+        else run_slurm_backend(pending, opt, study, sink, out);
+    } catch (const SweepInterrupted&) {
+        stopped = true;
+    }
+    progress.close();
+
+    // Final tables sorted by point index (rows were appended as they finished).
+    std::map<std::string, Row> last;
+    for (Row& r : store.load()) {
+        if (!by_id.count(r.id)) continue;
+        r.index = by_id[r.id]->index;
+        last[r.id] = r;
+    }
+    std::vector<Row> rows;
+    for (auto& [id, r] : last) rows.push_back(r);
+    store.rewrite(rows);
+    std::size_t ok = 0, failed = 0;
+    for (const auto& r : rows) (r.ok() ? ok : failed)++;
+    const std::size_t missing = points.size() - rows.size();
+
+    if (opt.report) {
+        const std::string html = dir + "/report.html";
+        report::write_sweep_report(html, dir);
+        out << "  report -> " << html << "\n";
+    }
+    if (stopped) {
+        log.line("interrupted");
+        out << fmt::format("sweep interrupted: {} of {} points finished; rerun with --resume to continue\n", ok,
+                           points.size());
+        return 130;
+    }
+    out << fmt::format("sweep {}: {} points, {} ok, {} failed{} -> {}/results.csv\n", study.name, points.size(), ok, failed,
+                       missing ? fmt::format(", {} not run", missing) : std::string(), dir);
+    log.line(fmt::format("done ok={} failed={}", ok, failed));
+    return failed || missing ? 1 : 0;
+}
+
+}  // namespace npusim::study

@@ -1,0 +1,809 @@
+// The built-in compiler (DESIGN §1.1, docs/compiler.md): each pass is tested
+// through compile() on small in-memory graphs (no SystemC, in-process), and
+// the effects the issue asks for are tested end to end through the binary:
+// tile vs op sync, layout hoisting, Vector fusion, emit + replay, batch,
+// forced tilings and graph errors.
+//
+// Expectations are computed from the graph and the chip (sizes, tile
+// counts) or compare two runs; no observed cycle count is hard-coded.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/errors.hpp"
+#include "compiler/compiler.hpp"
+#include "compiler/graph_reader.hpp"
+#include "config/run_config.hpp"
+#include "tasks/task.hpp"
+
+using namespace npusim;
+using namespace npusim::compiler;
+using Catch::Matchers::Contains;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBin = NPUSIM_BIN;
+const std::string kSrc = NPUSIM_SOURCE_DIR;
+const std::string kAx300 = kSrc + "/configs/chips/ax300.json";
+const std::string kA2 = kSrc + "/configs/chips/a2.json";
+
+std::string model_file(const std::string& name) { return kSrc + "/models/" + name + ".json"; }
+
+ChipParams chip(const std::string& file) { return RunConfig::load(file, "", {}).chip(); }
+
+Graph graph(const std::string& text, const std::map<std::string, std::int64_t>& dims = {}) {
+    return read_graph_text(text, "test.json", dims);
+}
+
+// One graph file with the given tensors, nodes and outputs.
+std::string graph_text(const std::string& tensors, const std::string& nodes, const std::string& outputs) {
+    return R"({"kind": "graph", "name": "t", "tensors": {)" + tensors + R"(}, "nodes": [)" + nodes +
+           R"(], "outputs": )" + outputs + "}";
+}
+
+// Conv 3x3 16->32 pad 1 on [1,16,16,16], BN, ReLU.
+const std::string kConvBnRelu = graph_text(
+    R"("x": {"shape": [1, 16, 16, 16], "input": true},
+       "w": {"shape": [32, 16, 3, 3], "const": true},
+       "g": {"shape": [32], "const": true}, "b": {"shape": [32], "const": true},
+       "m": {"shape": [32], "const": true}, "v": {"shape": [32], "const": true})",
+    R"({"name": "conv", "op": "Conv2D", "inputs": ["x", "w"], "outputs": ["c"], "attrs": {"pad": 1}},
+       {"name": "bn", "op": "BatchNorm", "inputs": ["c", "g", "b", "m", "v"], "outputs": ["n"]},
+       {"name": "relu", "op": "ReLU", "inputs": ["n"], "outputs": ["y"]})",
+    R"(["y"])");
+
+// A Vector chain on an ND tensor: bias Add -> GELU -> scale Mul.
+constexpr std::uint64_t kChainBytes = 1 * 128 * 768 * 2;
+constexpr std::uint64_t kChainConstBytes = 768 * 2;
+const std::string kVectorChain = graph_text(
+    R"("x": {"shape": [1, 128, 768], "input": true},
+       "bias": {"shape": [768], "const": true}, "scale": {"shape": [768], "const": true})",
+    R"({"name": "add", "op": "Add", "inputs": ["x", "bias"], "outputs": ["a"]},
+       {"name": "gelu", "op": "GELU", "inputs": ["a"], "outputs": ["g"]},
+       {"name": "mul", "op": "Mul", "inputs": ["g", "scale"], "outputs": ["y"]})",
+    R"(["y"])");
+
+// An element-wise op between the NCHW graph input and a Conv.
+const std::string kMulConv = graph_text(
+    R"("x": {"shape": [1, 16, 16, 16], "input": true},
+       "s": {"shape": [1, 16, 1, 1], "const": true},
+       "w": {"shape": [32, 16, 3, 3], "const": true})",
+    R"({"name": "norm", "op": "Mul", "inputs": ["x", "s"], "outputs": ["xn"]},
+       {"name": "conv", "op": "Conv2D", "inputs": ["xn", "w"], "outputs": ["y"], "attrs": {"pad": 1}})",
+    R"(["y"])");
+
+// One NCHW input read by two Convs.
+const std::string kTwoConvs = graph_text(
+    R"("x": {"shape": [1, 16, 16, 16], "input": true},
+       "wa": {"shape": [32, 16, 3, 3], "const": true},
+       "wb": {"shape": [16, 16, 1, 1], "const": true})",
+    R"({"name": "a", "op": "Conv2D", "inputs": ["x", "wa"], "outputs": ["ya"], "attrs": {"pad": 1}},
+       {"name": "b", "op": "Conv2D", "inputs": ["x", "wb"], "outputs": ["yb"]})",
+    R"(["ya", "yb"])");
+
+// A diamond of Vector ops: add reads r and s, and s = sigmoid(r) already
+// depends on r, so add's direct dependence on r is redundant.
+const std::string kDiamond = graph_text(
+    R"("x": {"shape": [1, 128, 768], "input": true})",
+    R"({"name": "r", "op": "ReLU", "inputs": ["x"], "outputs": ["r"]},
+       {"name": "s", "op": "Sigmoid", "inputs": ["r"], "outputs": ["s"]},
+       {"name": "add", "op": "Add", "inputs": ["r", "s"], "outputs": ["z"]})",
+    R"(["z"])");
+
+const std::string& op_of(const TaskStream& ts, const Task& t) { return ts.name(t.op); }
+
+std::size_t tasks_of(const TaskStream& ts, const std::string& op) {
+    return static_cast<std::size_t>(
+        std::count_if(ts.tasks.begin(), ts.tasks.end(), [&](const Task& t) { return op_of(ts, t) == op; }));
+}
+
+std::set<std::string> ops(const TaskStream& ts) {
+    std::set<std::string> out;
+    for (const Task& t : ts.tasks) out.insert(op_of(ts, t));
+    return out;
+}
+
+std::set<std::string> ops_starting(const TaskStream& ts, const std::string& prefix) {
+    std::set<std::string> out;
+    for (const auto& o : ops(ts))
+        if (o.rfind(prefix, 0) == 0) out.insert(o);
+    return out;
+}
+
+bool has_note(const CompileResult& r, const std::string& text) {
+    return std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
+const TilingChoice& tiling(const CompileResult& r, const std::string& kernel) {
+    const auto it = std::find_if(r.tilings.begin(), r.tilings.end(), [&](const TilingChoice& t) { return t.kernel == kernel; });
+    REQUIRE(it != r.tilings.end());
+    return *it;
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// The producer task of each event (one signaller per event in compiled
+// streams under tile sync), and each task's producers through its waits.
+std::vector<std::vector<std::size_t>> waited_producers(const TaskStream& ts) {
+    std::map<EventIndex, std::vector<std::size_t>> signaller;
+    for (std::size_t i = 0; i < ts.tasks.size(); ++i)
+        for (EventIndex e : ts.tasks[i].signal) signaller[e].push_back(i);
+    std::vector<std::vector<std::size_t>> preds(ts.tasks.size());
+    for (std::size_t i = 0; i < ts.tasks.size(); ++i)
+        for (EventIndex e : ts.tasks[i].wait)
+            for (std::size_t p : signaller[e]) preds[i].push_back(p);
+    return preds;
+}
+
+// No task waits on two producers one of which (transitively) depends on the
+// other: the transitive reduction left no redundant wait.
+void check_no_redundant_wait(const TaskStream& ts) {
+    const auto preds = waited_producers(ts);
+    const std::size_t n = ts.tasks.size();
+    std::vector<std::vector<bool>> anc(n, std::vector<bool>(n, false));
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t p : preds[i]) {
+            REQUIRE(p < i);  // producers come first in the stream
+            anc[i][p] = true;
+            for (std::size_t q = 0; q < n; ++q)
+                if (anc[p][q]) anc[i][q] = true;
+        }
+    std::size_t redundant = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t p : preds[i])
+            for (std::size_t q : preds[i])
+                if (p != q && anc[p][q]) {
+                    if (redundant++ < 5)
+                        UNSCOPED_INFO(ts.tasks[i].id << " waits on " << ts.tasks[q].id << " and on " << ts.tasks[p].id
+                                                     << ", which depends on it");
+                }
+    CHECK(redundant == 0);
+}
+
+// ---- running the binary -----------------------------------------------------
+
+struct TempDir {
+    fs::path dir;
+    TempDir() {
+        std::random_device rd;
+        dir = fs::temp_directory_path() / ("npusim_test_compiler_" + std::to_string(rd()) + std::to_string(rd()));
+        fs::create_directories(dir);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+    std::string path(const std::string& name) const { return (dir / name).string(); }
+    std::string write(const std::string& name, const std::string& text) const {
+        std::ofstream(dir / name, std::ios::binary) << text;
+        return path(name);
+    }
+};
+
+std::string quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\'') out += "'\\''";
+        else out += c;
+    }
+    return out + "'";
+}
+
+std::string slurp(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+struct Result {
+    int code = -1;
+    std::string out, err;
+};
+
+Result run_npusim(const TempDir& tmp, const std::vector<std::string>& args) {
+    static int n = 0;
+    const std::string out = tmp.path("stdout" + std::to_string(n)), err = tmp.path("stderr" + std::to_string(n));
+    ++n;
+    std::string cmd = quote(kBin);
+    for (const auto& a : args) cmd += " " + quote(a);
+    cmd += " >" + quote(out) + " 2>" + quote(err) + " </dev/null";
+    const int status = std::system(cmd.c_str());
+    Result r;
+    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
+    else if (status != -1 && WIFSIGNALED(status)) r.code = 128 + WTERMSIG(status);
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+#define SHOW(r) INFO("exit " << (r).code << "\nstdout:\n" << (r).out << "\nstderr:\n" << (r).err)
+
+// `npusim run` of a workload with --set overrides; returns the stats.
+json run_stats(const TempDir& tmp, const std::string& chip_file, const std::string& workload,
+               const std::vector<std::string>& sets = {}) {
+    static int n = 0;
+    const std::string stats = tmp.path("stats" + std::to_string(n++) + ".json");
+    std::vector<std::string> args = {"run", "--chip", chip_file, "--workload", workload, "--stats", stats};
+    for (const auto& s : sets) {
+        args.push_back("--set");
+        args.push_back(s);
+    }
+    const Result r = run_npusim(tmp, args);
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    std::ifstream in(stats, std::ios::binary);
+    REQUIRE(in);
+    return json::parse(in);
+}
+
+std::uint64_t cycles(const json& s) { return s.at("total_cycles").get<std::uint64_t>(); }
+double overlap(const json& s) { return s.at("overlap").at("cube_vector").get<double>(); }
+std::uint64_t compile_stat(const json& s, const std::string& key) { return s.at("compile").at(key).get<std::uint64_t>(); }
+
+const std::string kForced2x8 = R"(workload.tiling={"conv1":{"m_blocks":2,"n_blocks":8}})";
+
+}  // namespace
+
+// ===========================================================================
+// Passes, in-process.
+
+TEST_CASE("compiler: BN folds into the conv and its kernel disappears", "[compiler][fold_bn]") {
+    const ChipParams ax = chip(kAx300);
+    const Graph g = graph(kConvBnRelu);
+    CompileOptions opt;
+    const CompileResult folded = compile(g, ax, opt);
+    CHECK(has_note(folded, "bn folded into conv"));
+    for (const auto& o : ops(folded.stream)) CHECK(o.find("bn") == std::string::npos);
+    CHECK(tasks_of(folded.stream, "conv+relu") > 0);
+
+    opt.fold_bn = false;
+    const CompileResult kept = compile(g, ax, opt);
+    CHECK_FALSE(has_note(kept, "folded"));
+    std::size_t bn_vector_tasks = 0;
+    for (const Task& t : kept.stream.tasks)
+        if (op_of(kept.stream, t).find("bn") != std::string::npos && t.core_type == CoreType::vector) ++bn_vector_tasks;
+    CHECK(bn_vector_tasks > 0);
+    CHECK(kept.kernels == folded.kernels + 1);
+}
+
+TEST_CASE("compiler: ReLU fuses into the conv's FixPipe, and is a Vector kernel again without fuse_activation",
+          "[compiler][fusion]") {
+    const ChipParams ax = chip(kAx300);
+    const Graph g = graph(kConvBnRelu);
+    CompileOptions opt;
+    const CompileResult fused = compile(g, ax, opt);
+    CHECK(has_note(fused, "relu fused into conv (applied by FixPipe)"));
+    CHECK(tasks_of(fused.stream, "relu") == 0);
+    for (const Task& t : fused.stream.tasks)
+        if (op_of(fused.stream, t) == "conv+relu") CHECK(t.core_type == CoreType::cube);
+
+    opt.fuse_activation = false;
+    const CompileResult split = compile(g, ax, opt);
+    CHECK_FALSE(has_note(split, "applied by FixPipe"));
+    CHECK(tasks_of(split.stream, "conv+relu") == 0);
+    CHECK(tasks_of(split.stream, "conv") > 0);
+    CHECK(tasks_of(split.stream, "relu") > 0);
+    for (const Task& t : split.stream.tasks)
+        if (op_of(split.stream, t) == "relu") CHECK(t.core_type == CoreType::vector);
+    CHECK(split.kernels == fused.kernels + 1);
+    CHECK(split.tasks == fused.tasks + tasks_of(split.stream, "relu") +
+                             (split.format_converts - fused.format_converts));
+}
+
+TEST_CASE("compiler: fuse_vector merges an element-wise chain into one kernel that moves fewer GM bytes",
+          "[compiler][fusion]") {
+    const ChipParams ax = chip(kAx300);
+    const Graph g = graph(kVectorChain);
+    CompileOptions opt;
+    const CompileResult fused = compile(g, ax, opt);
+    opt.fuse_vector = false;
+    const CompileResult split = compile(g, ax, opt);
+
+    CHECK(has_note(fused, "gelu fused into Vector chain add"));
+    CHECK(has_note(fused, "mul fused into Vector chain add+gelu"));
+    CHECK(fused.kernels == 1);
+    CHECK(split.kernels == 3);
+    const auto t = static_cast<std::uint64_t>(tiling(fused, "add+gelu+mul").tiles);
+    REQUIRE(t > 0);
+    CHECK(fused.tasks == t);
+    CHECK(split.tasks == static_cast<std::size_t>(tiling(split, "add").tiles + tiling(split, "gelu").tiles +
+                                                  tiling(split, "mul").tiles));
+    CHECK(fused.tasks < split.tasks);
+    // Fused: x in, y out, plus each tile reads the two broadcast constants.
+    CHECK(fused.gm_bytes == 2 * kChainBytes + 2 * t * kChainConstBytes);
+    // Split: three passes over the data, each in and out; add and mul each
+    // read their constant once per tile.
+    const auto ta = static_cast<std::uint64_t>(tiling(split, "add").tiles);
+    const auto tm = static_cast<std::uint64_t>(tiling(split, "mul").tiles);
+    CHECK(split.gm_bytes == 6 * kChainBytes + (ta + tm) * kChainConstBytes);
+    CHECK(fused.gm_bytes < split.gm_bytes);
+    // The same Vector work either way: a task's cycles_per_repeat is per
+    // 256 B repeat of its input, scaled from the kernel's cost per output
+    // repeat, and the fused kernel's cost is the sum of its ops' costs.
+    auto v_work = [](const CompileResult& r) {
+        double w = 0;
+        for (const Task& k : r.stream.tasks) w += k.params.cycles_per_repeat * static_cast<double>(k.params.bytes) / 256.0;
+        return w;
+    };
+    CHECK(v_work(fused) == Approx(v_work(split)).epsilon(1e-9));
+}
+
+TEST_CASE("compiler: layout hoists the conversion above an element-wise op to the NCHW input", "[compiler][layout]") {
+    const ChipParams ax = chip(kAx300);
+    const Graph g = graph(kMulConv);
+    CompileOptions opt;
+    const CompileResult hoisted = compile(g, ax, opt);
+    CHECK(has_note(hoisted, "hoisted a conversion to NC1HWC0 above norm"));
+    CHECK(has_note(hoisted, "FormatConvert x NCHW -> NC1HWC0"));
+    CHECK(ops_starting(hoisted.stream, "trans_x_") == std::set<std::string>{"trans_x_NC1HWC0"});
+    CHECK(ops_starting(hoisted.stream, "trans_xn").empty());
+    // The conv output goes back to NCHW for the framework: one more.
+    CHECK(ops_starting(hoisted.stream, "trans_") == std::set<std::string>{"trans_x_NC1HWC0", "trans_y_NCHW"});
+
+    opt.hoist_layout = false;
+    const CompileResult plain = compile(g, ax, opt);
+    CHECK_FALSE(has_note(plain, "hoisted a conversion"));
+    CHECK(ops_starting(plain.stream, "trans_x_").empty());
+    CHECK(ops_starting(plain.stream, "trans_xn_").size() == 1);
+    CHECK(has_note(plain, "FormatConvert xn NCHW -> NC1HWC0"));
+}
+
+TEST_CASE("compiler: an NC1HWC0 input needs no input conversion", "[compiler][layout]") {
+    const ChipParams ax = chip(kAx300);
+    for (const bool hoist : {true, false}) {
+        CAPTURE(hoist);
+        CompileOptions opt;
+        opt.hoist_layout = hoist;
+        opt.input_layout = Layout::NC1HWC0;
+        const CompileResult r = compile(graph(kMulConv), ax, opt);
+        // Only the output goes back to NCHW for the framework.
+        const auto converts = ops_starting(r.stream, "trans_");
+        REQUIRE(converts.size() == 1);
+        CHECK(converts.begin()->rfind("trans_y_NCHW", 0) == 0);
+        opt.input_layout = Layout::NCHW;
+        const CompileResult nchw = compile(graph(kMulConv), ax, opt);
+        CHECK(r.format_converts < nchw.format_converts);
+        CHECK(r.format_convert_bytes < nchw.format_convert_bytes);
+    }
+}
+
+TEST_CASE("compiler: conversions of a tensor with two Cube consumers merge into one", "[compiler][layout]") {
+    const ChipParams ax = chip(kAx300);
+    const Graph g = graph(kTwoConvs);
+    CompileOptions opt;
+    const CompileResult merged = compile(g, ax, opt);
+    CHECK(ops_starting(merged.stream, "trans_x_").size() == 1);
+    opt.hoist_layout = false;
+    const CompileResult separate = compile(g, ax, opt);
+    CHECK(ops_starting(separate.stream, "trans_x_").size() == 2);
+    // Each conversion reads all of x once.
+    const std::uint64_t x_bytes = 16 * 16 * 16 * 2;
+    CHECK(separate.format_convert_bytes - merged.format_convert_bytes == x_bytes);
+}
+
+TEST_CASE("compiler: op-level sync uses one counting event per producer op, counting its tiles", "[compiler][sync]") {
+    const ChipParams ax = chip(kAx300);
+    for (const std::string name : {"convbnrelu", "resnet50"}) {
+        CAPTURE(name);
+        CompileOptions opt;
+        opt.sync = SyncGranularity::op;
+        const CompileResult r = compile(read_graph(model_file(name)), ax, opt);
+        const TaskStream& ts = r.stream;
+        std::size_t op_events = 0;
+        for (std::size_t e = 0; e < ts.events.size(); ++e) {
+            const EventDecl& ev = ts.events[e];
+            if (ev.id.rfind("op:", 0) != 0) continue;
+            ++op_events;
+            const std::string op = ev.id.substr(3);
+            CAPTURE(ev.id);
+            CHECK(ev.count == tasks_of(ts, op));
+            // Every tile of that op signals it, nothing else does.
+            for (const Task& t : ts.tasks) {
+                const bool signals = std::count(t.signal.begin(), t.signal.end(), static_cast<EventIndex>(e)) == 1;
+                CHECK(signals == (op_of(ts, t) == op));
+            }
+        }
+        CHECK(op_events > 0);
+        CHECK(op_events < r.kernels);  // the last op has no consumer
+        // Waits are op events, or the per-tile event of a fused Cube tile.
+        for (const Task& t : ts.tasks)
+            for (EventIndex e : t.wait) {
+                const std::string& id = ts.events[e].id;
+                CHECK((id.rfind("op:", 0) == 0 || ts.events[e].count == 1));
+            }
+    }
+}
+
+TEST_CASE("compiler: tile-level sync uses per-tile events and no redundant waits", "[compiler][sync]") {
+    const ChipParams ax = chip(kAx300);
+    SECTION("a diamond of Vector ops") {
+        const CompileResult r = compile(graph(kDiamond), ax, CompileOptions{});
+        const std::size_t tiles = static_cast<std::size_t>(tiling(r, "add").tiles);
+        REQUIRE(tiles == static_cast<std::size_t>(tiling(r, "r").tiles));
+        REQUIRE(tiles == static_cast<std::size_t>(tiling(r, "s").tiles));
+        // s_i <- r_i; add_i <- r_i, s_i; the add_i <- r_i edge is redundant.
+        CHECK(r.edges_before_reduction == 3 * tiles);
+        CHECK(r.edges_after_reduction == 2 * tiles);
+        check_no_redundant_wait(r.stream);
+    }
+    for (const std::string name : {"convbnrelu", "resnet50", "bert_layer"}) {
+        SECTION(name) {
+            const CompileResult r = compile(read_graph(model_file(name)), ax, CompileOptions{});
+            std::map<EventIndex, int> signallers;
+            for (const Task& t : r.stream.tasks)
+                for (EventIndex e : t.signal) ++signallers[e];
+            for (std::size_t e = 0; e < r.stream.events.size(); ++e) {
+                CAPTURE(r.stream.events[e].id);
+                CHECK(r.stream.events[e].count == 1);
+                CHECK(signallers[static_cast<EventIndex>(e)] == 1);
+            }
+            CHECK(r.edges_after_reduction <= r.edges_before_reduction);
+            check_no_redundant_wait(r.stream);
+        }
+    }
+    SECTION("op-level sync on resnet50 has no redundant waits either") {
+        CompileOptions opt;
+        opt.sync = SyncGranularity::op;
+        check_no_redundant_wait(compile(read_graph(model_file("resnet50")), ax, opt).stream);
+    }
+}
+
+TEST_CASE("compiler: the dispatcher pins every task to a core in range and names its stream after it",
+          "[compiler][dispatcher]") {
+    for (const std::string& chip_file : {kAx300, kA2}) {
+        const ChipParams c = chip(chip_file);
+        for (const std::string name : {"convbnrelu", "resnet50", "bert_layer", "segnet"}) {
+            CAPTURE(chip_file, name);
+            const CompileResult r = compile(read_graph(model_file(name)), c, CompileOptions{});
+            std::set<int> cube_cores, vector_cores;
+            for (const Task& t : r.stream.tasks) {
+                REQUIRE(t.core_type != CoreType::scalar);
+                const int count = t.core_type == CoreType::cube ? c.cube.count : c.vector.count;
+                CHECK(t.core >= 0);
+                CHECK(t.core < count);
+                CHECK(r.stream.streams.at(t.stream) == std::string(to_string(t.core_type)) + std::to_string(t.core));
+                (t.core_type == CoreType::cube ? cube_cores : vector_cores).insert(t.core);
+            }
+            // Work is spread: a model with enough tiles uses every core.
+            if (name != "convbnrelu") {
+                CHECK(static_cast<int>(cube_cores.size()) == c.cube.count);
+                CHECK(static_cast<int>(vector_cores.size()) == c.vector.count);
+            }
+        }
+    }
+}
+
+TEST_CASE("compiler: fusion_boundary=fuse|split forces the Cube->Vector boundary either way", "[compiler][fusion]") {
+    const ChipParams ax = chip(kAx300);
+    const Graph g = read_graph(model_file("convbnrelu"));
+    CompileOptions opt;
+    opt.fuse_activation = false;
+    opt.boundary = FusionBoundary::fuse;
+    const CompileResult fused = compile(g, ax, opt);
+    opt.boundary = FusionBoundary::split;
+    const CompileResult split = compile(g, ax, opt);
+    opt.boundary = FusionBoundary::automatic;
+    const CompileResult chosen = compile(g, ax, opt);
+
+    CHECK(has_note(fused, "fusion boundary conv1 -> relu1: fuse (forced)"));
+    CHECK(has_note(split, "fusion boundary conv1 -> relu1: split (forced)"));
+    CHECK(has_note(chosen, "fusion boundary conv1 -> relu1: fused ~"));
+    // Fused: one ReLU tile per conv tile, reading the tile in place (not HBM).
+    REQUIRE(tasks_of(fused.stream, "relu1") == tasks_of(fused.stream, "conv1"));
+    for (const Task& t : fused.stream.tasks) {
+        if (op_of(fused.stream, t) == "conv1") CHECK(t.params.dst != Space::hbm);
+        if (op_of(fused.stream, t) == "relu1") CHECK(t.params.src != Space::hbm);
+    }
+    for (const Task& t : split.stream.tasks) {
+        if (op_of(split.stream, t) == "conv1") CHECK(t.params.dst == Space::hbm);
+        if (op_of(split.stream, t) == "relu1") CHECK(t.params.src == Space::hbm);
+    }
+}
+
+TEST_CASE("compiler: a forced tiling gives the requested tile counts", "[compiler][tiler]") {
+    const ChipParams ax = chip(kAx300);
+    for (const std::int64_t batch : {1, 2}) {
+        CAPTURE(batch);
+        const Graph g = read_graph(model_file("convbnrelu"), {{"batch", batch}});
+        const CompileResult free = compile(g, ax, CompileOptions{});
+        CompileOptions opt;
+        opt.tiling["conv1"] = ForcedTiling{2, 8, 0};
+        const CompileResult forced = compile(g, ax, opt);
+        const TilingChoice& f = tiling(forced, "conv1+relu1");
+        CHECK(f.forced);
+        CHECK(f.tiles == 16 * batch);
+        CHECK_THAT(f.shape, Contains("2 row blocks per image x 8 channel blocks"));
+        std::size_t cube = 0;
+        std::set<std::pair<std::uint64_t, std::uint64_t>> shapes;
+        for (const Task& t : forced.stream.tasks)
+            if (t.core_type == CoreType::cube) {
+                ++cube;
+                shapes.insert({t.params.m, t.params.n});
+            }
+        CHECK(cube == static_cast<std::size_t>(16 * batch));
+        // 56 rows / 2 = 28 rows x 56 columns; 128 channels / 8 = 16.
+        CHECK(shapes == std::set<std::pair<std::uint64_t, std::uint64_t>>{{28 * 56, 16}});
+        CHECK_FALSE(tiling(free, "conv1+relu1").forced);
+    }
+    SECTION("a forced Vector tile count") {
+        CompileOptions opt;
+        opt.fuse_activation = false;
+        opt.boundary = FusionBoundary::split;
+        opt.tiling["relu1"] = ForcedTiling{0, 0, 5};
+        const CompileResult r = compile(read_graph(model_file("convbnrelu")), ax, opt);
+        CHECK(tiling(r, "relu1").forced);
+        CHECK(tasks_of(r.stream, "relu1") == 5);
+    }
+}
+
+TEST_CASE("compiler: a bad forced tiling or an unknown node is an input error with a did-you-mean",
+          "[compiler][tiler][errors]") {
+    const ChipParams ax = chip(kAx300);
+    const Graph g = read_graph(model_file("convbnrelu"));
+    CompileOptions opt;
+    opt.tiling["conv1"] = ForcedTiling{2, 9, 0};  // 128 channels are 8 blocks of 16
+    std::string err = error_of([&] { compile(g, ax, opt); });
+    CHECK_THAT(err, Contains("workload.tiling.conv1"));
+    CHECK_THAT(err, Contains("2 x 9 blocks"));
+    opt.tiling["conv1"] = ForcedTiling{57, 1, 0};  // 56 output rows
+    err = error_of([&] { compile(g, ax, opt); });
+    CHECK_THAT(err, Contains("workload.tiling.conv1"));
+    CHECK_THAT(err, Contains("56 rows (at most 56 blocks of 1)"));
+
+    // MatMul rows are cut in blocks of 16: bert's FFN has M = 128 rows.
+    const Graph bert = read_graph(model_file("bert_layer"));
+    CompileOptions mm;
+    mm.tiling["ffn.up.matmul"] = ForcedTiling{20, 2, 0};
+    err = error_of([&] { compile(bert, ax, mm); });
+    CHECK_THAT(err, Contains("workload.tiling.ffn.up.matmul"));
+    CHECK_THAT(err, Contains("at most 8 blocks of 16"));
+    mm.tiling["ffn.up.matmul"] = ForcedTiling{8, 2, 0};
+    const CompileResult ok = compile(bert, ax, mm);
+    const auto up = std::find_if(ok.tilings.begin(), ok.tilings.end(),
+                                 [](const TilingChoice& c) { return c.kernel.rfind("ffn.up.matmul", 0) == 0; });
+    REQUIRE(up != ok.tilings.end());
+    CHECK(up->tiles == 8 * 2);
+
+    json w = {{"file", model_file("convbnrelu")}, {"tiling", {{"conv2", {{"m_blocks", 2}}}}}};
+    err = error_of([&] { compile_workload(w, ax); });
+    CHECK_THAT(err, Contains("workload.tiling.conv2: no node of that name"));
+    CHECK_THAT(err, Contains("did you mean 'conv1'"));
+
+    w["tiling"] = {{"conv1", {{"m_block", 2}}}};
+    err = error_of([&] { options_from_workload(w); });
+    CHECK_THAT(err, Contains("workload.tiling.conv1.m_block"));
+    CHECK_THAT(err, Contains("did you mean 'm_blocks'"));
+    w["tiling"] = {{"conv1", {{"m_blocks", 0}}}};
+    CHECK_THAT(error_of([&] { options_from_workload(w); }), Contains("expected an integer in [1, 4096]"));
+}
+
+TEST_CASE("compiler: compiled streams always carry reads and writes", "[compiler][stream]") {
+    const ChipParams ax = chip(kAx300);
+    for (const std::string name : {"convbnrelu", "resnet50", "bert_layer", "segnet"}) {
+        for (const bool op_sync : {false, true}) {
+            CAPTURE(name, op_sync);
+            CompileOptions opt;
+            opt.sync = op_sync ? SyncGranularity::op : SyncGranularity::tile;
+            const CompileResult r = compile(read_graph(model_file(name)), ax, opt);
+            REQUIRE(r.tasks == r.stream.tasks.size());
+            std::uint64_t gm = 0;
+            for (const Task& t : r.stream.tasks) {
+                CAPTURE(t.id);
+                CHECK_FALSE(t.reads.empty());
+                CHECK_FALSE(t.writes.empty());
+                for (const Region& rg : t.reads) gm += rg.bytes;
+                for (const Region& rg : t.writes) gm += rg.bytes;
+            }
+            CHECK(gm == r.gm_bytes);
+        }
+    }
+}
+
+// ===========================================================================
+// End to end through the binary.
+
+TEST_CASE("compiler e2e: ConvBNReLU on ax300, tile sync overlaps more and runs faster than op sync",
+          "[compiler][e2e]") {
+    TempDir tmp;
+    const std::string w = model_file("convbnrelu");
+    for (const bool forced : {false, true}) {
+        CAPTURE(forced);
+        std::vector<std::string> extra;
+        if (forced) extra.push_back(kForced2x8);
+        auto with = [&](const std::string& s) {
+            auto v = extra;
+            v.push_back(s);
+            return v;
+        };
+        const json op = run_stats(tmp, kAx300, w, with("workload.sync=op"));
+        const json tile = run_stats(tmp, kAx300, w, with("workload.sync=tile"));
+        INFO("op: " << cycles(op) << " cycles, overlap " << overlap(op) << "; tile: " << cycles(tile)
+                    << " cycles, overlap " << overlap(tile));
+        CHECK(overlap(tile) > overlap(op) + 0.2);
+        CHECK(cycles(tile) < cycles(op));
+        // Same work, different events.
+        CHECK(compile_stat(tile, "tasks") == compile_stat(op, "tasks"));
+        CHECK(compile_stat(tile, "events") > compile_stat(op, "events"));
+        CHECK(op.at("tasks").at("by_kernel").at("matmul") == tile.at("tasks").at("by_kernel").at("matmul"));
+        if (forced) CHECK(tile.at("tasks").at("by_kernel").at("matmul") == 16);
+        // BN folded, ReLU fused: the only Vector tasks are layout conversions.
+        CHECK(tile.at("tasks").at("by_kernel").at("vector") == compile_stat(tile, "format_converts"));
+    }
+}
+
+TEST_CASE("compiler e2e: the compile report lists the passes and the tiles", "[compiler][e2e]") {
+    TempDir tmp;
+    const std::string out = tmp.path("c.jsonl");
+    Result r = run_npusim(tmp, {"compile", "--chip", kAx300, "--workload", model_file("convbnrelu"), "--emit-tasks", out});
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("bn1 folded into conv1"));
+    CHECK_THAT(r.out, Contains("relu1 fused into conv1 (applied by FixPipe)"));
+    CHECK_THAT(r.out, Contains("tile: conv1+relu1"));
+    r = run_npusim(tmp, {"compile", "--chip", kAx300, "--workload", model_file("convbnrelu"), "--set", kForced2x8,
+                     "--set", "workload.passes.fuse_activation=false", "--emit-tasks", out});
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("2 row blocks per image x 8 channel blocks (forced)"));
+    CHECK_THAT(r.out, Contains("tile: relu1"));
+    // Every emitted task line carries reads and writes.
+    std::ifstream in(out);
+    std::string line;
+    int tasks = 0;
+    while (std::getline(in, line)) {
+        const json j = json::parse(line);
+        if (!j.contains("id")) continue;
+        ++tasks;
+        CAPTURE(line.substr(0, 200));
+        CHECK(j.at("params").at("reads").size() > 0);
+        CHECK(j.at("params").at("writes").size() > 0);
+    }
+    CHECK(tasks > 16);
+}
+
+TEST_CASE("compiler e2e: layout hoisting on segnet cuts FormatConvert bytes and cycles", "[compiler][e2e][layout]") {
+    TempDir tmp;
+    const std::string w = model_file("segnet");
+    const json on = run_stats(tmp, kAx300, w, {"workload.passes.hoist_layout=true"});
+    const json off = run_stats(tmp, kAx300, w, {"workload.passes.hoist_layout=false"});
+    INFO("hoist: " << compile_stat(on, "format_convert_bytes") << " B, " << cycles(on) << " cycles; no hoist: "
+                   << compile_stat(off, "format_convert_bytes") << " B, " << cycles(off) << " cycles");
+    CHECK(compile_stat(on, "format_converts") < compile_stat(off, "format_converts"));
+    CHECK(compile_stat(on, "format_convert_bytes") < compile_stat(off, "format_convert_bytes"));
+    CHECK(cycles(on) < cycles(off));
+}
+
+TEST_CASE("compiler e2e: an NC1HWC0 input removes segnet's input conversion", "[compiler][e2e][layout]") {
+    TempDir tmp;
+    const std::string w = model_file("segnet");
+    const json nchw = run_stats(tmp, kAx300, w, {"workload.input_layout=NCHW"});
+    const json nc1 = run_stats(tmp, kAx300, w, {"workload.input_layout=NC1HWC0"});
+    CHECK(compile_stat(nc1, "format_converts") < compile_stat(nchw, "format_converts"));
+    // Exactly the input [1,3,256,256] fp16 is no longer converted.
+    CHECK(compile_stat(nchw, "format_convert_bytes") - compile_stat(nc1, "format_convert_bytes") == 3u * 256 * 256 * 2);
+    CHECK(cycles(nc1) < cycles(nchw));
+}
+
+TEST_CASE("compiler e2e: a fused Vector chain moves fewer GM bytes and takes fewer cycles", "[compiler][e2e][fusion]") {
+    TempDir tmp;
+    SECTION("bert_layer") {
+        const std::string w = model_file("bert_layer");
+        const json on = run_stats(tmp, kAx300, w, {"workload.passes.fuse_vector=true"});
+        const json off = run_stats(tmp, kAx300, w, {"workload.passes.fuse_vector=false"});
+        INFO("fused " << cycles(on) << " cycles, " << compile_stat(on, "gm_region_bytes") << " B; unfused " << cycles(off)
+                      << " cycles, " << compile_stat(off, "gm_region_bytes") << " B");
+        CHECK(compile_stat(on, "gm_region_bytes") < compile_stat(off, "gm_region_bytes"));
+        CHECK(compile_stat(on, "tasks") < compile_stat(off, "tasks"));
+        CHECK(cycles(on) < cycles(off));
+    }
+    SECTION("a small Vector-only chain") {
+        const std::string w = tmp.write("chain.json", kVectorChain);
+        const json on = run_stats(tmp, kAx300, w, {"workload.passes.fuse_vector=true"});
+        const json off = run_stats(tmp, kAx300, w, {"workload.passes.fuse_vector=false"});
+        CHECK(compile_stat(on, "gm_region_bytes") < compile_stat(off, "gm_region_bytes"));
+        CHECK(cycles(on) < cycles(off));
+    }
+}
+
+TEST_CASE("compiler e2e: an emitted stream replays to exactly the cycles of compiling on the fly", "[compiler][e2e]") {
+    TempDir tmp;
+    struct Case {
+        std::string chip, model, sync;
+    };
+    for (const Case& c : {Case{kAx300, "convbnrelu", "tile"}, Case{kAx300, "convbnrelu", "op"},
+                          Case{kAx300, "bert_layer", "tile"}, Case{kA2, "bert_layer", "op"}}) {
+        CAPTURE(c.chip, c.model, c.sync);
+        const std::string stream = tmp.path(c.model + "_" + c.sync + ".jsonl");
+        const Result r = run_npusim(tmp, {"compile", "--chip", c.chip, "--workload", model_file(c.model), "--set",
+                                      "workload.sync=" + c.sync, "--emit-tasks", stream});
+        SHOW(r);
+        REQUIRE(r.code == 0);
+        const json fly = run_stats(tmp, c.chip, model_file(c.model), {"workload.sync=" + c.sync});
+        const json replay = run_stats(tmp, c.chip, stream);
+        CHECK(replay.at("total_ps") == fly.at("total_ps"));
+        CHECK(cycles(replay) == cycles(fly));
+        CHECK(replay.at("overlap") == fly.at("overlap"));
+        CHECK(replay.at("tasks").at("count") == fly.at("compile").at("tasks"));
+    }
+}
+
+TEST_CASE("compiler e2e: workload.batch=2 works on every model", "[compiler][e2e]") {
+    TempDir tmp;
+    for (const std::string name : {"convbnrelu", "resnet50", "bert_layer", "segnet"}) {
+        CAPTURE(name);
+        const json one = run_stats(tmp, kAx300, model_file(name), {"workload.batch=1"});
+        const json two = run_stats(tmp, kAx300, model_file(name), {"workload.batch=2"});
+        CHECK(two.at("config").at("workload").at("batch") == 2);
+        CHECK(compile_stat(two, "tasks") > compile_stat(one, "tasks"));
+        CHECK(compile_stat(two, "gm_region_bytes") > compile_stat(one, "gm_region_bytes"));
+        CHECK(cycles(two) > cycles(one));
+        CHECK(cycles(two) <= 2 * cycles(one) + cycles(one) / 10);
+    }
+}
+
+TEST_CASE("compiler e2e: bad graphs and bad tilings exit 2 with a clear message", "[compiler][e2e][errors]") {
+    TempDir tmp;
+    struct Bad {
+        std::string file, text, message;
+    };
+    const std::string x = R"("x": {"shape": [1, 4, 8, 8], "input": true})";
+    const std::vector<Bad> cases = {
+        {"unknown_op.json", graph_text(x, R"({"name": "r", "op": "Relu", "inputs": ["x"], "outputs": ["y"]})", R"(["y"])"),
+         "nodes[0] (r): unknown op 'Relu' (did you mean 'ReLU'?)"},
+        {"cycle.json",
+         graph_text(x, R"({"name": "a", "op": "Add", "inputs": ["x", "b"], "outputs": ["a"]},
+                          {"name": "b", "op": "ReLU", "inputs": ["a"], "outputs": ["b"]})",
+                    R"(["b"])"),
+         "cycle through nodes a -> b -> a"},
+        {"dangling.json", graph_text(x, R"({"name": "a", "op": "Add", "inputs": ["x", "z"], "outputs": ["y"]})", R"(["y"])"),
+         "dangling tensor 'z'"},
+        {"mismatch.json",
+         graph_text(x + R"(, "y": {"shape": [1, 4, 8, 9]})", R"({"name": "r", "op": "ReLU", "inputs": ["x"], "outputs": ["y"]})",
+                    R"(["y"])"),
+         "shape mismatch for output tensor 'y'"},
+    };
+    for (const Bad& b : cases) {
+        CAPTURE(b.file);
+        const std::string file = tmp.write(b.file, b.text);
+        for (const std::string cmd : {"run", "compile"}) {
+            std::vector<std::string> args = {cmd, "--chip", kAx300, "--workload", file};
+            if (cmd == "compile") args.insert(args.end(), {"--emit-tasks", tmp.path("out.jsonl")});
+            const Result r = run_npusim(tmp, args);
+            SHOW(r);
+            CHECK(r.code == 2);
+            CHECK_THAT(r.err, Contains(b.file));
+            CHECK_THAT(r.err, Contains(b.message));
+            CHECK_THAT(r.err, !Contains("internal error"));
+        }
+    }
+    const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", model_file("convbnrelu"), "--set",
+                                  R"(workload.tiling={"conv2":{"m_blocks":2}})"});
+    SHOW(r);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("did you mean 'conv1'"));
+}

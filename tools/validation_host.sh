@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Regenerates the numbers of the "Host runtime" section of docs/validation.md
+# (DESIGN §1.2, docs/host.md): end-to-end time, device idle fraction, drains,
+# waits and peak device memory per host mode for each host model on a2, the
+# effect of descriptor batching on many small tasks, and the hetero overlap.
+#
+# usage: tools/validation_host.sh [BUILD_DIR] [OUT_DIR]   (defaults: build, out/validation_host)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN="${1:-build}/npusim"
+OUT="${2:-out/validation_host}"
+CHIP=configs/chips/a2.json
+mkdir -p "$OUT"
+[ -x "$BIN" ] || { echo "no $BIN: build first (cmake -S . -B build && cmake --build build -j2)" >&2; exit 2; }
+
+run() {  # name workload sets...
+    local name=$1 workload=$2
+    shift 2
+    local args=()
+    for s in "$@"; do args+=(--set "$s"); done
+    "$BIN" run -q --chip "$CHIP" --workload "$workload" "${args[@]}" --stats "$OUT/$name.json"
+}
+
+table() {  # title files...
+    python3 - "$@" <<'PY'
+import json, sys
+title, files = sys.argv[1], sys.argv[2:]
+print(f"\n{title}\n")
+print("| mode | end-to-end µs | vs sync | device busy µs | device idle | launches | submissions | drains | waits | peak device memory MB |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+sync = None
+for f in files:
+    s = json.load(open(f))
+    h = s.get("host")
+    if h is None:
+        print(f"| off (device only) | {s['total_ns']/1000:.1f} | | | | | | | | |")
+        continue
+    e2e = h["end_to_end_ns"] / 1000
+    if h["mode"] == "sync":
+        sync = e2e
+    rel = f"{(e2e / sync - 1) * 100:+.1f}%" if sync else ""
+    print(f"| {h['mode']} | {e2e:.1f} | {rel} | {h['device_busy_ns']/1000:.1f} | {h['device_idle_fraction']*100:.1f}% | "
+          f"{h['launches']} | {h['submissions']} | {h['drains']} | {h['waits']} | {h['peak_device_memory_bytes']/2**20:.2f} |")
+PY
+}
+
+for model in host_smallops llm_decode; do
+    files=()
+    for mode in off sync async pipeline hetero; do
+        run "${model}_$mode" "models/$model.json" "workload.host_mode=$mode"
+        files+=("$OUT/${model}_$mode.json")
+    done
+    table "models/$model.json on a2" "${files[@]}"
+done
+
+files=()
+for mode in off sync async pipeline; do
+    run "resnet50_b32_$mode" models/resnet50.json workload.batch=32 "workload.host_mode=$mode"
+    files+=("$OUT/resnet50_b32_$mode.json")
+done
+table "models/resnet50.json, batch 32, on a2 (static shapes)" "${files[@]}"
+
+# Descriptor batching on many small tasks: host_smallops at batch 16, pipeline.
+for b in 1 4 16 0; do
+    run "submit_batch_$b" models/host_smallops.json workload.batch=16 workload.host_mode=pipeline "workload.submit_batch=$b"
+done
+python3 - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+print("\nDescriptor batching: models/host_smallops.json at batch 16, pipeline mode, on a2\n")
+print("| submit_batch | tasks | launches | submissions | submit busy µs | end-to-end µs |")
+print("|---|---|---|---|---|---|")
+for b in (1, 4, 16, 0):
+    s = json.load(open(f"{out}/submit_batch_{b}.json")); h = s["host"]
+    print(f"| {b if b else '0 (whole launch)'} | {s['tasks']['count']} | {h['launches']} | {h['submissions']} | "
+          f"{h['stages']['submit']['busy_ns']/1000:.1f} | {h['end_to_end_ns']/1000:.1f} |")
+PY
+
+# Hetero: a CPU branch beside an NPU branch.
+for mode in off sync pipeline hetero; do run "host_hetero_$mode" models/host_hetero.json "workload.host_mode=$mode"; done
+table "models/host_hetero.json on a2" "$OUT"/host_hetero_{off,sync,pipeline,hetero}.json
+python3 - "$OUT" <<'PY'
+import json, sys
+h = json.load(open(f"{sys.argv[1]}/host_hetero_hetero.json"))["host"]
+print(f"\nhetero: CPU ops {h['cpu_ops']}, CPU busy {h['cpu']['busy_ns']/1000:.1f} µs, device busy "
+      f"{h['device_busy_ns']/1000:.1f} µs, overlapped {h['cpu']['device_overlap_ns']/1000:.1f} µs, "
+      f"end-to-end {h['end_to_end_ns']/1000:.1f} µs")
+PY
+
+# The drain in the middle of a pipelined run, as the trace shows it.
+"$BIN" run -q --chip "$CHIP" --workload models/host_smallops.json --set workload.host_mode=pipeline \
+    --stats "$OUT/drain.json" --trace "$OUT/drain_trace.json" --trace-tasks-only
+python3 tools/check_trace.py "$OUT/drain_trace.json" --quiet
+python3 - "$OUT/drain_trace.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == 2}
+print("\nhost tracks:", ", ".join(names[t] for t in sorted(names)))
+sub = [e["ts"] for e in ev if e.get("cat") == "host.submit"]
+print(f"submissions from {min(sub):.1f} to {max(sub):.1f} µs")
+for e in ev:
+    if e["ph"] == "X" and e.get("cat") in ("host.drain", "host.wait"):
+        print(f"{e['cat']:<10} {e['name']:<28} on '{names[e['tid']]}' at {float(e['ts']):8.1f} µs for {float(e['dur']):6.1f} µs")
+PY
