@@ -320,6 +320,12 @@ TEST_CASE("bad input: empty and binary files name the file, exit 2", "[bad_input
         const std::string s = tmp.write("bin.jsonl", bytes);
         expect(npusim(tmp, run_stream(s)), 2, {"bin.jsonl:", "invalid JSON"});
     }
+    SECTION("a NUL character in a file name inside a chip file") {
+        tmp.write("base.json", slurp(kAx300));
+        const std::string c = tmp.write("child.json", R"({"extends": "base.json\u0000.txt"})");
+        expect(npusim(tmp, {"run", "--chip", c, "--workload", kTileStream}), 2,
+               {"child.json: extends: a file name cannot contain a NUL character"});
+    }
     SECTION("a task stream that never ends (/dev/zero)") {
         const std::string s = tmp.path("zero.jsonl");
         fs::create_symlink("/dev/zero", s);

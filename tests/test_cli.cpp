@@ -3,26 +3,20 @@
 // the stats JSON and the trace (checked by tools/check_trace.py).
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "support/e2e.hpp"
+
 using Catch::Matchers::Contains;
-namespace fs = std::filesystem;
 using json = nlohmann::json;
+using namespace npusim::test;
 
 namespace {
 
-const std::string kBin = NPUSIM_BIN;
 const std::string kSrc = NPUSIM_SOURCE_DIR;
 const std::string kAx300 = kSrc + "/configs/chips/ax300.json";
 const std::string kA2 = kSrc + "/configs/chips/a2.json";
@@ -30,75 +24,6 @@ const std::string kTileStream = kSrc + "/traces/convbnrelu_tile.jsonl";
 const std::string kOpStream = kSrc + "/traces/convbnrelu_op.jsonl";
 const std::string kCopyStream = kSrc + "/traces/copy_48core.jsonl";
 const std::string kCheckTrace = kSrc + "/tools/check_trace.py";
-
-// A fresh directory per test case, removed afterwards.
-struct TempDir {
-    fs::path dir;
-    TempDir() {
-        std::random_device rd;
-        dir = fs::temp_directory_path() / ("npusim_test_cli_" + std::to_string(rd()) + std::to_string(rd()));
-        fs::create_directories(dir);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    std::string path(const std::string& name) const { return (dir / name).string(); }
-    std::string write(const std::string& name, const std::string& text) const {
-        const fs::path p = dir / name;
-        std::ofstream(p, std::ios::binary) << text;
-        return p.string();
-    }
-};
-
-std::string quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
-    }
-    return out + "'";
-}
-
-std::string slurp(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-struct Result {
-    int code = -1;
-    std::string out, err;
-};
-
-// Runs `program args...` with stdout and stderr captured into files of `tmp`.
-Result run_program(const TempDir& tmp, const std::string& program, const std::vector<std::string>& args) {
-    static int n = 0;
-    const std::string out = tmp.path("stdout" + std::to_string(n)), err = tmp.path("stderr" + std::to_string(n));
-    ++n;
-    std::string cmd = program;
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote(out) + " 2>" + quote(err) + " </dev/null";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
-    else if (status != -1 && WIFSIGNALED(status)) r.code = 128 + WTERMSIG(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
-
-Result npusim(const TempDir& tmp, const std::vector<std::string>& args) { return run_program(tmp, quote(kBin), args); }
-
-// Reports what the command said when an expectation fails.
-#define SHOW(r) INFO("exit " << (r).code << "\nstdout:\n" << (r).out << "\nstderr:\n" << (r).err)
-
-json read_json(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    REQUIRE(in);
-    return json::parse(in);
-}
 
 // One valid task line (a vector kernel) with the given id, stream, waits and extra params.
 std::string task_line(const std::string& id, const std::string& stream, const std::string& wait = "[]",
@@ -128,7 +53,7 @@ void check_bad_input(const Result& r, int code) {
 TEST_CASE("cli: run on ax300 writes the stats of DESIGN 4.4", "[cli]") {
     TempDir tmp;
     const std::string stats = tmp.path("stats.json");
-    const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--stats", stats});
+    const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--stats", stats});
     SHOW(r);
     REQUIRE(r.code == 0);
     CHECK(r.err.empty());
@@ -168,8 +93,8 @@ TEST_CASE("cli: run on ax300 writes the stats of DESIGN 4.4", "[cli]") {
 TEST_CASE("cli: run with op-level sync runs the same tasks, with less overlap", "[cli]") {
     TempDir tmp;
     const std::string op = tmp.path("op.json"), tile = tmp.path("tile.json");
-    const Result r1 = npusim(tmp, {"run", "--chip", kAx300, "--workload", kOpStream, "--stats", op, "-q"});
-    const Result r2 = npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--stats", tile, "-q"});
+    const Result r1 = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kOpStream, "--stats", op, "-q"});
+    const Result r2 = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--stats", tile, "-q"});
     SHOW(r1);
     REQUIRE(r1.code == 0);
     REQUIRE(r2.code == 0);
@@ -185,8 +110,8 @@ TEST_CASE("cli: two runs with the same inputs write identical stats", "[cli]") {
     TempDir tmp;
     const std::string a = tmp.path("a.json"), b = tmp.path("b.json");
     for (const auto& out : {a, b}) {
-        const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--stats", out, "--quiet",
-                                      "--set", "chip.hbm.bandwidth_gbps=800"});
+        const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--stats", out, "--quiet",
+                                          "--set", "chip.hbm.bandwidth_gbps=800"});
         SHOW(r);
         REQUIRE(r.code == 0);
     }
@@ -199,7 +124,7 @@ TEST_CASE("cli: two runs with the same inputs write identical stats", "[cli]") {
 TEST_CASE("cli: the trace of a run is valid for Perfetto and has the tracks of DESIGN 4.5", "[cli][trace]") {
     TempDir tmp;
     const std::string trace = tmp.path("trace.json");
-    const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--trace", trace, "-q"});
+    const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--trace", trace, "-q"});
     SHOW(r);
     REQUIRE(r.code == 0);
 
@@ -248,8 +173,8 @@ TEST_CASE("cli: the trace of a run is valid for Perfetto and has the tracks of D
 TEST_CASE("cli: traces of the op-level stream and of 48 copy cores on a2 are valid", "[cli][trace]") {
     TempDir tmp;
     const std::string op = tmp.path("op.json"), copy = tmp.path("copy.json");
-    const Result r1 = npusim(tmp, {"run", "--chip", kAx300, "--workload", kOpStream, "--trace", op, "-q"});
-    const Result r2 = npusim(tmp, {"run", "--chip", kA2, "--workload", kCopyStream, "--trace", copy, "-q"});
+    const Result r1 = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kOpStream, "--trace", op, "-q"});
+    const Result r2 = run_npusim(tmp, {"run", "--chip", kA2, "--workload", kCopyStream, "--trace", copy, "-q"});
     {
         SHOW(r1);
         REQUIRE(r1.code == 0);
@@ -296,7 +221,7 @@ TEST_CASE("cli: check_trace.py rejects improperly nested slices and dangling flo
 TEST_CASE("cli: malformed JSON in a chip file gives file:line:col and exit 2", "[cli][errors]") {
     TempDir tmp;
     const std::string chip = tmp.write("broken.json", "{\n  \"clock_ghz\": 1.0,\n  \"cores\": {\"cube\": {\"count\": 4,}}\n}\n");
-    const Result r = npusim(tmp, {"run", "--chip", chip, "--workload", kTileStream});
+    const Result r = run_npusim(tmp, {"run", "--chip", chip, "--workload", kTileStream});
     check_bad_input(r, 2);
     CHECK_THAT(r.err, Contains("broken.json:3:"));
 }
@@ -307,7 +232,7 @@ TEST_CASE("cli: an unknown chip key gets a did-you-mean and exit 2", "[cli][erro
         c["hbm"]["bandwith_gbps"] = c["hbm"]["bandwidth_gbps"];
         c["hbm"].erase("bandwidth_gbps");
     });
-    const Result r = npusim(tmp, {"run", "--chip", chip, "--workload", kTileStream});
+    const Result r = run_npusim(tmp, {"run", "--chip", chip, "--workload", kTileStream});
     check_bad_input(r, 2);
     CHECK_THAT(r.err, Contains("unknown_key.json"));
     CHECK_THAT(r.err, Contains("bandwith_gbps"));
@@ -318,7 +243,7 @@ TEST_CASE("cli: an unknown chip key gets a did-you-mean and exit 2", "[cli][erro
 TEST_CASE("cli: a chip value of the wrong type names the key path and exit 2", "[cli][errors]") {
     TempDir tmp;
     const std::string chip = ax300_with(tmp, "wrong_type.json", [](json& c) { c["cores"]["cube"]["count"] = "four"; });
-    const Result r = npusim(tmp, {"run", "--chip", chip, "--workload", kTileStream});
+    const Result r = run_npusim(tmp, {"run", "--chip", chip, "--workload", kTileStream});
     check_bad_input(r, 2);
     CHECK_THAT(r.err, Contains("wrong_type.json"));
     CHECK_THAT(r.err, Contains("cores.cube.count"));
@@ -328,7 +253,7 @@ TEST_CASE("cli: a chip value of the wrong type names the key path and exit 2", "
 TEST_CASE("cli: a negative bandwidth through --set names the key and exit 2", "[cli][errors]") {
     TempDir tmp;
     const Result r =
-        npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.hbm.bandwidth_gbps=-5"});
+        run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.hbm.bandwidth_gbps=-5"});
     check_bad_input(r, 2);
     CHECK_THAT(r.err, Contains("chip.hbm.bandwidth_gbps"));
     CHECK_THAT(r.err, Contains("-5"));
@@ -341,7 +266,7 @@ TEST_CASE("cli: a typo'd key in a task line names file:line and gets a did-you-m
             "typo.jsonl", task_line("t0", "s0") +
                               R"({"id":"t1","core_type":"vector","kernel":"vector","stream":"s0","wiat":[],"wait":[],"signal":[],"params":{"bytes":64}})"
                               "\n");
-        const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", stream});
+        const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", stream});
         check_bad_input(r, 2);
         CHECK_THAT(r.err, Contains("typo.jsonl:2"));
         CHECK_THAT(r.err, Contains("wiat"));
@@ -352,7 +277,7 @@ TEST_CASE("cli: a typo'd key in a task line names file:line and gets a did-you-m
             "typo.jsonl", task_line("t0", "s0") +
                               R"({"id":"t1","core_type":"vector","kernel":"vector","stream":"s0","wait":[],"signal":[],"params":{"bytse":64}})"
                               "\n");
-        const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", stream});
+        const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", stream});
         check_bad_input(r, 2);
         CHECK_THAT(r.err, Contains("typo.jsonl:2"));
         CHECK_THAT(r.err, Contains("t1"));
@@ -365,7 +290,7 @@ TEST_CASE("cli: malformed JSON in a stream line names file:line and exit 2", "[c
     TempDir tmp;
     const std::string stream =
         tmp.write("broken.jsonl", task_line("t0", "s0") + task_line("t1", "s0") + R"({"id":"t2", "core_type":"vector")" "\n");
-    const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", stream});
+    const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", stream});
     check_bad_input(r, 2);
     CHECK_THAT(r.err, Contains("broken.jsonl:3"));
     CHECK_THAT(r.err, Contains("JSON"));
@@ -376,7 +301,7 @@ TEST_CASE("cli: a footprint larger than UB names the task and both sizes, exit 2
     // ax300 has 192 KB = 196608 B of UB; ask for 256 KB.
     const std::string stream =
         tmp.write("big.jsonl", task_line("small", "s0") + task_line("too_big", "s1", "[]", "[]", R"(,"ub_bytes":262144)"));
-    const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", stream});
+    const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", stream});
     check_bad_input(r, 2);
     CHECK_THAT(r.err, Contains("big.jsonl:2"));
     CHECK_THAT(r.err, Contains("too_big"));
@@ -389,7 +314,7 @@ TEST_CASE("cli: an event nobody signals is a deadlock naming the task and the ev
     const std::string stream = tmp.write(
         "dead.jsonl", task_line("first", "s0", "[]", R"(["ev_ok"])") + task_line("second", "s1", R"(["ev_ok"])") +
                           task_line("stuck", "s2", R"(["ev_never"])") + task_line("after_stuck", "s2"));
-    const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", stream, "--stats", tmp.path("s.json")});
+    const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", stream, "--stats", tmp.path("s.json")});
     check_bad_input(r, 3);
     CHECK_THAT(r.err, Contains("deadlock"));
     CHECK_THAT(r.err, Contains("stuck"));
@@ -400,13 +325,13 @@ TEST_CASE("cli: missing files name the file, exit 2", "[cli][errors]") {
     TempDir tmp;
     SECTION("chip") {
         const std::string missing = tmp.path("no_such_chip.json");
-        const Result r = npusim(tmp, {"run", "--chip", missing, "--workload", kTileStream});
+        const Result r = run_npusim(tmp, {"run", "--chip", missing, "--workload", kTileStream});
         check_bad_input(r, 2);
         CHECK_THAT(r.err, Contains("no_such_chip.json"));
     }
     SECTION("workload") {
         const std::string missing = tmp.path("no_such_stream.jsonl");
-        const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", missing});
+        const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", missing});
         check_bad_input(r, 2);
         CHECK_THAT(r.err, Contains("no_such_stream.jsonl"));
     }
@@ -414,7 +339,7 @@ TEST_CASE("cli: missing files name the file, exit 2", "[cli][errors]") {
 
 TEST_CASE("cli: an unknown subcommand gets a did-you-mean, exit 2", "[cli][errors]") {
     TempDir tmp;
-    const Result r = npusim(tmp, {"rnu", "--chip", kAx300, "--workload", kTileStream});
+    const Result r = run_npusim(tmp, {"rnu", "--chip", kAx300, "--workload", kTileStream});
     check_bad_input(r, 2);
     CHECK_THAT(r.err, Contains("rnu"));
     CHECK_THAT(r.err, Contains("did you mean 'run'"));
@@ -423,12 +348,12 @@ TEST_CASE("cli: an unknown subcommand gets a did-you-mean, exit 2", "[cli][error
 TEST_CASE("cli: a missing required option is named, exit 2", "[cli][errors]") {
     TempDir tmp;
     SECTION("--workload") {
-        const Result r = npusim(tmp, {"run", "--chip", kAx300});
+        const Result r = run_npusim(tmp, {"run", "--chip", kAx300});
         check_bad_input(r, 2);
         CHECK_THAT(r.err, Contains("--workload"));
     }
     SECTION("--chip") {
-        const Result r = npusim(tmp, {"run", "--workload", kTileStream});
+        const Result r = run_npusim(tmp, {"run", "--workload", kTileStream});
         check_bad_input(r, 2);
         CHECK_THAT(r.err, Contains("--chip"));
     }
@@ -436,19 +361,19 @@ TEST_CASE("cli: a missing required option is named, exit 2", "[cli][errors]") {
 
 TEST_CASE("cli: --help exits 0 and no arguments exits 2", "[cli]") {
     TempDir tmp;
-    const Result help = npusim(tmp, {"--help"});
+    const Result help = run_npusim(tmp, {"--help"});
     {
         SHOW(help);
         CHECK(help.code == 0);
         CHECK_THAT(help.out, Contains("run"));
     }
-    const Result none = npusim(tmp, {});
+    const Result none = run_npusim(tmp, {});
     {
         SHOW(none);
         CHECK(none.code == 2);
         CHECK_THAT(none.out + none.err, Contains("usage"));
     }
-    const Result run_help = npusim(tmp, {"run", "--help"});
+    const Result run_help = run_npusim(tmp, {"run", "--help"});
     {
         SHOW(run_help);
         CHECK(run_help.code == 0);

@@ -8,18 +8,12 @@
 // counts) or compare two runs; no observed cycle count is hard-coded.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
-#include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,17 +23,17 @@
 #include "compiler/compiler.hpp"
 #include "compiler/graph_reader.hpp"
 #include "config/run_config.hpp"
+#include "support/e2e.hpp"
 #include "tasks/task.hpp"
 
 using namespace npusim;
 using namespace npusim::compiler;
+using namespace npusim::test;
 using Catch::Matchers::Contains;
 using json = nlohmann::json;
-namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kBin = NPUSIM_BIN;
 const std::string kSrc = NPUSIM_SOURCE_DIR;
 const std::string kAx300 = kSrc + "/configs/chips/ax300.json";
 const std::string kA2 = kSrc + "/configs/chips/a2.json";
@@ -186,63 +180,6 @@ void check_no_redundant_wait(const TaskStream& ts) {
 
 // ---- running the binary -----------------------------------------------------
 
-struct TempDir {
-    fs::path dir;
-    TempDir() {
-        std::random_device rd;
-        dir = fs::temp_directory_path() / ("npusim_test_compiler_" + std::to_string(rd()) + std::to_string(rd()));
-        fs::create_directories(dir);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    std::string path(const std::string& name) const { return (dir / name).string(); }
-    std::string write(const std::string& name, const std::string& text) const {
-        std::ofstream(dir / name, std::ios::binary) << text;
-        return path(name);
-    }
-};
-
-std::string quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
-    }
-    return out + "'";
-}
-
-std::string slurp(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-struct Result {
-    int code = -1;
-    std::string out, err;
-};
-
-Result run_npusim(const TempDir& tmp, const std::vector<std::string>& args) {
-    static int n = 0;
-    const std::string out = tmp.path("stdout" + std::to_string(n)), err = tmp.path("stderr" + std::to_string(n));
-    ++n;
-    std::string cmd = quote(kBin);
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote(out) + " 2>" + quote(err) + " </dev/null";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
-    else if (status != -1 && WIFSIGNALED(status)) r.code = 128 + WTERMSIG(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
-
-#define SHOW(r) INFO("exit " << (r).code << "\nstdout:\n" << (r).out << "\nstderr:\n" << (r).err)
-
 // `npusim run` of a workload with --set overrides; returns the stats.
 json run_stats(const TempDir& tmp, const std::string& chip_file, const std::string& workload,
                const std::vector<std::string>& sets = {}) {
@@ -256,9 +193,7 @@ json run_stats(const TempDir& tmp, const std::string& chip_file, const std::stri
     const Result r = run_npusim(tmp, args);
     SHOW(r);
     REQUIRE(r.code == 0);
-    std::ifstream in(stats, std::ios::binary);
-    REQUIRE(in);
-    return json::parse(in);
+    return read_json(stats);
 }
 
 std::uint64_t cycles(const json& s) { return s.at("total_cycles").get<std::uint64_t>(); }

@@ -3,21 +3,19 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
-#include <random>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
 #include "config/run_config.hpp"
 #include "config/schema.hpp"
+#include "support/e2e.hpp"
 
 using namespace npusim;
+using namespace npusim::test;
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
@@ -25,26 +23,6 @@ namespace {
 const std::string kSrc = NPUSIM_SOURCE_DIR;
 const std::string kAx300 = kSrc + "/configs/chips/ax300.json";
 const std::string kA2 = kSrc + "/configs/chips/a2.json";
-
-// A fresh directory per test case, removed afterwards.
-struct TempDir {
-    fs::path dir;
-    TempDir() {
-        std::random_device rd;
-        dir = fs::temp_directory_path() / ("npusim_test_config_" + std::to_string(rd()) + std::to_string(rd()));
-        fs::create_directories(dir);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    std::string write(const std::string& name, const std::string& text) const {
-        const fs::path p = dir / name;
-        fs::create_directories(p.parent_path());
-        std::ofstream(p, std::ios::binary) << text;
-        return p.string();
-    }
-};
 
 // Smallest valid chip file: only the required keys.
 const char* kMinimalChip = R"({
@@ -63,13 +41,6 @@ std::string load_error(const std::string& chip, const std::string& workload = ""
     }
     FAIL("expected an InputError");
     return {};
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 }  // namespace
@@ -440,5 +411,5 @@ TEST_CASE("docs/configuration.md matches the schema table", "[config][docs]") {
     if (const char* update = std::getenv("NPUSIM_UPDATE_DOCS"); update && std::string(update) == "1") {
         std::ofstream(path, std::ios::binary) << expected;
     }
-    CHECK(read_file(path) == expected);
+    CHECK(slurp(path) == expected);
 }

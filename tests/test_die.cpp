@@ -17,10 +17,6 @@
 // S + (its pipeline), so a lone task ends at D + S + pipeline.
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -31,18 +27,18 @@
 #include "config/run_config.hpp"
 #include "hw/die.hpp"
 #include "stats/stats.hpp"
+#include "support/e2e.hpp"
 #include "tasks/stream_checks.hpp"
 #include "tasks/stream_reader.hpp"
 
 using namespace npusim;
+using namespace npusim::test;
 using Catch::Matchers::Contains;
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
 
 const std::string kSrc = NPUSIM_SOURCE_DIR;
-const std::string kBin = NPUSIM_BIN;
 const std::string kAx300 = kSrc + "/configs/chips/ax300.json";
 const std::string kA2 = kSrc + "/configs/chips/a2.json";
 
@@ -112,43 +108,18 @@ double n(const Stats& s, const std::string& key) {
 
 // --- the binary ------------------------------------------------------------
 
-struct TempDir {
-    fs::path dir;
-    TempDir() {
-        std::random_device rd;
-        dir = fs::temp_directory_path() / ("npusim_test_die_" + std::to_string(rd()) + std::to_string(rd()));
-        fs::create_directories(dir);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    std::string path(const std::string& name) const { return (dir / name).string(); }
-    std::string write(const std::string& name, const std::string& text) const {
-        std::ofstream(dir / name, std::ios::binary) << text;
-        return path(name);
-    }
-};
-
-std::string quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
 // `npusim run ... --stats OUT -q`; returns the stats document.
 json run_binary(const TempDir& tmp, const std::string& chip, const std::string& workload,
                 const std::vector<std::string>& sets = {}) {
     static int count = 0;
     const std::string stats = tmp.path("stats" + std::to_string(count++) + ".json");
-    std::string cmd = quote(kBin) + " run --chip " + quote(chip) + " --workload " + quote(workload);
-    for (const auto& s : sets) cmd += " --set " + quote(s);
-    cmd += " --stats " + quote(stats) + " -q > " + quote(tmp.path("out.txt")) + " 2>&1";
-    INFO(cmd);
-    REQUIRE(std::system(cmd.c_str()) == 0);
-    std::ifstream in(stats);
-    REQUIRE(in);
-    return json::parse(in);
+    std::vector<std::string> args = {"run", "--chip", chip, "--workload", workload};
+    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+    args.insert(args.end(), {"--stats", stats, "-q"});
+    const Result r = run_npusim(tmp, args);
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    return read_json(stats);
 }
 
 }  // namespace

@@ -7,16 +7,11 @@
 // hetero overlap, host threads as trace tracks, errors.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -33,9 +28,11 @@
 #include "host/stream_gating.hpp"
 #include "hw/die.hpp"
 #include "stats/stats.hpp"
+#include "support/e2e.hpp"
 
 using namespace npusim;
 using namespace npusim::host;
+using namespace npusim::test;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -43,7 +40,6 @@ using json = nlohmann::json;
 namespace {
 
 const std::string kSrc = NPUSIM_SOURCE_DIR;
-const std::string kBin = NPUSIM_BIN;
 const std::string kAx300 = kSrc + "/configs/chips/ax300.json";
 const std::string kA2 = kSrc + "/configs/chips/a2.json";
 const std::string kSmallOps = kSrc + "/models/host_smallops.json";
@@ -51,58 +47,6 @@ const std::string kLlm = kSrc + "/models/llm_decode.json";
 const std::string kHetero = kSrc + "/models/host_hetero.json";
 const std::string kResNet = kSrc + "/models/resnet50.json";
 const std::string kCheckTrace = kSrc + "/tools/check_trace.py";
-
-struct TempDir {
-    fs::path dir;
-    TempDir() {
-        std::random_device rd;
-        dir = fs::temp_directory_path() / ("npusim_test_host_" + std::to_string(rd()) + std::to_string(rd()));
-        fs::create_directories(dir);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    std::string path(const std::string& name) const { return (dir / name).string(); }
-};
-
-std::string quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
-    }
-    return out + "'";
-}
-
-std::string slurp(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-struct Result {
-    int code = -1;
-    std::string out, err;
-};
-
-Result run(const TempDir& tmp, const std::string& program, const std::vector<std::string>& args) {
-    static int n = 0;
-    const std::string out = tmp.path("stdout" + std::to_string(n)), err = tmp.path("stderr" + std::to_string(n));
-    ++n;
-    std::string cmd = program;
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote(out) + " 2>" + quote(err) + " </dev/null";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
-
-#define SHOW(r) INFO("exit " << (r).code << "\nstdout:\n" << (r).out << "\nstderr:\n" << (r).err)
 
 // Runs the binary and returns the stats document.
 json run_stats(const TempDir& tmp, const std::string& chip, const std::string& workload, std::vector<std::string> sets,
@@ -119,11 +63,10 @@ json run_stats(const TempDir& tmp, const std::string& chip, const std::string& w
         args.push_back(trace);
         args.push_back("--trace-tasks-only");
     }
-    const Result r = run(tmp, quote(kBin), args);
+    const Result r = run_npusim(tmp, args);
     SHOW(r);
     REQUIRE(r.code == 0);
-    std::ifstream in(stats);
-    return json::parse(in);
+    return read_json(stats);
 }
 
 double num(const json& s, const std::string& dotted) {
@@ -447,7 +390,7 @@ TEST_CASE("host: a value-dependent op mid-run drains the pipeline, in the stats 
     CHECK(num(s, "host.drain_ns") > 0);
     CHECK(num(s, "host.waits") == 2);
     CHECK(num(s, "host.wait_ns") > 0);
-    const Result check = run(tmp, "python3", {kCheckTrace, trace, "--quiet"});
+    const Result check = run_program(tmp, "python3", {kCheckTrace, trace, "--quiet"});
     SHOW(check);
     CHECK(check.code == 0);
 
@@ -518,7 +461,7 @@ TEST_CASE("host: in hetero mode the CPU subgraph overlaps the NPU subgraph", "[h
     CHECK(num(het, "host.end_to_end_ns") < 0.8 * (cpu + device));
     CHECK(num(het, "host.copies") == 3);  // the gate's operand down and result up, the column sum up
     CHECK(het["host"]["threads"].contains("cpu0"));
-    const Result check = run(tmp, "python3", {kCheckTrace, trace, "--quiet"});
+    const Result check = run_program(tmp, "python3", {kCheckTrace, trace, "--quiet"});
     SHOW(check);
     CHECK(check.code == 0);
     // Labels count only in hetero mode.
@@ -548,7 +491,7 @@ TEST_CASE("host: bad host settings are input errors naming the key", "[host][cli
             args.push_back("--set");
             args.push_back(s);
         }
-        const Result r = run(tmp, quote(kBin), args);
+        const Result r = run_npusim(tmp, args);
         SHOW(r);
         CHECK(r.code == 2);
         CHECK_THAT(r.err, Contains(what));

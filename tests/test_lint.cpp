@@ -4,13 +4,7 @@
 // command line end to end (exit codes 0 / 1 / 2, --json).
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -20,17 +14,17 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "support/e2e.hpp"
 #include "tasks/lint.hpp"
 #include "tasks/stream_reader.hpp"
 
 using Catch::Matchers::Contains;
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace npusim;
+using namespace npusim::test;
 
 namespace {
 
-const std::string kBin = NPUSIM_BIN;
 const std::string kSrc = NPUSIM_SOURCE_DIR;
 const std::string kAx300 = kSrc + "/configs/chips/ax300.json";
 const std::string kOversync = kSrc + "/traces/lint_concat_oversync.jsonl";
@@ -74,65 +68,6 @@ const LintEventSummary* summary(const TaskStream& ts, const LintReport& r, const
         if (ts.events[s.event].id == event) return &s;
     return nullptr;
 }
-
-// ---- command line helpers (as in test_cli.cpp) ----
-struct TempDir {
-    fs::path dir;
-    TempDir() {
-        std::random_device rd;
-        dir = fs::temp_directory_path() / ("npusim_test_lint_" + std::to_string(rd()) + std::to_string(rd()));
-        fs::create_directories(dir);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    std::string path(const std::string& name) const { return (dir / name).string(); }
-    std::string write(const std::string& name, const std::string& text) const {
-        const fs::path p = dir / name;
-        std::ofstream(p, std::ios::binary) << text;
-        return p.string();
-    }
-};
-
-std::string quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
-    }
-    return out + "'";
-}
-
-std::string slurp(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-struct Result {
-    int code = -1;
-    std::string out, err;
-};
-
-Result run_npusim(const TempDir& tmp, const std::vector<std::string>& args) {
-    static int n = 0;
-    const std::string out = tmp.path("stdout" + std::to_string(n)), err = tmp.path("stderr" + std::to_string(n));
-    ++n;
-    std::string cmd = quote(kBin);
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote(out) + " 2>" + quote(err) + " </dev/null";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
-    else if (status != -1 && WIFSIGNALED(status)) r.code = 128 + WTERMSIG(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
-
-#define SHOW(r) INFO("exit " << (r).code << "\nstdout:\n" << (r).out << "\nstderr:\n" << (r).err)
 
 // The bundled oversync stream with the redundant event taken out.
 std::string without_conv_done(const std::string& text) {

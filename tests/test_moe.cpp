@@ -7,14 +7,8 @@
 // several runs (seeds, variants) go through the npusim binary.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
-#include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,59 +18,24 @@
 #include "kernel_api/kernel_runtime.hpp"
 #include "mesh/global_memory.hpp"
 #include "mesh/mesh.hpp"
+#include "support/e2e.hpp"
 
 using namespace npusim;
+using namespace npusim::test;
 using Catch::Matchers::Contains;
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
 
-const std::string kBin = NPUSIM_BIN;
 const std::string kSrc = NPUSIM_SOURCE_DIR;
 const std::string kChip = kSrc + "/configs/chips/a3-supernode.json";
 const std::string kModel = kSrc + "/models/moe_dispatch.json";
 
-struct TempDir {
-    fs::path dir;
-    TempDir() {
-        std::random_device rd;
-        dir = fs::temp_directory_path() / ("npusim_test_moe_" + std::to_string(rd()) + std::to_string(rd()));
-        fs::create_directories(dir);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    std::string path(const std::string& name) const { return (dir / name).string(); }
-};
-
-std::string slurp(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-struct Result {
-    int code = -1;
-    std::string out, err;
-};
-
-// npusim run --chip a3-supernode --workload moe_dispatch <args...>, stats into `stats`.
+// npusim run --chip a3-supernode --workload moe_dispatch <args...>.
 Result run_moe(const TempDir& tmp, const std::vector<std::string>& args) {
-    static int n = 0;
-    const std::string out = tmp.path("out" + std::to_string(n)), err = tmp.path("err" + std::to_string(n));
-    ++n;
-    std::string cmd = "'" + kBin + "' run --chip '" + kChip + "' --workload '" + kModel + "'";
-    for (const auto& a : args) cmd += " '" + a + "'";
-    cmd += " >'" + out + "' 2>'" + err + "' </dev/null";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
+    std::vector<std::string> all = {"run", "--chip", kChip, "--workload", kModel};
+    all.insert(all.end(), args.begin(), args.end());
+    return run_npusim(tmp, all);
 }
 
 json stats_of(const TempDir& tmp, std::vector<std::string> args) {
@@ -87,8 +46,7 @@ json stats_of(const TempDir& tmp, std::vector<std::string> args) {
     const Result r = run_moe(tmp, args);
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
-    std::ifstream in(stats);
-    return json::parse(in);
+    return read_json(stats);
 }
 
 // A small mesh: `ranks` dies of `cores` AIV cores, 7 planes of 28 GB/s, 1 us.
@@ -346,8 +304,9 @@ TEST_CASE("moe: --profile writes one row per rank and core and one column per ph
     int rows = 0;
     while (std::getline(in, line)) ++rows;
     CHECK(rows == 8 * 48);
-    const std::string check = "python3 '" + kSrc + "/tools/check_trace.py' --quiet '" + trace + "'";
-    CHECK(std::system(check.c_str()) == 0);
+    const Result check = run_program(tmp, "python3", {kSrc + "/tools/check_trace.py", "--quiet", trace});
+    SHOW(check);
+    CHECK(check.code == 0);
 }
 
 TEST_CASE("moe: bad mesh configurations are input errors", "[moe][config]") {

@@ -11,11 +11,9 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -29,11 +27,13 @@
 #include "study/points.hpp"
 #include "study/results_store.hpp"
 #include "study/study.hpp"
+#include "support/e2e.hpp"
 
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace npusim;
+using namespace npusim::test;
 
 namespace {
 
@@ -43,67 +43,6 @@ const std::string kAx300 = kSrc + "/configs/chips/ax300.json";
 const std::string kA2 = kSrc + "/configs/chips/a2.json";
 const std::string kTileStream = kSrc + "/traces/convbnrelu_tile.jsonl";
 const std::string kResNet = kSrc + "/models/resnet50.json";
-
-struct TempDir {
-    fs::path dir;
-    TempDir() {
-        std::random_device rd;
-        dir = fs::temp_directory_path() / ("npusim_test_study_" + std::to_string(rd()) + std::to_string(rd()));
-        fs::create_directories(dir);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    std::string path(const std::string& name) const { return (dir / name).string(); }
-    std::string write(const std::string& name, const std::string& text) const {
-        const fs::path p = dir / name;
-        fs::create_directories(p.parent_path());
-        std::ofstream(p, std::ios::binary) << text;
-        return p.string();
-    }
-};
-
-std::string quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
-    }
-    return out + "'";
-}
-
-std::string slurp(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-struct Result {
-    int code = -1;
-    std::string out, err;
-};
-
-Result run_program(const TempDir& tmp, const std::string& program, const std::vector<std::string>& args) {
-    static int n = 0;
-    const std::string out = tmp.path("stdout" + std::to_string(n)), err = tmp.path("stderr" + std::to_string(n));
-    ++n;
-    std::string cmd = program;
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote(out) + " 2>" + quote(err) + " </dev/null";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
-    else if (status != -1 && WIFSIGNALED(status)) r.code = 128 + WTERMSIG(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
-
-Result npusim_cli(const TempDir& tmp, const std::vector<std::string>& args) { return run_program(tmp, quote(kBin), args); }
-
-#define SHOW(r) INFO("exit " << (r).code << "\nstdout:\n" << (r).out << "\nstderr:\n" << (r).err)
 
 std::vector<json> read_jsonl(const std::string& file) {
     std::vector<json> rows;
@@ -331,7 +270,7 @@ TEST_CASE("golden: metrics pass within their tolerance, exact by default", "[gol
 TEST_CASE("sweep: a 12-point sweep with -j 2 completes with 12 rows", "[sweep]") {
     TempDir tmp;
     const std::string study = twelve_point_study(tmp), out = tmp.path("out");
-    const Result r = npusim_cli(tmp, {"sweep", study, "--out", out, "-j", "2"});
+    const Result r = run_npusim(tmp, {"sweep", study, "--out", out, "-j", "2"});
     SHOW(r);
     REQUIRE(r.code == 0);
     const auto rows = read_jsonl(out + "/results.jsonl");
@@ -357,7 +296,7 @@ TEST_CASE("sweep: a 12-point sweep with -j 2 completes with 12 rows", "[sweep]")
     CHECK(rows[4]["axes"]["chip.l2.bandwidth_gbps"] == 440);
     // Each point's statistics are kept, and agree with a direct run.
     const std::string direct = tmp.path("direct.json");
-    const Result d = npusim_cli(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.hbm.bandwidth_gbps=200",
+    const Result d = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.hbm.bandwidth_gbps=200",
                                   "--set", "chip.l2.bandwidth_gbps=220", "--stats", direct, "-q"});
     REQUIRE(d.code == 0);
     CHECK(json::parse(slurp(direct))["total_cycles"] == rows[0]["metrics"]["total_cycles"]);
@@ -407,7 +346,7 @@ TEST_CASE("sweep: killed midway and resumed, it reruns none of the finished poin
     REQUIRE(finished.size() >= 4);
     REQUIRE(finished.size() < 12);  // killed midway
 
-    const Result r = npusim_cli(tmp, {"sweep", study, "--out", out, "-j", "2", "--resume"});
+    const Result r = run_npusim(tmp, {"sweep", study, "--out", out, "-j", "2", "--resume"});
     SHOW(r);
     REQUIRE(r.code == 0);
     // Points whose result.json was written just before the kill are adopted too.
@@ -433,7 +372,7 @@ TEST_CASE("sweep: a point with an invalid value is reported and the others compl
     s["workload"] = kTileStream;
     s["axes"] = axes;
     const std::string study = tmp.write("bad_point.json", s.dump(2)), out = tmp.path("out");
-    const Result r = npusim_cli(tmp, {"sweep", study, "--out", out, "-j", "2"});
+    const Result r = run_npusim(tmp, {"sweep", study, "--out", out, "-j", "2"});
     SHOW(r);
     CHECK(r.code == 1);
     const auto rows = read_jsonl(out + "/results.jsonl");
@@ -450,10 +389,10 @@ TEST_CASE("sweep: a point with an invalid value is reported and the others compl
     CHECK_THAT(csv[2], Contains(",failed,"));
 
     // The folder is not overwritten by accident; --resume retries only the failure.
-    const Result again = npusim_cli(tmp, {"sweep", study, "--out", out});
+    const Result again = run_npusim(tmp, {"sweep", study, "--out", out});
     CHECK(again.code == 2);
     CHECK_THAT(again.err, Contains("--resume"));
-    const Result resumed = npusim_cli(tmp, {"sweep", study, "--out", out, "--resume"});
+    const Result resumed = run_npusim(tmp, {"sweep", study, "--out", out, "--resume"});
     CHECK(resumed.code == 1);
     CHECK_THAT(resumed.out, Contains("2 finished points skipped") && Contains("running 1"));
 
@@ -461,7 +400,7 @@ TEST_CASE("sweep: a point with an invalid value is reported and the others compl
     nlohmann::ordered_json other = s;
     other["metrics"] = {"total_ns"};
     const std::string study2 = tmp.write("other.json", other.dump(2));
-    const Result r2 = npusim_cli(tmp, {"sweep", study2, "--out", out, "--resume"});
+    const Result r2 = run_npusim(tmp, {"sweep", study2, "--out", out, "--resume"});
     CHECK(r2.code == 2);
     CHECK_THAT(r2.err, Contains("different study"));
 }
@@ -470,13 +409,13 @@ TEST_CASE("sweep: bad study files and options exit 2 with the file named", "[swe
     TempDir tmp;
     const std::string bad = tmp.write("typo.json", R"({"chip": ")" + kAx300 + R"(", "workload": ")" + kTileStream +
                                                        R"(", "axes": {"chip.hbm.bandwidth_gbps": [1]}, "metric": []})");
-    const Result r = npusim_cli(tmp, {"sweep", bad, "--out", tmp.path("o")});
+    const Result r = run_npusim(tmp, {"sweep", bad, "--out", tmp.path("o")});
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Contains("typo.json") && Contains("did you mean 'metrics'"));
-    const Result r2 = npusim_cli(tmp, {"sweep", twelve_point_study(tmp), "--out", tmp.path("o2"), "--backend", "cloud"});
+    const Result r2 = run_npusim(tmp, {"sweep", twelve_point_study(tmp), "--out", tmp.path("o2"), "--backend", "cloud"});
     CHECK(r2.code == 2);
     CHECK_THAT(r2.err, Contains("--backend"));
-    const Result r3 = npusim_cli(tmp, {"sweep", twelve_point_study(tmp)});
+    const Result r3 = run_npusim(tmp, {"sweep", twelve_point_study(tmp)});
     CHECK(r3.code == 2);
     CHECK_THAT(r3.err, Contains("--out"));
 }
@@ -485,7 +424,7 @@ TEST_CASE("sweep: a metric missing from the statistics fails its points with a d
     TempDir tmp;
     const std::string study = study_file(tmp, "m.json", kAx300, kTileStream, json::parse(R"({"chip.hbm.bandwidth_gbps": [400]})"),
                                          json::array({"units.cube.utilisation"}));
-    const Result r = npusim_cli(tmp, {"sweep", study, "--out", tmp.path("o")});
+    const Result r = run_npusim(tmp, {"sweep", study, "--out", tmp.path("o")});
     SHOW(r);
     CHECK(r.code == 1);
     CHECK_THAT(r.out, Contains("did you mean 'units.cube.utilization'"));
@@ -494,7 +433,7 @@ TEST_CASE("sweep: a metric missing from the statistics fails its points with a d
 TEST_CASE("report: run --report and sweep --report write self-contained pages", "[report]") {
     TempDir tmp;
     const std::string html = tmp.path("run.html");
-    const Result r = npusim_cli(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--report", html});
+    const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--report", html});
     SHOW(r);
     REQUIRE(r.code == 0);
     const std::string page = slurp(html);
@@ -513,7 +452,7 @@ TEST_CASE("report: run --report and sweep --report write self-contained pages", 
     const std::string out = tmp.path("sweep");
     const std::string study = study_file(tmp, "s.json", kAx300, kTileStream,
                                          json::parse(R"({"chip.hbm.bandwidth_gbps": [200, 400]})"));
-    const Result s = npusim_cli(tmp, {"sweep", study, "--out", out, "--report", "-j", "2"});
+    const Result s = run_npusim(tmp, {"sweep", study, "--out", out, "--report", "-j", "2"});
     SHOW(s);
     REQUIRE(s.code == 0);
     const std::string spage = slurp(out + "/report.html");
@@ -528,21 +467,21 @@ TEST_CASE("report: run --report and sweep --report write self-contained pages", 
 TEST_CASE("check: the bundled goldens pass, and fail with a readable diff under a hardware change", "[golden]") {
     TempDir tmp;
     const std::string goldens = kSrc + "/traces/golden";
-    const Result ok = npusim_cli(tmp, {"check", goldens, "-j", "2"});
+    const Result ok = run_npusim(tmp, {"check", goldens, "-j", "2"});
     SHOW(ok);
     REQUIRE(ok.code == 0);
     CHECK_THAT(ok.out, Contains("passed"));
     CHECK_THAT(ok.out, Contains("metric") && Contains("expected") && Contains("actual") && Contains("delta"));
-    const Result bad = npusim_cli(tmp, {"check", goldens, "-j", "2", "--set", "chip.hbm.bandwidth_gbps=400"});
+    const Result bad = run_npusim(tmp, {"check", goldens, "-j", "2", "--set", "chip.hbm.bandwidth_gbps=400"});
     SHOW(bad);
     CHECK(bad.code == 1);
     CHECK_THAT(bad.out, Contains("FAIL") && Contains("total_cycles") && Contains("%)"));
     CHECK_THAT(bad.out, Contains("with --set chip.hbm.bandwidth_gbps=400"));
     // Bad input is exit 2, before anything runs.
-    const Result typo = npusim_cli(tmp, {"check", goldens, "--set", "chip.hbm.bandwith_gbps=400"});
+    const Result typo = run_npusim(tmp, {"check", goldens, "--set", "chip.hbm.bandwith_gbps=400"});
     CHECK(typo.code == 2);
     CHECK_THAT(typo.err, Contains("did you mean 'bandwidth_gbps'"));
-    const Result both = npusim_cli(tmp, {"check", goldens, "--update", "--set", "chip.hbm.bandwidth_gbps=400"});
+    const Result both = run_npusim(tmp, {"check", goldens, "--update", "--set", "chip.hbm.bandwidth_gbps=400"});
     CHECK(both.code == 2);
 }
 
@@ -551,25 +490,25 @@ TEST_CASE("check: --update rewrites the expected values and keeps tolerances", "
     const std::string g = tmp.write("g.json", R"({"chip": ")" + kAx300 + R"(", "workload": ")" + kTileStream + R"(",
         "set": {"chip.hbm.bandwidth_gbps": 800},
         "metrics": {"total_cycles": {"expected": 1, "tolerance": 0}, "overlap.cube_vector": {"expected": 0, "tolerance": 1e-6}}})");
-    const Result before = npusim_cli(tmp, {"check", g});
+    const Result before = run_npusim(tmp, {"check", g});
     SHOW(before);
     CHECK(before.code == 1);
-    const Result up = npusim_cli(tmp, {"check", g, "--update"});
+    const Result up = run_npusim(tmp, {"check", g, "--update"});
     SHOW(up);
     CHECK(up.code == 0);
     const json after = json::parse(slurp(g));
     CHECK(after["metrics"]["total_cycles"]["expected"].get<double>() > 1);
     CHECK(after["metrics"]["overlap.cube_vector"]["tolerance"] == 1e-6);
     CHECK(after["set"]["chip.hbm.bandwidth_gbps"] == 800);
-    const Result now = npusim_cli(tmp, {"check", g});
+    const Result now = run_npusim(tmp, {"check", g});
     SHOW(now);
     CHECK(now.code == 0);
     // A list of metric names is filled in by --update.
     const std::string fresh = tmp.write("fresh.json", R"({"chip": ")" + kAx300 + R"(", "workload": ")" + kTileStream +
                                                            R"(", "metrics": ["total_cycles", "units.cube.utilization"]})");
-    CHECK(npusim_cli(tmp, {"check", fresh}).code == 1);
-    CHECK(npusim_cli(tmp, {"check", fresh, "--update"}).code == 0);
-    CHECK(npusim_cli(tmp, {"check", fresh}).code == 0);
+    CHECK(run_npusim(tmp, {"check", fresh}).code == 1);
+    CHECK(run_npusim(tmp, {"check", fresh, "--update"}).code == 0);
+    CHECK(run_npusim(tmp, {"check", fresh}).code == 0);
     CHECK(json::parse(slurp(fresh))["metrics"]["total_cycles"]["tolerance"] == 0);
 }
 
@@ -592,7 +531,7 @@ TEST_CASE("plot: tools/plot_sweep.py draws line and heat-map charts of a sweep f
     s["workload"] = kTileStream;
     s["axes"] = axes;
     s["metrics"] = {"total_cycles", "overlap.cube_vector"};
-    const Result sw = npusim_cli(tmp, {"sweep", tmp.write("p.json", s.dump(2)), "--out", out, "-j", "2"});
+    const Result sw = run_npusim(tmp, {"sweep", tmp.write("p.json", s.dump(2)), "--out", out, "-j", "2"});
     REQUIRE(sw.code == 0);
     for (const char* kind : {"line", "heatmap"}) {
         const std::string png = tmp.path(std::string(kind) + ".png");

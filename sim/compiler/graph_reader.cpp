@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -285,7 +286,7 @@ private:
             ok = true;
         } else if (j.is_number_float()) {
             const double d = j.get<double>();
-            ok = d == static_cast<double>(static_cast<std::int64_t>(d)) && d >= -9e18 && d <= 9e18;
+            ok = d >= -9e18 && d <= 9e18 && std::floor(d) == d;  // range first: the cast is UB outside int64
             v = ok ? static_cast<std::int64_t>(d) : 0;
         }
         if (!ok || v < lo || v > hi)

@@ -228,6 +228,8 @@ std::vector<ChipLayer> load_chip_chain(const std::string& chip_file) {
             const json& e = d["extends"];
             if (!e.is_string() || e.get<std::string>().empty())
                 fail(file + ": extends: expected a file name (string), got " + describe(e));
+            if (e.get<std::string>().find('\0') != std::string::npos)
+                fail(file + ": extends: a file name cannot contain a NUL character (\\u0000)");
             const fs::path target(e.get<std::string>());
             next = target.is_absolute() ? target.string()
                                         : (fs::path(file).parent_path() / target).lexically_normal().string();
@@ -467,6 +469,9 @@ private:
                 return;
             case ValueType::string:
                 if (!v.is_string()) fail(where + "expected a string, got " + describe(v));
+                // A NUL would cut the text (file names, messages) short.
+                if (v.get<std::string>().find('\0') != std::string::npos)
+                    fail(where + "expected text without NUL characters (\\u0000)");
                 return;
             case ValueType::enumeration: {
                 if (path == "workload.kind") {
@@ -556,6 +561,14 @@ ChipParams to_chip_params(const json& doc) {
 
 RunConfig RunConfig::load(const std::string& chip_file, const std::string& workload_file,
                           const std::vector<std::string>& set_overrides) {
+    // Names from a study or golden file may hold a NUL (\u0000), which would
+    // cut the name short when the file is opened and in every message.
+    for (const std::string* name : {&chip_file, &workload_file})
+        if (name->find('\0') != std::string::npos) {
+            std::string shown;
+            for (const char c : *name) shown += c == '\0' ? std::string("\\u0000") : std::string(1, c);
+            fail(shown + ": a file name cannot contain a NUL character");
+        }
     Sources sources;
     json doc = json::object();
 
