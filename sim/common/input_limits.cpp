@@ -23,6 +23,28 @@ std::size_t json_too_deep_at(std::string_view text, std::size_t max_depth) {
     return std::string_view::npos;
 }
 
+std::string line_col(const std::string& text, std::size_t off) {
+    std::size_t line = 1, line_start = 0;
+    for (std::size_t i = 0; i < off && i < text.size(); ++i)
+        if (text[i] == '\n') {
+            ++line;
+            line_start = i + 1;
+        }
+    return std::to_string(line) + ":" + std::to_string(off - line_start + 1);
+}
+
+std::string parse_error_reason(const std::string& what) {
+    std::string r = what;
+    const auto p = r.find("parse error");
+    if (p != std::string::npos) {
+        const auto colon = r.find(": ", p);
+        if (colon != std::string::npos) r = r.substr(colon + 2);
+    }
+    const std::string noise = "syntax error while parsing ";
+    if (r.compare(0, noise.size(), noise) == 0) r = r.substr(noise.size());
+    return r;
+}
+
 bool read_bounded(std::istream& in, std::string& out, std::size_t limit) {
     out.clear();
     char buf[1 << 16];

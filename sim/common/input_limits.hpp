@@ -26,6 +26,11 @@ constexpr std::size_t kMaxJsonDepth = 64;
 // max_depth, or npos.
 std::size_t json_too_deep_at(std::string_view text, std::size_t max_depth = kMaxJsonDepth);
 
+// "LINE:COL" (1-based) of byte offset `off` in `text`, for JSON errors.
+std::string line_col(const std::string& text, std::size_t off);
+// nlohmann's parse_error message without its own position prefix.
+std::string parse_error_reason(const std::string& what);
+
 // Reads the whole stream into `out`. Returns false, having read at most
 // limit + 1 bytes, when there is more than `limit`.
 bool read_bounded(std::istream& in, std::string& out, std::size_t limit);

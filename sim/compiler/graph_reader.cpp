@@ -118,28 +118,6 @@ bool is_identifier(const std::string& s) {
 // JSON text → document, with positions for syntax errors and a check for
 // duplicate keys (which JSON parsers otherwise resolve silently).
 
-std::string line_col(const std::string& text, std::size_t off) {
-    std::size_t line = 1, start = 0;
-    for (std::size_t i = 0; i < off && i < text.size(); ++i)
-        if (text[i] == '\n') {
-            ++line;
-            start = i + 1;
-        }
-    return std::to_string(line) + ":" + std::to_string(off - start + 1);
-}
-
-std::string parse_reason(const std::string& what) {
-    std::string r = what;
-    const auto p = r.find("parse error");
-    if (p != std::string::npos) {
-        const auto colon = r.find(": ", p);
-        if (colon != std::string::npos) r = r.substr(colon + 2);
-    }
-    const std::string noise = "syntax error while parsing ";
-    if (r.compare(0, noise.size(), noise) == 0) r = r.substr(noise.size());
-    return r;
-}
-
 struct Frame {
     bool object = true;
     std::string path;
@@ -200,7 +178,7 @@ ojson parse_text(const std::string& text, const std::string& file) {
     } catch (const ojson::parse_error& e) {
         std::size_t off = e.byte == 0 ? 0 : e.byte - 1;
         if (off > text.size()) off = text.size();
-        throw InputError(file + ":" + line_col(text, off) + ": invalid JSON: " + parse_reason(e.what()));
+        throw InputError(file + ":" + line_col(text, off) + ": invalid JSON: " + parse_error_reason(e.what()));
     } catch (const ojson::exception& e) {
         std::string what = e.what();
         const auto br = what.find("] ");

@@ -99,19 +99,6 @@ std::string describe(const json& v) {
     }
 }
 
-// nlohmann's message carries its own position prefix; keep only the reason.
-std::string short_parse_reason(const std::string& what) {
-    std::string r = what;
-    const auto p = r.find("parse error");
-    if (p != std::string::npos) {
-        const auto colon = r.find(": ", p);
-        if (colon != std::string::npos) r = r.substr(colon + 2);
-    }
-    const std::string noise = "syntax error while parsing ";
-    if (r.compare(0, noise.size(), noise) == 0) r = r.substr(noise.size());
-    return r;
-}
-
 // Offset (0-based) to report for a parse error. nlohmann's byte is 1-based
 // and names the last character read, i.e. the end of the offending token; when
 // that token is a string (typically a key after a missing comma) step back to
@@ -128,17 +115,6 @@ std::size_t error_offset(const std::string& text, std::size_t byte) {
         if (slashes % 2 == 0) return j;
     }
     return off;
-}
-
-// "LINE:COL" (1-based) of a 0-based offset.
-std::string line_col(const std::string& text, std::size_t off) {
-    std::size_t line = 1, line_start = 0;
-    for (std::size_t i = 0; i < off && i < text.size(); ++i)
-        if (text[i] == '\n') {
-            ++line;
-            line_start = i + 1;
-        }
-    return std::to_string(line) + ":" + std::to_string(off - line_start + 1);
 }
 
 json parse_json_file(const std::string& file, const std::string& what, const std::string& extended_by = "") {
@@ -170,7 +146,7 @@ json parse_json_file(const std::string& file, const std::string& what, const std
              " (each key may appear once)");
     } catch (const json::parse_error& e) {
         fail(file + ":" + line_col(text, error_offset(text, e.byte)) + ": invalid JSON: " +
-             short_parse_reason(e.what()));
+             parse_error_reason(e.what()));
     } catch (const json::exception& e) {
         // Number overflow ("1e400") is reported without a position; find the
         // literal it quotes.

@@ -15,16 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string line_col(const std::string& text, std::size_t off) {
-    std::size_t line = 1, line_start = 0;
-    for (std::size_t i = 0; i < off && i < text.size(); ++i)
-        if (text[i] == '\n') {
-            ++line;
-            line_start = i + 1;
-        }
-    return std::to_string(line) + ":" + std::to_string(off - line_start + 1);
-}
-
 // nlohmann's message without its "[json.exception.parse_error.101] parse
 // error at line 1, column 2: " prefix.
 std::string short_reason(std::string what) {
