@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -18,7 +19,7 @@
 #include "common/errors.hpp"
 #include "config/run_config.hpp"
 #include "hw/die.hpp"
-#include "hw/wake_queue.hpp"
+#include "hw/wake_scheduler.hpp"
 #include "tasks/synthetic_stream.hpp"
 
 namespace npusim::cli {
@@ -28,8 +29,6 @@ namespace po = boost::program_options;
 namespace {
 
 // The reference: one method re-notifying its own event, nothing else.
-// Several of them (with different periods) show the kernel's own cost of
-// keeping as many processes and pending events as the die has.
 struct PlainLoop : sc_core::sc_module {
     sc_core::sc_event ev;
     std::uint64_t left = 0, count = 0;
@@ -110,12 +109,6 @@ int bench_command(const Args& args, const std::string& self_path) {
 
     Die die("die0", chip, stream, nullptr, false);
     PlainLoop loop("plain_loop");
-    const int n_wide = chip.cube.count + chip.vector.count + 2;  // cores + scalar + memory
-    std::vector<std::unique_ptr<PlainLoop>> wide;
-    for (int i = 0; i < n_wide; ++i) {
-        wide.push_back(std::make_unique<PlainLoop>(fmt::format("wide_loop{}", i).c_str()));
-        wide.back()->period_ps = 1000 + 7 * static_cast<std::uint64_t>(i);
-    }
 
     const std::uint64_t actions0 = sim_events_total();
     const std::uint64_t activations0 = sim_activations_total();
@@ -135,17 +128,6 @@ int bench_command(const Args& args, const std::string& self_path) {
     const double our_rate = static_cast<double>(actions) / sim_s;
     const double loop_rate = static_cast<double>(loop.count) / loop_s;
 
-    for (auto& w : wide) {
-        w->left = std::max<std::uint64_t>(actions, 1000000) / wide.size();
-        w->ev.notify(sc_core::SC_ZERO_TIME);
-    }
-    const auto t_wide = std::chrono::steady_clock::now();
-    sc_core::sc_start();
-    const double wide_s = seconds_since(t_wide);
-    std::uint64_t wide_count = 0;
-    for (const auto& w : wide) wide_count += w->count;
-    const double wide_rate = static_cast<double>(wide_count) / wide_s;
-
     if (machine) {
         std::cout << fmt::format("tasks={} sim_s={:.4f} tasks_per_s={:.0f} events_per_s={:.0f} peak_kb={} ratio={:.4f}\n",
                                  tasks, sim_s, static_cast<double>(tasks) / sim_s, our_rate, rss_kb, our_rate / loop_rate);
@@ -159,10 +141,11 @@ int bench_command(const Args& args, const std::string& self_path) {
     std::cout << fmt::format("  tasks/s         {:.0f}\n", static_cast<double>(tasks) / sim_s);
     std::cout << fmt::format("  events/s        {:.0f}  ({} events in {} SystemC process activations)\n", our_rate, actions,
                              activations);
+    std::cout << fmt::format("  huge pages      {}\n", std::getenv("GLIBC_TUNABLES") && std::string(std::getenv("GLIBC_TUNABLES")).find("hugetlb=1") != std::string::npos
+                                                       ? "on (glibc.malloc.hugetlb=1)"
+                                                       : "off");
     std::cout << fmt::format("  plain SystemC   {:.0f} notifications/s ({} in {:.2f} s)\n", loop_rate, loop.count, loop_s);
     std::cout << fmt::format("  ratio           {:.0f}% of the plain loop's event rate\n", 100.0 * our_rate / loop_rate);
-    std::cout << fmt::format("  {} plain loops {:.0f} notifications/s: the kernel alone with as many processes ({:.0f}% of one loop)\n",
-                             wide.size(), wide_rate, 100.0 * wide_rate / loop_rate);
     std::cout << fmt::format("  peak memory     {:.1f} MB ({:.0f} B per task)\n", rss_kb / 1024.0,
                              rss_kb * 1024.0 / static_cast<double>(tasks));
     return 0;

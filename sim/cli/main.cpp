@@ -10,6 +10,7 @@
 #include <systemc>
 
 #include "cli/commands.hpp"
+#include "cli/huge_pages.hpp"
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
 
@@ -72,8 +73,9 @@ int sc_main(int argc, char* argv[]) {
 
 // Our own entry point: SystemC prints its banner when its kernel starts,
 // before sc_main, unless told not to; the banner would clutter every
-// command's output.
+// command's output. Large runs are faster on huge pages (cli/huge_pages).
 int main(int argc, char* argv[]) {
+    npusim::cli::reexec_with_huge_pages(argv);
     setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
     return sc_core::sc_elab_and_sim(argc, argv);
 }

@@ -23,17 +23,13 @@ HostRuntime::HostRuntime(sc_core::sc_module_name name, const RuntimeOptions& opt
       die_(die),
       trace_(trace),
       tracing_(trace && trace->enabled()),
-      agenda_(wake_ev_),
+      scheduler_(die.scheduler()),
       done_(plan.ops.size(), 0),
       done_ps_(plan.ops.size(), 0),
       op_of_end_(die.context().stream.events.size(), -1),
       watched_(die.context().stream.events.size(), 0),
       buffer_addr_(plan.ops.size(), 0),
       buffer_live_(plan.ops.size(), 0) {
-    SC_HAS_PROCESS(HostRuntime);
-    SC_METHOD(wake);
-    sensitive << wake_ev_;
-    dont_initialize();
 
     std::vector<std::pair<std::string, std::deque<Job>*>> layout;
     switch (opt_.mode) {
@@ -73,7 +69,7 @@ HostRuntime::HostRuntime(sc_core::sc_module_name name, const RuntimeOptions& opt
     }
     die_.scalar().on_event_fired = [this](EventIndex e) { on_fired(e); };
     if (!plan_.ops.empty()) front_q_.push_back(Job{JobKind::front, next_front_++});
-    agenda_.at(0, Wake{-1});
+    scheduler_.at(0, *this, kReevaluate);
 }
 
 double HostRuntime::cost(int op, Stage s) const {
@@ -350,7 +346,7 @@ bool HostRuntime::advance(Thread& t) {
         }
         t.timed = true;
         t.step_start = now;
-        agenda_.at(now + s.dur_ps, Wake{static_cast<int>(&t - threads_.data())});
+        scheduler_.at(now + s.dur_ps, *this, static_cast<std::uint64_t>(&t - threads_.data()) + 1);
         return true;
     }
 }
@@ -362,10 +358,10 @@ void HostRuntime::progress() {
     }
 }
 
-void HostRuntime::wake() {
-    agenda_.run_due([this](const Wake& w) {
-        if (w.thread < 0) return;
-        Thread& t = threads_[static_cast<std::size_t>(w.thread)];
+void HostRuntime::wake(std::uint64_t action) {
+    ++sim_events_total();
+    if (action != kReevaluate) {
+        Thread& t = threads_[static_cast<std::size_t>(action - 1)];
         const Step& s = t.steps[t.step];
         const std::uint64_t now = now_ps();
         const std::uint64_t dur = now - t.step_start;
@@ -380,14 +376,14 @@ void HostRuntime::wake() {
         const auto fn = s.done;
         ++t.step;
         if (fn) fn();
-    });
+    }
     progress();
 }
 
 void HostRuntime::on_fired(EventIndex e) {
     if (e >= watched_.size() || !watched_[e]) return;
     if (op_of_end_[e] >= 0) mark_done(op_of_end_[e]);
-    agenda_.at(now_ps(), Wake{-1});
+    scheduler_.at(now_ps(), *this, kReevaluate);
 }
 
 // ---------------------------------------------------------------------------

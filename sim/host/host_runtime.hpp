@@ -6,8 +6,9 @@
 // op's completion event. Value-dependent ops drain the queues and copy a
 // value back before InferShape; compute-dependent ops make the scheduling
 // thread wait for their kernel. In hetero mode CPU-subgraph ops run on
-// host worker threads. Like the die's modules: one sc_event + agenda, never
-// clocked. Trace: process "host" (pid 2), one track per host thread.
+// host worker threads. Like the die's modules: actions posted to the die's
+// WakeScheduler, never clocked. Trace: process "host" (pid 2), one track
+// per host thread.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -22,7 +23,7 @@
 #include "host/host_plan.hpp"
 #include "host/memory_pool.hpp"
 #include "host/stream_gating.hpp"
-#include "hw/wake_queue.hpp"
+#include "hw/wake_scheduler.hpp"
 
 namespace npusim {
 class Die;
@@ -38,7 +39,7 @@ struct RuntimeOptions {
     std::uint32_t submit_batch = 16;
 };
 
-class HostRuntime : public sc_core::sc_module {
+class HostRuntime : public sc_core::sc_module, private Wakeable {
 public:
     static constexpr int kTracePid = 2;
 
@@ -82,11 +83,10 @@ private:
         std::uint64_t busy_ps = 0;
         std::map<std::string, std::uint64_t> stage_ps;  // busy time per stage
     };
-    struct Wake {
-        int thread;  // -1: re-evaluate waits
-    };
+    // Scheduler actions: thread i's timed step ended (i + 1), or kReevaluate.
+    static constexpr std::uint64_t kReevaluate = 0;
 
-    void wake();
+    void wake(std::uint64_t action) override;
     void progress();
     bool advance(Thread& t);
     void start_job(Thread& t, const Job& j);
@@ -116,8 +116,7 @@ private:
     std::vector<Thread> threads_;
     std::deque<Job> front_q_, resize_q_, launch_q_, cpu_q_;
     int front_ = 0, resize_ = -1, launch_ = -1;  // thread indices; -1 = done inline by the front thread
-    sc_core::sc_event wake_ev_;
-    WakeQueue<Wake> agenda_;
+    WakeScheduler& scheduler_;
 
     std::vector<char> done_;                 // per op
     std::vector<std::uint64_t> done_ps_;

@@ -16,12 +16,7 @@ AiCore::AiCore(sc_core::sc_module_name name, CoreType type, int index, SimContex
       index_(index),
       listener_(listener),
       pipe_names_(std::move(pipe_names)),
-      agenda_(wake_ev_),
       pipes_(pipe_names_.size()) {
-    SC_HAS_PROCESS(AiCore);
-    SC_METHOD(wake);
-    sensitive << wake_ev_;
-    dont_initialize();
     if (ctx_.tracing) {
         const std::string core = fmt::format("{}{}", to_string(type_), index_);
         tid_ = ctx_.next_tid++;
@@ -41,22 +36,21 @@ void AiCore::start(std::uint32_t task) {
     ctx_.timing[task].start_ps = now_ps();
     ctx_.timing[task].core = index_;
     ctx_.timing[task].trace_tid = tid_;
-    agenda_.at(now_ps() + ctx_.cycles_to_ps(task_start_cycles()), Action{ActionKind::started, 0});
+    ctx_.scheduler->at(now_ps() + ctx_.cycles_to_ps(task_start_cycles()), *this, kStarted);
 }
 
-void AiCore::wake() {
-    agenda_.run_due([this](const Action& a) {
-        if (a.kind == ActionKind::started) {
-            const Task& t = ctx_.stream.tasks[task_];
-            in_map_.reset(t.reads, t.params.has_addr, t.params.addr);
-            out_map_.reset(t.writes, t.params.has_out_addr, t.params.out_addr);
-            pipeline_.reset(static_cast<int>(pipe_names_.size()), plan(t), 2);
-            pipeline_.kick(*this);
-            if (pipeline_.finished()) finish_task();
-        } else {
-            end_stage(a.stage);
-        }
-    });
+void AiCore::wake(std::uint64_t action) {
+    ++sim_events_total();
+    if (action != kStarted) {
+        end_stage(static_cast<int>(action));
+        return;
+    }
+    const Task& t = ctx_.stream.tasks[task_];
+    in_map_.reset(t.reads, t.params.has_addr, t.params.addr);
+    out_map_.reset(t.writes, t.params.has_out_addr, t.params.out_addr);
+    pipeline_.reset(static_cast<int>(pipe_names_.size()), plan(t), 2);
+    pipeline_.kick(*this);
+    if (pipeline_.finished()) finish_task();
 }
 
 bool AiCore::begin_stage(int stage, std::uint64_t tile) {
@@ -67,7 +61,7 @@ bool AiCore::begin_stage(int stage, std::uint64_t tile) {
     stage_tile_[stage] = tile;
     pipes_[stage].bytes += w.bytes;
     if (w.kind == StageWork::Kind::compute) {
-        agenda_.at(now_ps() + ctx_.cycles_to_ps(w.cycles), Action{ActionKind::stage_done, static_cast<std::uint8_t>(stage)});
+        ctx_.scheduler->at(now_ps() + ctx_.cycles_to_ps(w.cycles), *this, static_cast<std::uint64_t>(stage));
     } else {
         ctx_.memory->transfer(w.transfer, this, static_cast<std::uint64_t>(stage));
     }

@@ -1,7 +1,8 @@
 // What Cube and Vector cores share: a task runs on the core through a
-// double-buffered TilePipeline of pipes; compute stages end by the core's
-// own agenda, transfer stages when the memory system delivers. Busy time is
-// kept per core and per pipe for utilisation and overlap.
+// double-buffered TilePipeline of pipes; compute stages end by an action
+// on the die's WakeScheduler, transfer stages when the memory system
+// delivers. Busy time is kept per core and per pipe for utilisation and
+// overlap.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -14,7 +15,7 @@
 #include "hw/memory_system.hpp"
 #include "hw/sim_context.hpp"
 #include "hw/tile_pipeline.hpp"
-#include "hw/wake_queue.hpp"
+#include "hw/wake_scheduler.hpp"
 
 namespace npusim {
 
@@ -36,7 +37,7 @@ struct PipeStats {
     std::uint64_t bytes = 0;
 };
 
-class AiCore : public sc_core::sc_module, public TransferClient, private TilePipeline::Host {
+class AiCore : public sc_core::sc_module, public TransferClient, private TilePipeline::Host, private Wakeable {
 public:
     AiCore(sc_core::sc_module_name name, CoreType type, int index, SimContext& ctx, CoreListener& listener,
            std::vector<std::string> pipe_names);
@@ -68,14 +69,11 @@ protected:
     AddressMap out_map_;  // and its output bytes
 
 private:
-    enum class ActionKind : std::uint8_t { started, stage_done };
-    struct Action {
-        ActionKind kind;
-        std::uint8_t stage;
-    };
+    // Scheduler actions: the task's start-up is over, or compute stage s ended.
+    static constexpr std::uint64_t kStarted = ~std::uint64_t{0};
 
     bool begin_stage(int stage, std::uint64_t tile) override;
-    void wake();
+    void wake(std::uint64_t action) override;
     void end_stage(int stage);          // compute stage finished
     void record_stage(int stage);       // busy time and trace slice up to now
     void finish_task();
@@ -85,8 +83,6 @@ private:
     int index_;
     CoreListener& listener_;
     std::vector<std::string> pipe_names_;
-    sc_core::sc_event wake_ev_;
-    WakeQueue<Action> agenda_;
     TilePipeline pipeline_;
 
     bool running_ = false;

@@ -81,8 +81,9 @@ void BandwidthShare::pop_finished(std::uint64_t now_ps, std::vector<std::uint64_
         }
         if (c.flows.empty()) c.virtual_v = 0;  // keeps the clock small and precise
     }
-    if (!done.empty()) rebalance();
-    std::sort(done.begin(), done.end());
+    if (done.empty()) return;
+    rebalance();
+    if (done.size() > 1) std::sort(done.begin(), done.end());  // start order
     for (const auto& d : done) tokens.push_back(d.second);
 }
 

@@ -15,12 +15,13 @@ namespace npusim {
 
 Die::Die(sc_core::sc_module_name name, const ChipParams& chip, const TaskStream& stream, TraceWriter* trace,
          bool trace_pipes)
-    : sc_core::sc_module(name), ctx_(chip, stream) {
+    : sc_core::sc_module(name), ctx_(chip, stream), scheduler_("scheduler") {
+    ctx_.scheduler = &scheduler_;
     ctx_.trace = trace;
     ctx_.tracing = trace && trace->enabled();
     ctx_.trace_pipes = trace_pipes;
     if (ctx_.tracing) ctx_.trace->process(ctx_.trace_pid, fmt::format("die 0 ({})", chip.name), 0);
-    memory_ = std::make_unique<MemorySystem>("memory", chip, ctx_.tracing ? trace : nullptr, ctx_.trace_pid);
+    memory_ = std::make_unique<MemorySystem>("memory", scheduler_, chip, ctx_.tracing ? trace : nullptr, ctx_.trace_pid);
     ctx_.memory = memory_.get();
     // The scalar core listens to every core, so it comes first.
     scalar_ = std::make_unique<ScalarCore>("scalar", ctx_);

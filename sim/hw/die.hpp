@@ -12,6 +12,7 @@
 #include "hw/scalar_core.hpp"
 #include "hw/sim_context.hpp"
 #include "hw/vector_core.hpp"
+#include "hw/wake_scheduler.hpp"
 
 namespace npusim {
 
@@ -29,9 +30,12 @@ public:
     void collect(Stats& stats) const;
     ScalarCore& scalar() { return *scalar_; }
     SimContext& context() { return ctx_; }
+    // Where the die's modules, and a host driving the die, post their wakes.
+    WakeScheduler& scheduler() { return scheduler_; }
 
 private:
     SimContext ctx_;
+    WakeScheduler scheduler_;
     std::unique_ptr<MemorySystem> memory_;
     std::unique_ptr<ScalarCore> scalar_;
     std::vector<std::unique_ptr<CubeCore>> cube_;

@@ -22,8 +22,9 @@ void TransferRequest::add_range(std::uint64_t addr, std::uint64_t n) {
     if (last.addr + last.bytes == addr) last.bytes += n;
 }
 
-MemorySystem::MemorySystem(sc_core::sc_module_name name, const ChipParams& chip, TraceWriter* trace, int trace_pid)
+MemorySystem::MemorySystem(sc_core::sc_module_name name, WakeScheduler& scheduler, const ChipParams& chip, TraceWriter* trace, int trace_pid)
     : sc_core::sc_module(name),
+      scheduler_(scheduler),
       hbm_(gbps_to_bytes_per_ps(chip.hbm.bandwidth_gbps)),
       l2_bw_(gbps_to_bytes_per_ps(chip.l2.bandwidth_gbps)),
       l2_(static_cast<std::uint64_t>(chip.l2.size_mb * 1024.0 * 1024.0),
@@ -31,12 +32,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, const ChipParams& chip,
       hbm_latency_ps_(ns_to_ps(chip.hbm.latency_ns)),
       l2_latency_ps_(ns_to_ps(chip.l2.latency_ns)),
       trace_(trace),
-      trace_pid_(trace_pid) {
-    SC_HAS_PROCESS(MemorySystem);
-    SC_METHOD(wake);
-    sensitive << wake_ev_;
-    dont_initialize();
-}
+      trace_pid_(trace_pid) {}
 
 void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag) {
     std::uint32_t slot;
@@ -75,6 +71,7 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
         traffic_.l2_miss_bytes += hbm_bytes;
         traffic_.hbm_read_bytes += hbm_bytes;
     }
+    p.latency_tier = hbm_bytes > 0 ? Tier::hbm : Tier::l2;
     p.latency_ps = hbm_bytes > 0 ? hbm_latency_ps_ : l2_latency_ps_;
     // The engine walks its addresses in order: misses from HBM, then hits
     // from L2, each part at the engine's full rate.
@@ -103,14 +100,13 @@ void MemorySystem::part_done(std::uint32_t slot) {
         start_part(slot, Tier::l2, b);
         return;
     }
-    deliveries_.push(Delivery{now_ps() + p.latency_ps, delivery_seq_++, slot});
+    deliveries_[static_cast<std::size_t>(p.latency_tier)].push_back(Delivery{now_ps() + p.latency_ps, delivery_seq_++, slot});
     p.client->transfer_drained(p.tag);
 }
 
-void MemorySystem::wake() {
-    ++sim_activations_total();
-    armed_ps_ = UINT64_MAX;
+void MemorySystem::wake(std::uint64_t) {
     const std::uint64_t now = now_ps();
+    if (now == armed_ps_) armed_ps_ = UINT64_MAX;
     for (BandwidthShare* share : {&hbm_, &l2_bw_}) {
         if (share->next_finish_ps() > now) continue;
         share->pop_finished(now, finished_);
@@ -119,9 +115,9 @@ void MemorySystem::wake() {
             part_done(static_cast<std::uint32_t>(slot));
         }
     }
-    while (!deliveries_.empty() && deliveries_.top().t <= now) {
-        const std::uint32_t slot = deliveries_.top().slot;
-        deliveries_.pop();
+    for (const Delivery* d = next_delivery(); d && d->t <= now; d = next_delivery()) {
+        const std::uint32_t slot = d->slot;
+        deliveries_[d == &deliveries_[0].front() ? 0 : 1].pop_front();
         ++sim_events_total();
         const Pending p = slots_[slot];
         free_slots_.push_back(slot);
@@ -131,15 +127,22 @@ void MemorySystem::wake() {
     emit_counters();
 }
 
+const MemorySystem::Delivery* MemorySystem::next_delivery() const {
+    const Delivery* best = nullptr;
+    for (const auto& q : deliveries_)
+        if (!q.empty() && (!best || q.front().t < best->t || (q.front().t == best->t && q.front().seq < best->seq)))
+            best = &q.front();
+    return best;
+}
+
 void MemorySystem::rearm() {
     std::uint64_t next = std::min(hbm_.next_finish_ps(), l2_bw_.next_finish_ps());
-    if (!deliveries_.empty()) next = std::min(next, deliveries_.top().t);
+    if (const Delivery* d = next_delivery()) next = std::min(next, d->t);
     // An earlier pending wake stays; if flows slowed down since, that wake
-    // finds nothing due and re-arms — cheaper than cancelling every time.
-    if (next >= armed_ps_ || next == UINT64_MAX) return;
+    // finds nothing due and re-posts — cheaper than cancelling every time.
+    if (next >= armed_ps_) return;
     armed_ps_ = next;
-    const std::uint64_t now = now_ps();
-    wake_ev_.notify(sc_core::sc_time::from_value(next > now ? next - now : 0));
+    scheduler_.at(next, *this, 0);
 }
 
 void MemorySystem::emit_counters() {

@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <queue>
 #include <vector>
 
@@ -13,7 +14,7 @@
 #include "hw/bandwidth_share.hpp"
 #include "hw/chip_params.hpp"
 #include "hw/l2_cache.hpp"
-#include "hw/wake_queue.hpp"
+#include "hw/wake_scheduler.hpp"
 #include "tasks/task.hpp"
 
 namespace npusim {
@@ -43,7 +44,9 @@ struct TransferRequest {
     // kMaxRanges are looked up only if they continue the last range;
     // otherwise they count as misses (a cheap, slightly pessimistic bound).
     static constexpr int kMaxRanges = 8;
-    std::array<AddrRange, kMaxRanges> ranges{};
+    // Only the first n_ranges are set: a transfer is built per tile, and
+    // zeroing all of them each time showed in the profile.
+    std::array<AddrRange, kMaxRanges> ranges;
     int n_ranges = 0;
     void add_range(std::uint64_t addr, std::uint64_t bytes);
     double cap_bytes_per_ps = 0;  // the issuing engine's own limit
@@ -59,31 +62,31 @@ struct MemoryTraffic {
     std::uint64_t transfers = 0;
 };
 
-class MemorySystem : public sc_core::sc_module {
+class MemorySystem : public sc_core::sc_module, private Wakeable {
 public:
-    MemorySystem(sc_core::sc_module_name name, const ChipParams& chip, TraceWriter* trace, int trace_pid);
+    MemorySystem(sc_core::sc_module_name name, WakeScheduler& scheduler, const ChipParams& chip, TraceWriter* trace, int trace_pid);
 
     void transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag);
 
     const MemoryTraffic& traffic() const { return traffic_; }
 
 private:
+    enum class Tier : std::uint8_t { l2, hbm };
     struct Pending {
         TransferClient* client;
         std::uint64_t tag;
         std::uint64_t l2_bytes;   // second part, started when the first ends
         std::uint64_t latency_ps;
+        Tier latency_tier;        // whose latency it pays
         double cap;
     };
-    enum class Tier : std::uint8_t { l2, hbm };
     struct Delivery {
         std::uint64_t t;
         std::uint64_t seq;
         std::uint32_t slot;
-        bool operator>(const Delivery& o) const { return t != o.t ? t > o.t : seq > o.seq; }
     };
 
-    void wake();
+    void wake(std::uint64_t) override;
     void start_part(std::uint32_t slot, Tier tier, std::uint64_t bytes);
     void part_done(std::uint32_t slot);
     void rearm();
@@ -91,9 +94,13 @@ private:
 
     // One wake for both kinds of due work: a flow finishing its bytes and a
     // finished transfer's latency running out.
-    sc_core::sc_event wake_ev_;
-    std::uint64_t armed_ps_ = UINT64_MAX;
-    std::priority_queue<Delivery, std::vector<Delivery>, std::greater<Delivery>> deliveries_;
+    WakeScheduler& scheduler_;
+    std::uint64_t armed_ps_ = UINT64_MAX;  // earliest wake posted
+    // Finished transfers waiting out their tier's latency. The latency is
+    // fixed per tier and transfers finish in time order, so each tier's
+    // deliveries are already in (time, seq) order: two FIFOs, no heap.
+    std::array<std::deque<Delivery>, 2> deliveries_;  // [l2, hbm]
+    const Delivery* next_delivery() const;
     std::uint64_t delivery_seq_ = 0;
     std::vector<std::uint64_t> finished_;  // reused buffer
     BandwidthShare hbm_;

@@ -16,12 +16,7 @@ ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
       events_(ctx.stream.events.size()),
       slot_busy_(static_cast<std::size_t>(ctx.chip.scalar.count), false),
       slot_core_(static_cast<std::size_t>(ctx.chip.scalar.count), nullptr),
-      slot_tid_(static_cast<std::size_t>(ctx.chip.scalar.count), 0),
-      agenda_(wake_ev_) {
-    SC_HAS_PROCESS(ScalarCore);
-    SC_METHOD(wake);
-    sensitive << wake_ev_;
-    dont_initialize();
+      slot_tid_(static_cast<std::size_t>(ctx.chip.scalar.count), 0) {
     // Stream-major packed descriptors: count per stream, then fill.
     const auto& tasks = ctx_.stream.tasks;
     std::vector<std::size_t> fill(streams_.size(), 0);
@@ -58,7 +53,7 @@ ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
             ctx_.trace->thread(ctx_.trace_pid, slot_tid_[s], fmt::format("scalar{}", s), slot_tid_[s]);
         }
     // Kick off at time 0 once the simulation starts.
-    agenda_.at(0, Action{UINT32_MAX, 0, false});
+    ctx_.scheduler->at(0, *this, kStart);
 }
 
 void ScalarCore::attach_cores(std::vector<AiCore*> cube, std::vector<AiCore*> vector) {
@@ -169,31 +164,31 @@ void ScalarCore::try_dispatch() {
             ctx_.trace->complete(ctx_.trace_pid, slot_tid_[slot], fmt::format("dispatch {}", id), "dispatch", now_ps(), dur,
                                  fmt::format(R"("id":"{}")", json_escape(id)));
         }
-        agenda_.at(now_ps() + dur, Action{t, static_cast<std::uint16_t>(slot), on_scalar});
+        ctx_.scheduler->at(now_ps() + dur, *this, slot_done(t, static_cast<std::uint16_t>(slot), on_scalar));
         advance_head(s);
     }
 }
 
-void ScalarCore::wake() {
-    agenda_.run_due([this](const Action& a) {
-        if (a.task == UINT32_MAX) {  // start of simulation
-            for (std::uint32_t s = 0; s < streams_.size(); ++s) advance_head(s);
-            return;
-        }
-        slot_busy_[a.slot] = false;
-        if (a.scalar_work_done) {
-            TaskTiming& tm = ctx_.timing[a.task];
+void ScalarCore::wake(std::uint64_t action) {
+    ++sim_events_total();
+    if (action == kStart) {
+        for (std::uint32_t s = 0; s < streams_.size(); ++s) advance_head(s);
+    } else {
+        const auto task = static_cast<std::uint32_t>(action);
+        const auto slot = static_cast<std::uint16_t>(action >> 32);
+        slot_busy_[slot] = false;
+        if (action >> 48 & 1) {  // a scalar-kernel task's cycles are done
+            TaskTiming& tm = ctx_.timing[task];
             tm.end_ps = now_ps();
             tm.done = true;
             ++done_;
-            emit_flows(a.task);
-            signal(a.task);
+            emit_flows(task);
+            signal(task);
         } else {
-            AiCore* core = slot_core_[a.slot];
-            core->start(a.task);
-            emit_flows(a.task);
+            slot_core_[slot]->start(task);
+            emit_flows(task);
         }
-    });
+    }
     try_dispatch();
 }
 

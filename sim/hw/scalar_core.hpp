@@ -13,7 +13,7 @@
 
 #include "hw/ai_core.hpp"
 #include "hw/sim_context.hpp"
-#include "hw/wake_queue.hpp"
+#include "hw/wake_scheduler.hpp"
 
 namespace npusim {
 
@@ -25,7 +25,7 @@ struct EventState {
     std::vector<std::uint32_t> waiting_streams;
 };
 
-class ScalarCore : public sc_core::sc_module, public CoreListener {
+class ScalarCore : public sc_core::sc_module, public CoreListener, private Wakeable {
 public:
     ScalarCore(sc_core::sc_module_name name, SimContext& ctx);
     void attach_cores(std::vector<AiCore*> cube, std::vector<AiCore*> vector);
@@ -62,11 +62,12 @@ private:
         std::size_t head = 0;             // next descriptor to issue
         std::uint32_t pending_waits = 0;  // unfired events the head waits for
     };
-    struct Action {
-        std::uint32_t task;
-        std::uint16_t slot;
-        bool scalar_work_done;  // a scalar-kernel task finished its cycles
-    };
+    // Scheduler actions: a dispatch slot's work ended; `scalar_done` when it
+    // ran a scalar-kernel task's own cycles. kStart begins the streams.
+    static constexpr std::uint64_t kStart = ~std::uint64_t{0};
+    static std::uint64_t slot_done(std::uint32_t task, std::uint16_t slot, bool scalar_done) {
+        return task | std::uint64_t{slot} << 32 | std::uint64_t{scalar_done} << 48;
+    }
     // Ready streams: higher priority first, then the order they became ready.
     using ReadyKey = std::tuple<std::int32_t, std::uint64_t, std::uint32_t>;
     // Ready stream heads grouped by the core they need: any core of a type,
@@ -77,7 +78,7 @@ private:
         std::priority_queue<ReadyKey, std::vector<ReadyKey>, std::greater<ReadyKey>> heads;
     };
 
-    void wake();
+    void wake(std::uint64_t action) override;
     void advance_head(std::uint32_t stream);
     void make_ready(std::uint32_t stream);
     void try_dispatch();
@@ -102,8 +103,6 @@ private:
     std::vector<bool> slot_busy_;
     std::vector<AiCore*> slot_core_;
     std::vector<int> slot_tid_;
-    sc_core::sc_event wake_ev_;
-    WakeQueue<Action> agenda_;
     std::uint64_t busy_ps_ = 0;
     std::uint64_t dispatched_ = 0;
     std::uint64_t done_ = 0;

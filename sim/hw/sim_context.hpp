@@ -12,6 +12,7 @@
 namespace npusim {
 
 class MemorySystem;
+class WakeScheduler;
 class TraceWriter;
 
 // When each task became ready to issue, was dispatched, started and ended.
@@ -28,6 +29,7 @@ struct TaskTiming {
 struct SimContext {
     const ChipParams& chip;
     const TaskStream& stream;
+    WakeScheduler* scheduler = nullptr;
     MemorySystem* memory = nullptr;
     TraceWriter* trace = nullptr;
     int trace_pid = 1;
@@ -36,13 +38,18 @@ struct SimContext {
     int next_tid = 1;          // trace thread ids, handed out in build order
     std::vector<TaskTiming> timing;
 
-    SimContext(const ChipParams& c, const TaskStream& s) : chip(c), stream(s), timing(s.tasks.size()) {}
+    SimContext(const ChipParams& c, const TaskStream& s)
+        : chip(c), stream(s), timing(s.tasks.size()), ps_per_cycle_(c.ps_per_cycle()) {}
 
+    // Nearest picosecond (cycles >= 0); inline, as it runs on every event.
     std::uint64_t cycles_to_ps(double cycles) const {
-        return static_cast<std::uint64_t>(std::llround(cycles * chip.ps_per_cycle()));
+        return static_cast<std::uint64_t>(cycles * ps_per_cycle_ + 0.5);
     }
     // Engine rate in bytes per picosecond from bytes per core cycle.
-    double bytes_per_ps(double bytes_per_cycle) const { return bytes_per_cycle / chip.ps_per_cycle(); }
+    double bytes_per_ps(double bytes_per_cycle) const { return bytes_per_cycle / ps_per_cycle_; }
+
+private:
+    double ps_per_cycle_;  // chip.ps_per_cycle(), a division, kept
 };
 
 }  // namespace npusim

@@ -1,0 +1,84 @@
+// The die's one SystemC process for timed work. Every module of a die (and
+// the host runtime driving it) computes when it next needs to act and posts
+// that action here; the scheduler keeps one sc_event armed for the earliest
+// and, when it fires, runs every action due then in (time, post order).
+//
+// Why not one sc_event per module: each module would then need its own
+// agenda behind its event, and SystemC's timed queue (compared through a
+// function pointer) on top; the profile showed two heaps per event. Here an
+// event costs one small heap push and pop, and SystemC sees one pending
+// notification per die. Still no clocked process: one activation per due
+// time, with SystemC time equal to the model's.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+
+namespace npusim {
+
+namespace detail {
+// The time of the WakeScheduler run in progress, or ~0 outside one: the
+// modules it wakes ask for the time many times per event, and the kernel's
+// sc_time_stamp() is an out-of-line call through the simulation context.
+inline std::uint64_t running_now_ps = ~std::uint64_t{0};
+}  // namespace detail
+
+inline std::uint64_t now_ps() {
+    const std::uint64_t t = detail::running_now_ps;
+    return t != ~std::uint64_t{0} ? t : sc_core::sc_time_stamp().value();
+}
+
+// Every simulation event the model processes (module actions, flow
+// completions, deliveries), for the benchmark's event rate.
+inline std::uint64_t& sim_events_total() {
+    static std::uint64_t n = 0;
+    return n;
+}
+
+// SystemC process activations spent on them (the schedulers' runs).
+inline std::uint64_t& sim_activations_total() {
+    static std::uint64_t n = 0;
+    return n;
+}
+
+// A module acted on by a WakeScheduler; `action` is the module's own code.
+class Wakeable {
+public:
+    virtual void wake(std::uint64_t action) = 0;
+
+protected:
+    ~Wakeable() = default;
+};
+
+class WakeScheduler : public sc_core::sc_module {
+public:
+    explicit WakeScheduler(sc_core::sc_module_name name);
+
+    // Runs w.wake(action) at t_ps (>= now; earlier means now). Call during
+    // elaboration or from any SystemC process.
+    void at(std::uint64_t t_ps, Wakeable& w, std::uint64_t action);
+
+    std::size_t pending() const { return heap_.size(); }
+
+private:
+    struct Entry {
+        std::uint64_t t;
+        std::uint64_t seq;
+        Wakeable* w;
+        std::uint64_t action;
+        bool before(const Entry& o) const { return t < o.t || (t == o.t && seq < o.seq); }
+    };
+
+    void run();
+    void arm(std::uint64_t t_ps, std::uint64_t now);
+    Entry pop();
+
+    sc_core::sc_event ev_;
+    std::vector<Entry> heap_;  // binary min-heap on (t, seq)
+    std::uint64_t seq_ = 0;
+    std::uint64_t armed_ps_;
+    bool running_ = false;
+};
+
+}  // namespace npusim
