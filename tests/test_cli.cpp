@@ -3,6 +3,7 @@
 // the stats JSON and the trace (checked by tools/check_trace.py).
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
@@ -379,4 +380,53 @@ TEST_CASE("cli: --help exits 0 and no arguments exits 2", "[cli]") {
         CHECK(run_help.code == 0);
         CHECK_THAT(run_help.out, Contains("--chip"));
     }
+}
+
+TEST_CASE("cli: bench reports its event rate beside a plain SystemC loop's, and medians over runs", "[cli][bench]") {
+    TempDir tmp;
+    const Result human = run_npusim(tmp, {"bench", "--chip", kA2, "--tasks", "30000"});
+    SHOW(human);
+    REQUIRE(human.code == 0);
+    for (const char* line : {"tasks/s", "events/s", "SystemC process activations", "plain SystemC", "ratio", "peak memory"})
+        CHECK_THAT(human.out, Contains(line));
+
+    const Result machine = run_npusim(tmp, {"bench", "--chip", kA2, "--tasks", "30000", "--machine"});
+    SHOW(machine);
+    REQUIRE(machine.code == 0);
+    double tasks = 0, secs = 0, tps = 0, eps = 0, kb = 0, ratio = 0;
+    REQUIRE(std::sscanf(machine.out.c_str(), "tasks=%lf sim_s=%lf tasks_per_s=%lf events_per_s=%lf peak_kb=%lf ratio=%lf", &tasks,
+                        &secs, &tps, &eps, &kb, &ratio) == 6);
+    CHECK(tasks == 30000);
+    CHECK(eps > 5 * tps);  // a synthetic task is about 7 events (dispatch, start, stages, transfers)
+    CHECK(ratio > 0.0);
+    CHECK(ratio < 10.0);
+    CHECK(kb > 0);
+
+    const Result runs = run_npusim(tmp, {"bench", "--chip", kA2, "--tasks", "3000", "--runs", "3"});
+    SHOW(runs);
+    REQUIRE(runs.code == 0);
+    std::size_t rows = 0;
+    for (std::size_t at = runs.out.find("\n      3000 "); at != std::string::npos; at = runs.out.find("\n      3000 ", at + 1)) ++rows;
+    CHECK(rows == 3);
+    CHECK_THAT(runs.out, Contains("\n    median "));  // right-aligned in 10 columns
+
+    const Result bad = run_npusim(tmp, {"bench", "--runs", "0"});
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.err, Contains("--runs"));
+}
+
+TEST_CASE("cli: huge pages change speed only: identical stats with and without them", "[cli][bench]") {
+    TempDir tmp;
+    const std::string with = tmp.path("with.json"), without = tmp.path("without.json");
+    const Result a = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--stats", with, "-q"});
+    const Result b = run_program(tmp, "NPUSIM_NO_HUGEPAGES=1 " + quote(NPUSIM_BIN),
+                                 {"run", "--chip", kAx300, "--workload", kTileStream, "--stats", without, "-q"});
+    SHOW(a);
+    SHOW(b);
+    REQUIRE(a.code == 0);
+    REQUIRE(b.code == 0);
+    CHECK(slurp(with) == slurp(without));
+    const Result off = run_program(tmp, "NPUSIM_NO_HUGEPAGES=1 " + quote(NPUSIM_BIN), {"bench", "--chip", kA2, "--tasks", "2000"});
+    SHOW(off);
+    CHECK_THAT(off.out, Contains("huge pages      off"));
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <list>
 #include <map>
 #include <queue>
 #include <sstream>
@@ -204,6 +205,54 @@ TEST_CASE("L2Cache: reading beyond capacity evicts the least recently used", "[m
     CHECK(l2.read(0, 64) == 0);         // region 0 was the oldest: evicted (now re-read, evicts 1)
     CHECK(l2.read(4 * 64, 64) == 64);   // region 4 still there
     CHECK(l2.read(1 * 64, 64) == 0);    // region 1 was evicted by the re-read of 0
+}
+
+TEST_CASE("L2Cache: thousands of regions, random reuse, same hits as a plain list-and-map LRU", "[models][l2]") {
+    // 3000 regions of 4 KB (64 B sub-blocks): the lookup table grows from
+    // 1024 slots and sees evictions of arbitrary entries. A straightforward
+    // reference LRU over (region -> sub-block bits) must agree on every read.
+    const std::uint64_t region = 4096, regions = 3000;
+    L2Cache l2(regions * region, region);
+    std::list<std::pair<std::uint64_t, std::uint64_t>> lru;  // (region, present bits), front = recent
+    std::map<std::uint64_t, std::list<std::pair<std::uint64_t, std::uint64_t>>::iterator> where;
+    auto reference = [&](std::uint64_t addr, std::uint64_t bytes) {  // within one region
+        const std::uint64_t id = addr / region, sub = region / 64;
+        const std::uint64_t first = (addr % region) / sub, last = ((addr + bytes - 1) % region) / sub;
+        std::uint64_t covered = 0;
+        for (std::uint64_t b = first; b <= last; ++b) covered |= 1ULL << b;
+        std::uint64_t present = 0;
+        auto it = where.find(id);
+        if (it != where.end()) {
+            present = it->second->second;
+            lru.splice(lru.begin(), lru, it->second);
+            lru.front().second |= covered;
+        } else {
+            lru.emplace_front(id, covered);
+            where[id] = lru.begin();
+            if (lru.size() > regions) {
+                where.erase(lru.back().first);
+                lru.pop_back();
+            }
+        }
+        std::uint64_t hit = 0;
+        for (std::uint64_t b = first; b <= last; ++b)
+            if (present >> b & 1) hit += std::min(addr + bytes, id * region + (b + 1) * sub) - std::max(addr, id * region + b * sub);
+        return hit;
+    };
+    std::uint64_t x = 12345, total_hit = 0, mismatches = 0;
+    for (int i = 0; i < 200000; ++i) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        const std::uint64_t id = (x >> 33) % 4500;  // more regions than fit: evictions
+        const std::uint64_t off = (x >> 20) % region;
+        const std::uint64_t bytes = 1 + (x >> 8) % (region - off);
+        const std::uint64_t got = l2.read(id * region + off, bytes);
+        const std::uint64_t want = reference(id * region + off, bytes);
+        total_hit += got;
+        mismatches += got != want ? 1 : 0;
+    }
+    CHECK(mismatches == 0);
+    CHECK(total_hit > 0);
+    CHECK(l2.resident_regions() == regions);
 }
 
 TEST_CASE("L2Cache: a hit refreshes recency", "[models][l2]") {

@@ -5,11 +5,13 @@
 // memory grows with stream length.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -55,24 +57,53 @@ long peak_rss_kb() {
     return ru.ru_maxrss;
 }
 
-int bench_sizes(const std::string& self, const std::string& chip, const std::string& sizes) {
+struct BenchRow {
+    double tasks = 0, secs = 0, tps = 0, eps = 0, rss_kb = 0, ratio = 0;
+};
+
+void print_row(const std::string& label, const BenchRow& r) {
+    std::cout << fmt::format("{:>10} {:>10.2f} {:>12.0f} {:>12.0f} {:>10.1f} {:>11.0f} {:>6.1f}%\n", label, r.secs, r.tps, r.eps,
+                             r.rss_kb / 1024.0, r.rss_kb * 1024.0 / r.tasks, r.ratio * 100.0);
+}
+
+// Each size `runs` times, each run in its own process (SystemC cannot
+// restart); with several runs, a median row per size, since one run on a
+// shared machine can be off by 10-20%.
+int bench_sizes(const std::string& self, const std::string& chip, const std::string& sizes, int runs) {
     std::cout << fmt::format("{:>10} {:>10} {:>12} {:>12} {:>10} {:>11} {:>7}\n", "tasks", "sim s", "tasks/s", "events/s",
                              "peak MB", "B per task", "ratio");
     std::stringstream ss(sizes);
     std::string item;
     while (std::getline(ss, item, ',')) {
-        const std::string cmd = fmt::format("'{}' bench --chip '{}' --tasks {} --machine", self, chip, item);
-        FILE* p = popen(cmd.c_str(), "r");
-        if (!p) throw InputError("cannot start " + cmd);
-        char buf[512];
-        std::string line;
-        while (std::fgets(buf, sizeof buf, p)) line += buf;
-        if (pclose(p) != 0) throw InputError("benchmark child failed: " + cmd);
-        double tasks = 0, secs = 0, tps = 0, eps = 0, rss = 0, ratio = 0;
-        std::sscanf(line.c_str(), "tasks=%lf sim_s=%lf tasks_per_s=%lf events_per_s=%lf peak_kb=%lf ratio=%lf", &tasks,
-                    &secs, &tps, &eps, &rss, &ratio);
-        std::cout << fmt::format("{:>10.0f} {:>10.2f} {:>12.0f} {:>12.0f} {:>10.1f} {:>11.0f} {:>6.0f}%\n", tasks, secs, tps,
-                                 eps, rss / 1024.0, rss * 1024.0 / tasks, ratio * 100.0);
+        std::vector<BenchRow> rows;
+        for (int run = 0; run < runs; ++run) {
+            const std::string cmd = fmt::format("'{}' bench --chip '{}' --tasks {} --machine", self, chip, item);
+            FILE* p = popen(cmd.c_str(), "r");
+            if (!p) throw InputError("cannot start " + cmd);
+            char buf[512];
+            std::string line;
+            while (std::fgets(buf, sizeof buf, p)) line += buf;
+            if (pclose(p) != 0) throw InputError("benchmark child failed: " + cmd);
+            BenchRow r;
+            if (std::sscanf(line.c_str(), "tasks=%lf sim_s=%lf tasks_per_s=%lf events_per_s=%lf peak_kb=%lf ratio=%lf",
+                            &r.tasks, &r.secs, &r.tps, &r.eps, &r.rss_kb, &r.ratio) != 6)
+                throw InputError("benchmark child printed no figures: " + cmd);
+            print_row(fmt::format("{:.0f}", r.tasks), r);
+            rows.push_back(r);
+        }
+        if (runs > 1) {
+            auto median = [&](double BenchRow::*field) {
+                std::vector<double> v;
+                for (const auto& r : rows) v.push_back(r.*field);
+                std::sort(v.begin(), v.end());
+                return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2.0;
+            };
+            BenchRow m;
+            m.tasks = rows.front().tasks;
+            for (double BenchRow::*f : {&BenchRow::secs, &BenchRow::tps, &BenchRow::eps, &BenchRow::rss_kb, &BenchRow::ratio})
+                m.*f = median(f);
+            print_row("median", m);
+        }
     }
     return 0;
 }
@@ -83,12 +114,14 @@ int bench_command(const Args& args, const std::string& self_path) {
     std::string chip_file = "configs/chips/a2.json", sizes;
     std::uint64_t tasks = 1000000;
     bool machine = false;
+    int runs = 1;
     po::options_description opts("npusim bench options");
     opts.add_options()
         ("help,h", "show this help")
         ("chip", po::value(&chip_file), "chip file (default configs/chips/a2.json)")
         ("tasks", po::value(&tasks), "synthetic stream length (default 1000000)")
         ("sizes", po::value(&sizes), "comma-separated lengths, each run in its own process")
+        ("runs", po::value(&runs), "run each length this many times (own processes) and print the median (default 1)")
         ("machine", po::bool_switch(&machine), "one line of key=value figures");
     po::variables_map vm;
     po::store(po::command_line_parser(args).options(opts).run(), vm);
@@ -97,7 +130,8 @@ int bench_command(const Args& args, const std::string& self_path) {
         return 0;
     }
     po::notify(vm);
-    if (!sizes.empty()) return bench_sizes(self_path, chip_file, sizes);
+    if (runs < 1 || runs > 100) throw InputError("--runs: expected 1 .. 100");
+    if (!sizes.empty() || runs > 1) return bench_sizes(self_path, chip_file, sizes.empty() ? std::to_string(tasks) : sizes, runs);
     if (tasks == 0 || tasks > 50'000'000) throw InputError("--tasks: expected 1 .. 50000000");
 
     // Any existing workload file satisfies the loader; the stream is synthetic.

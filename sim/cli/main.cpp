@@ -21,7 +21,7 @@ const char* kUsage = R"(usage: npusim <command> [options]
 commands:
   run     --chip FILE --workload FILE [--set PATH=VALUE]... [--stats OUT.json] [--trace OUT.json]
   compile --chip FILE --workload GRAPH.json [--set PATH=VALUE]... --emit-tasks OUT.jsonl
-  bench   [--tasks N] [--chip FILE] [--sizes N1,N2,...]   simulator speed and memory figures
+  bench   [--tasks N] [--chip FILE] [--sizes N1,N2,...] [--runs N]   simulator speed and memory figures
   config-reference                                          print the configuration reference (Markdown)
   lint    --chip FILE --tasks STREAM.jsonl [--json OUT.json]  report over-synchronisation (exit 1 if any)
   sweep   STUDY.json --out DIR [-j N] [--resume] [--backend local|slurm] [--report]   what-if study

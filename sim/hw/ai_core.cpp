@@ -107,7 +107,6 @@ void AiCore::finish_task() {
     tm.end_ps = now;
     tm.done = true;
     busy_ps_ += now - tm.start_ps;
-    intervals_.emplace_back(tm.start_ps, now);
     ++tasks_run_;
     running_ = false;
     if (ctx_.tracing) {

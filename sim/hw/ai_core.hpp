@@ -51,8 +51,6 @@ public:
     std::uint64_t tasks_run() const { return tasks_run_; }
     const std::vector<std::string>& pipe_names() const { return pipe_names_; }
     const PipeStats& pipe(int i) const { return pipes_[i]; }
-    // [start, end) of every task this core ran, in order.
-    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& busy_intervals() const { return intervals_; }
     int trace_tid() const { return tid_; }
 
     void transfer_drained(std::uint64_t stage) override;
@@ -93,7 +91,6 @@ private:
     int transfers_in_flight_ = 0;  // drained but not yet arrived
     std::uint64_t busy_ps_ = 0;
     std::uint64_t tasks_run_ = 0;
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals_;
     int tid_ = 0;
     std::vector<int> pipe_tids_;
 };

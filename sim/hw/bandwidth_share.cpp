@@ -28,6 +28,7 @@ BandwidthShare::CapClass& BandwidthShare::class_for(double cap) {
 
 void BandwidthShare::advance(std::uint64_t now_ps) {
     if (now_ps <= last_ps_) return;
+    if (dirty_) rebalance();
     const double dt = static_cast<double>(now_ps - last_ps_);
     for (auto& c : classes_)
         if (!c.flows.empty()) c.virtual_v += c.rate * dt;
@@ -47,14 +48,15 @@ void BandwidthShare::rebalance() {
         remaining_flows -= n;
     }
     next_finish_ = compute_next_finish();
+    dirty_ = false;
 }
 
 void BandwidthShare::add(std::uint64_t now_ps, double bytes, double cap, std::uint64_t token) {
     advance(now_ps);
     CapClass& c = class_for(cap);
-    c.flows.push(Flow{c.virtual_v + bytes, seq_++, token});
+    c.flows.emplace(c.virtual_v + bytes, seq_++, token);
     ++active_;
-    rebalance();
+    dirty_ = true;
 }
 
 std::uint64_t BandwidthShare::compute_next_finish() const {
@@ -82,12 +84,13 @@ void BandwidthShare::pop_finished(std::uint64_t now_ps, std::vector<std::uint64_
         if (c.flows.empty()) c.virtual_v = 0;  // keeps the clock small and precise
     }
     if (done.empty()) return;
-    rebalance();
+    dirty_ = true;
     if (done.size() > 1) std::sort(done.begin(), done.end());  // start order
     for (const auto& d : done) tokens.push_back(d.second);
 }
 
-double BandwidthShare::current_rate() const {
+double BandwidthShare::current_rate() {
+    if (dirty_) rebalance();
     double r = 0;
     for (const auto& c : classes_) r += c.rate * static_cast<double>(c.flows.size());
     return r;

@@ -44,10 +44,13 @@ MatmulTiling plan_matmul(const KernelParams& p, const ChipParams& chip) {
 }
 
 CubeCore::CubeCore(sc_core::sc_module_name name, int index, SimContext& ctx, CoreListener& listener)
-    : AiCore(name, CoreType::cube, index, ctx, listener, {"mte2", "mte1", "m", "fixpipe"}) {}
+    : AiCore(name, CoreType::cube, index, ctx, listener, {"mte2", "mte1", "m", "fixpipe"}),
+      gm_cap_(ctx.bytes_per_ps(ctx.chip.cube.gm_bytes_per_cycle)) {}
 
 std::uint64_t CubeCore::plan(const Task& t) {
     tiling_ = plan_matmul(t.params, ctx_.chip);
+    a_total_ = static_cast<std::uint64_t>(std::llround(
+        static_cast<double>(t.params.m * t.params.k * static_cast<std::uint64_t>(tiling_.elt)) * tiling_.a_gm_ratio));
     return tiling_.mb * tiling_.nb * tiling_.kb;
 }
 
@@ -75,11 +78,10 @@ StageWork CubeCore::work(const Task& t, int stage, std::uint64_t tile) {
             w.bytes = bytes;
             w.transfer.space = p.src;
             w.transfer.bytes = bytes;
-            w.transfer.cap_bytes_per_ps = ctx_.bytes_per_ps(ctx_.chip.cube.gm_bytes_per_cycle);
-            // The input stream holds A (a_gm bytes in all) then B, tiles in
-            // loop order.
-            const auto a_total = static_cast<std::uint64_t>(
-                std::llround(static_cast<double>(p.m * p.k * elt) * g.a_gm_ratio));
+            w.transfer.cap_bytes_per_ps = gm_cap_;
+            // The input stream holds A (a_total_ bytes in all) then B, tiles
+            // in loop order.
+            const std::uint64_t a_total = a_total_;
             const std::uint64_t a_off = static_cast<std::uint64_t>(std::llround(
                 static_cast<double>((mi * g.kb + ki) * g.m0 * g.k0 * elt) * g.a_gm_ratio));
             const std::uint64_t b_off = a_total + (ki * g.nb + ni) * g.k0 * g.n0 * elt;
@@ -105,7 +107,7 @@ StageWork CubeCore::work(const Task& t, int stage, std::uint64_t tile) {
                 w.transfer.write = true;
                 w.transfer.space = p.dst;
                 w.transfer.bytes = out;
-                w.transfer.cap_bytes_per_ps = ctx_.bytes_per_ps(ctx_.chip.cube.gm_bytes_per_cycle);
+                w.transfer.cap_bytes_per_ps = gm_cap_;
                 out_map_.map((mi * g.nb + ni) * g.m0 * g.n0 * kOutBytes, out, w.transfer);
             } else {
                 w.kind = StageWork::Kind::compute;

@@ -31,6 +31,8 @@ private:
     int task_start_cycles() const override { return ctx_.chip.cube.task_start_cycles; }
 
     MatmulTiling tiling_;
+    std::uint64_t a_total_ = 0;  // GM bytes of A of the running task
+    double gm_cap_;              // MTE2/FixPipe GM rate, bytes/ps (a division, kept)
 };
 
 }  // namespace npusim

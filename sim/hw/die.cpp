@@ -65,7 +65,7 @@ void Die::collect(Stats& s) const {
         int units = 0;
     };
     std::map<std::string, PipeSum> pipes;
-    auto per_core = [&](const AiCore& c, std::vector<Interval>& busy) {
+    auto per_core = [&](const AiCore& c) {
         const std::string key = fmt::format("cores.{}{}", to_string(c.type()), c.index());
         s.set(key + ".busy_cycles", cycles(static_cast<double>(c.busy_ps())));
         s.set(key + ".utilization", util(static_cast<double>(c.busy_ps()), 1));
@@ -78,11 +78,19 @@ void Die::collect(Stats& s) const {
             ps.bytes += c.pipe(static_cast<int>(p)).bytes;
             ++ps.units;
         }
-        busy.insert(busy.end(), c.busy_intervals().begin(), c.busy_intervals().end());
     };
     double cube_ps = 0, vector_ps = 0;
-    for (const auto& c : cube_) { per_core(*c, cube_busy); cube_ps += static_cast<double>(c->busy_ps()); }
-    for (const auto& c : vector_) { per_core(*c, vector_busy); vector_ps += static_cast<double>(c->busy_ps()); }
+    for (const auto& c : cube_) { per_core(*c); cube_ps += static_cast<double>(c->busy_ps()); }
+    for (const auto& c : vector_) { per_core(*c); vector_ps += static_cast<double>(c->busy_ps()); }
+    // Busy intervals per core type from the task records (a core runs one
+    // task at a time, so these are its busy intervals), gathered here
+    // rather than appended per task during the run.
+    for (std::size_t i = 0; i < ctx_.timing.size(); ++i) {
+        const TaskTiming& t = ctx_.timing[i];
+        const CoreType type = ctx_.stream.tasks[i].core_type;
+        if (!t.done || type == CoreType::scalar) continue;
+        (type == CoreType::cube ? cube_busy : vector_busy).emplace_back(t.start_ps, t.end_ps);
+    }
     auto unit = [&](const std::string& name, double busy_ps, int count) {
         s.set("units." + name + ".count", count);
         s.set("units." + name + ".busy_cycles", cycles(busy_ps));

@@ -14,7 +14,7 @@ ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
       free_cores_(2),
       streams_(ctx.stream.streams.size()),
       events_(ctx.stream.events.size()),
-      slot_busy_(static_cast<std::size_t>(ctx.chip.scalar.count), false),
+      slot_busy_(static_cast<std::size_t>(ctx.chip.scalar.count), 0),
       slot_core_(static_cast<std::size_t>(ctx.chip.scalar.count), nullptr),
       slot_tid_(static_cast<std::size_t>(ctx.chip.scalar.count), 0) {
     // Stream-major packed descriptors: count per stream, then fill.
@@ -28,6 +28,7 @@ ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
         streams_[s].end = at;
         fill[s] = streams_[s].begin;
     }
+    for (std::size_t e = 0; e < events_.size(); ++e) events_[e].count = ctx_.stream.events[e].count;
     descs_.resize(tasks.size());
     std::size_t n_waits = 0;
     for (const Task& t : tasks) n_waits += t.wait.size();
@@ -77,6 +78,17 @@ void ScalarCore::advance_head(std::uint32_t s) {
     if (st.head >= st.end) return;
     const Desc& d = descs_[st.head];
     const std::uint32_t t = d.task;
+    // Each stream is walked in order but 72 of them interleave, too many for
+    // the hardware prefetcher. Fetch what the next head will touch (its
+    // timing record, and the task descriptor its core reads when it starts,
+    // often long after) and the packed descriptor after it, so those cache
+    // misses are off the event path.
+    const char* task = reinterpret_cast<const char*>(&ctx_.stream.tasks[t]);
+    for (std::size_t off = 0; off < sizeof(Task); off += 64) __builtin_prefetch(task + off);
+    if (st.head + 1 < st.end) {
+        __builtin_prefetch(&ctx_.timing[descs_[st.head + 1].task]);
+        if (st.head + 2 < st.end) __builtin_prefetch(&descs_[st.head + 2]);
+    }
     ctx_.timing[t].head_ps = now_ps();
     st.pending_waits = 0;
     std::uint64_t released = now_ps();
@@ -86,7 +98,19 @@ void ScalarCore::advance_head(std::uint32_t s) {
             released = std::max(released, events_[e].fired_ps);
         } else {
             ++st.pending_waits;
-            events_[e].waiting_streams.push_back(s);
+            std::uint32_t node;
+            if (!free_waiters_.empty()) {
+                node = free_waiters_.back();
+                free_waiters_.pop_back();
+            } else {
+                node = static_cast<std::uint32_t>(waiters_.size());
+                waiters_.emplace_back();
+            }
+            waiters_[node] = Waiter{s, UINT32_MAX};
+            EventState& ev = events_[e];
+            if (ev.last_waiter == UINT32_MAX) ev.first_waiter = node;
+            else waiters_[ev.last_waiter].next = node;
+            ev.last_waiter = node;
         }
     }
     if (st.pending_waits == 0) {
@@ -108,7 +132,7 @@ void ScalarCore::make_ready(std::uint32_t s) {
     const std::size_t q = queue_index(d);
     if (ready_[q].heads.empty() && std::find(ready_used_.begin(), ready_used_.end(), q) == ready_used_.end())
         ready_used_.push_back(static_cast<std::uint32_t>(q));
-    ready_[q].heads.emplace(-d.priority, ready_seq_++, s);
+    ready_[q].heads.emplace(-d.priority, ready_seq_++, s, d.task);
 }
 
 bool ScalarCore::core_available(const ReadyQueue& q) const {
@@ -143,19 +167,19 @@ void ScalarCore::try_dispatch() {
         }
         if (!best) return;
         const std::uint32_t s = std::get<2>(best->heads.top());
+        const std::uint32_t t = std::get<3>(best->heads.top());
         best->heads.pop();
         AiCore* core = claim_core(*best);
-        const Desc& d = descs_[streams_[s].head++];
-        const std::uint32_t t = d.task;
-        slot_busy_[slot] = true;
+        const std::size_t head = streams_[s].head++;
+        slot_busy_[slot] = 1;
         slot_core_[slot] = core;
         ++dispatched_;
         std::uint64_t cycles = static_cast<std::uint64_t>(ctx_.chip.scalar.dispatch_cycles);
-        const bool on_scalar = d.type == CoreType::scalar;
+        const bool on_scalar = best->type == CoreType::scalar;
         if (on_scalar) {
             ctx_.timing[t].start_ps = now_ps();
             ctx_.timing[t].trace_tid = slot_tid_[slot];
-            cycles += d.scalar_cycles;
+            cycles += descs_[head].scalar_cycles;
         }
         const std::uint64_t dur = ctx_.cycles_to_ps(static_cast<double>(cycles));
         busy_ps_ += dur;
@@ -176,7 +200,7 @@ void ScalarCore::wake(std::uint64_t action) {
     } else {
         const auto task = static_cast<std::uint32_t>(action);
         const auto slot = static_cast<std::uint16_t>(action >> 32);
-        slot_busy_[slot] = false;
+        slot_busy_[slot] = 0;
         if (action >> 48 & 1) {  // a scalar-kernel task's cycles are done
             TaskTiming& tm = ctx_.timing[task];
             tm.end_ps = now_ps();
@@ -211,19 +235,21 @@ void ScalarCore::signal_external(EventIndex e) {
 void ScalarCore::signal_event(EventIndex e, std::uint32_t by_task) {
     EventState& ev = events_[e];
     if (ev.fired) return;  // extra signals after firing are harmless
-    if (++ev.signals < ctx_.stream.events[e].count) return;
+    if (++ev.signals < ev.count) return;
     ev.fired = true;
     ev.fired_by = by_task;
     ev.fired_ps = now_ps();
-    for (std::uint32_t s : ev.waiting_streams) {
+    for (std::uint32_t node = ev.first_waiter; node != UINT32_MAX;) {
+        const std::uint32_t s = waiters_[node].stream;
+        free_waiters_.push_back(node);
+        node = waiters_[node].next;
         Stream& st = streams_[s];
         if (--st.pending_waits == 0) {
             ctx_.timing[descs_[st.head].task].released_ps = now_ps();
             make_ready(s);
         }
     }
-    ev.waiting_streams.clear();
-    ev.waiting_streams.shrink_to_fit();
+    ev.first_waiter = ev.last_waiter = UINT32_MAX;
     if (on_event_fired) on_event_fired(e);
 }
 

@@ -19,10 +19,14 @@ namespace npusim {
 
 struct EventState {
     std::uint32_t signals = 0;
-    bool fired = false;
+    std::uint32_t count = 1;     // signals it needs (its declaration's count)
     std::uint32_t fired_by = 0;  // task whose signal completed the count
+    bool fired = false;
     std::uint64_t fired_ps = 0;
-    std::vector<std::uint32_t> waiting_streams;
+    // Streams whose head waits for it, in the order they started waiting:
+    // a list through ScalarCore's waiter pool (a vector per event cost a
+    // malloc and a free per wait).
+    std::uint32_t first_waiter = UINT32_MAX, last_waiter = UINT32_MAX;
 };
 
 class ScalarCore : public sc_core::sc_module, public CoreListener, private Wakeable {
@@ -69,7 +73,9 @@ private:
         return task | std::uint64_t{slot} << 32 | std::uint64_t{scalar_done} << 48;
     }
     // Ready streams: higher priority first, then the order they became ready.
-    using ReadyKey = std::tuple<std::int32_t, std::uint64_t, std::uint32_t>;
+    // The head's task rides along (the sequence is unique, so it never
+    // decides the order): dispatch then need not reload the descriptor.
+    using ReadyKey = std::tuple<std::int32_t, std::uint64_t, std::uint32_t, std::uint32_t>;  // .., stream, task
     // Ready stream heads grouped by the core they need: any core of a type,
     // or one pinned core. Dispatch takes the best head whose core is free.
     struct ReadyQueue {
@@ -100,7 +106,13 @@ private:
     std::size_t queue_index(const Desc& d) const;
     std::vector<Desc> descs_;
     std::vector<EventIndex> waits_;
-    std::vector<bool> slot_busy_;
+    struct Waiter {
+        std::uint32_t stream;
+        std::uint32_t next;  // UINT32_MAX ends the list
+    };
+    std::vector<Waiter> waiters_;             // pool of list nodes
+    std::vector<std::uint32_t> free_waiters_;
+    std::vector<std::uint8_t> slot_busy_;  // bytes: vector<bool>'s bit updates showed in the profile
     std::vector<AiCore*> slot_core_;
     std::vector<int> slot_tid_;
     std::uint64_t busy_ps_ = 0;

@@ -18,19 +18,21 @@ std::uint64_t vector_chunk_bytes(const KernelParams& p, const ChipParams& chip) 
 }
 
 VectorCore::VectorCore(sc_core::sc_module_name name, int index, SimContext& ctx, CoreListener& listener)
-    : AiCore(name, CoreType::vector, index, ctx, listener, {"mte2", "v", "mte3"}) {}
+    : AiCore(name, CoreType::vector, index, ctx, listener, {"mte2", "v", "mte3"}),
+      gm_cap_(ctx.bytes_per_ps(ctx.chip.vector.gm_bytes_per_cycle)) {}
 
 std::uint64_t VectorCore::plan(const Task& t) {
     chunk_ = vector_chunk_bytes(t.params, ctx_.chip);
     tiles_ = (t.params.bytes + chunk_ - 1) / chunk_;
+    // Output chunks split out_bytes in proportion, the last one takes the rest.
+    out_per_chunk_ = t.params.bytes ? t.params.out_bytes * chunk_ / t.params.bytes : 0;
     return tiles_;
 }
 
 StageWork VectorCore::work(const Task& t, int stage, std::uint64_t tile) {
     const KernelParams& p = t.params;
     const std::uint64_t in = std::min(chunk_, p.bytes - tile * chunk_);
-    // Output chunks split out_bytes in proportion, the last one takes the rest.
-    const std::uint64_t out_per_chunk = p.bytes ? p.out_bytes * chunk_ / p.bytes : 0;
+    const std::uint64_t out_per_chunk = out_per_chunk_;
     const std::uint64_t out = tile + 1 == tiles_ ? p.out_bytes - out_per_chunk * (tiles_ - 1) : out_per_chunk;
     StageWork w;
     switch (stage) {
@@ -42,7 +44,7 @@ StageWork VectorCore::work(const Task& t, int stage, std::uint64_t tile) {
                 w.transfer.space = p.src;
                 w.transfer.bytes = in;
                 in_map_.map(tile * chunk_, in, w.transfer);
-                w.transfer.cap_bytes_per_ps = ctx_.bytes_per_ps(ctx_.chip.vector.gm_bytes_per_cycle);
+                w.transfer.cap_bytes_per_ps = gm_cap_;
             } else {  // L1 -> UB on a coupled core
                 w.kind = StageWork::Kind::compute;
                 w.cycles = static_cast<double>(in) / ctx_.chip.vector.ub_bytes_per_cycle;
@@ -64,7 +66,7 @@ StageWork VectorCore::work(const Task& t, int stage, std::uint64_t tile) {
                 w.transfer.space = p.dst;
                 w.transfer.bytes = out;
                 out_map_.map(tile * out_per_chunk, out, w.transfer);
-                w.transfer.cap_bytes_per_ps = ctx_.bytes_per_ps(ctx_.chip.vector.gm_bytes_per_cycle);
+                w.transfer.cap_bytes_per_ps = gm_cap_;
             } else {
                 w.kind = StageWork::Kind::compute;
                 w.cycles = static_cast<double>(out) / ctx_.chip.vector.ub_bytes_per_cycle;

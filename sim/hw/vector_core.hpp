@@ -22,6 +22,8 @@ private:
 
     std::uint64_t chunk_ = 0;
     std::uint64_t tiles_ = 0;
+    std::uint64_t out_per_chunk_ = 0;  // output bytes of every chunk but the last
+    double gm_cap_;                    // MTE2/MTE3 GM rate, bytes/ps (a division, kept)
 };
 
 }  // namespace npusim

@@ -72,7 +72,7 @@ private:
 
     void run();
     void arm(std::uint64_t t_ps, std::uint64_t now);
-    Entry pop();
+    void pop();  // removes the earliest entry
 
     sc_core::sc_event ev_;
     std::vector<Entry> heap_;  // binary min-heap on (t, seq)
