@@ -30,9 +30,14 @@ ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
     }
     for (std::size_t e = 0; e < events_.size(); ++e) events_[e].count = ctx_.stream.events[e].count;
     descs_.resize(tasks.size());
-    std::size_t n_waits = 0;
-    for (const Task& t : tasks) n_waits += t.wait.size();
+    std::size_t n_waits = 0, n_signals = 0;
+    for (const Task& t : tasks) {
+        n_waits += t.wait.size();
+        n_signals += t.signal.size();
+    }
     waits_.reserve(n_waits);
+    signals_.reserve(n_signals);
+    slot_running_.resize(slot_busy_.size());
     // Waits are appended per stream in stream order to keep them in step.
     std::vector<std::uint32_t> order(tasks.size());
     for (std::uint32_t i = 0; i < tasks.size(); ++i) order[fill[tasks[i].stream]++] = i;
@@ -47,6 +52,9 @@ ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
         desc.wait_begin = static_cast<std::uint32_t>(waits_.size());
         waits_.insert(waits_.end(), t.wait.begin(), t.wait.end());
         desc.wait_end = static_cast<std::uint32_t>(waits_.size());
+        desc.signal_begin = static_cast<std::uint32_t>(signals_.size());
+        signals_.insert(signals_.end(), t.signal.begin(), t.signal.end());
+        desc.signal_end = static_cast<std::uint32_t>(signals_.size());
     }
     if (ctx_.tracing)
         for (std::size_t s = 0; s < slot_tid_.size(); ++s) {
@@ -62,6 +70,8 @@ void ScalarCore::attach_cores(std::vector<AiCore*> cube, std::vector<AiCore*> ve
     vector_ = std::move(vector);
     free_cores_[0].assign((cube_.size() + 63) / 64, 0);
     free_cores_[1].assign((vector_.size() + 63) / 64, 0);
+    running_[0].assign(cube_.size(), Running{});
+    running_[1].assign(vector_.size(), Running{});
     for (std::size_t i = 0; i < cube_.size(); ++i) free_cores_[0][i / 64] |= 1ULL << (i % 64);
     for (std::size_t i = 0; i < vector_.size(); ++i) free_cores_[1][i / 64] |= 1ULL << (i % 64);
     ready_.resize(3 + cube_.size() + vector_.size());
@@ -132,7 +142,7 @@ void ScalarCore::make_ready(std::uint32_t s) {
     const std::size_t q = queue_index(d);
     if (ready_[q].heads.empty() && std::find(ready_used_.begin(), ready_used_.end(), q) == ready_used_.end())
         ready_used_.push_back(static_cast<std::uint32_t>(q));
-    ready_[q].heads.emplace(-d.priority, ready_seq_++, s, d.task);
+    ready_[q].heads.push(ReadyHead{ready_key(d.priority, ready_seq_++), s, d.task});
 }
 
 bool ScalarCore::core_available(const ReadyQueue& q) const {
@@ -166,20 +176,26 @@ void ScalarCore::try_dispatch() {
             if (!best || rq.heads.top() < best->heads.top()) best = &rq;
         }
         if (!best) return;
-        const std::uint32_t s = std::get<2>(best->heads.top());
-        const std::uint32_t t = std::get<3>(best->heads.top());
+        const std::uint32_t s = best->heads.top().stream;
+        const std::uint32_t t = best->heads.top().task;
         best->heads.pop();
         AiCore* core = claim_core(*best);
-        const std::size_t head = streams_[s].head++;
+        const Desc& d = descs_[streams_[s].head++];
         slot_busy_[slot] = 1;
         slot_core_[slot] = core;
         ++dispatched_;
         std::uint64_t cycles = static_cast<std::uint64_t>(ctx_.chip.scalar.dispatch_cycles);
         const bool on_scalar = best->type == CoreType::scalar;
+        const Running run{d.signal_begin, d.signal_end};
+        if (d.signal_begin != d.signal_end) __builtin_prefetch(&events_[signals_[d.signal_begin]]);
+        __builtin_prefetch(&ctx_.timing[t]);
         if (on_scalar) {
             ctx_.timing[t].start_ps = now_ps();
             ctx_.timing[t].trace_tid = slot_tid_[slot];
-            cycles += descs_[head].scalar_cycles;
+            cycles += d.scalar_cycles;
+            slot_running_[slot] = run;
+        } else {
+            running_[best->type == CoreType::cube ? 0 : 1][static_cast<std::size_t>(core->index())] = run;
         }
         const std::uint64_t dur = ctx_.cycles_to_ps(static_cast<double>(cycles));
         busy_ps_ += dur;
@@ -207,7 +223,7 @@ void ScalarCore::wake(std::uint64_t action) {
             tm.done = true;
             ++done_;
             emit_flows(task);
-            signal(task);
+            signal(slot_running_[slot], task);
         } else {
             slot_core_[slot]->start(task);
             emit_flows(task);
@@ -219,12 +235,12 @@ void ScalarCore::wake(std::uint64_t action) {
 void ScalarCore::task_finished(CoreType type, int core, std::uint32_t task) {
     free_cores_[type == CoreType::cube ? 0 : 1][static_cast<std::size_t>(core) / 64] |= 1ULL << (core % 64);
     ++done_;
-    signal(task);
+    signal(running_[type == CoreType::cube ? 0 : 1][static_cast<std::size_t>(core)], task);
     try_dispatch();
 }
 
-void ScalarCore::signal(std::uint32_t task) {
-    for (EventIndex e : ctx_.stream.tasks[task].signal) signal_event(e, task);
+void ScalarCore::signal(const Running& r, std::uint32_t task) {
+    for (std::uint32_t i = r.signal_begin; i < r.signal_end; ++i) signal_event(signals_[i], task);
 }
 
 void ScalarCore::signal_external(EventIndex e) {

@@ -6,7 +6,6 @@
 #include <functional>
 #include <queue>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include <systemc>
@@ -59,7 +58,15 @@ private:
         CoreType type;
         std::uint32_t wait_begin;  // into waits_
         std::uint32_t wait_end;
+        std::uint32_t signal_begin;  // into signals_
+        std::uint32_t signal_end;
         std::uint64_t scalar_cycles;
+    };
+    // The signal list of the task running on a core or dispatch slot, kept
+    // where the finish looks first (the task's own descriptor is cold by
+    // then: a cache miss per task in the profile).
+    struct Running {
+        std::uint32_t signal_begin = 0, signal_end = 0;
     };
     struct Stream {
         std::size_t begin = 0, end = 0;   // its descriptors in descs_
@@ -72,16 +79,26 @@ private:
     static std::uint64_t slot_done(std::uint32_t task, std::uint16_t slot, bool scalar_done) {
         return task | std::uint64_t{slot} << 32 | std::uint64_t{scalar_done} << 48;
     }
-    // Ready streams: higher priority first, then the order they became ready.
-    // The head's task rides along (the sequence is unique, so it never
-    // decides the order): dispatch then need not reload the descriptor.
-    using ReadyKey = std::tuple<std::int32_t, std::uint64_t, std::uint32_t, std::uint32_t>;  // .., stream, task
+    // A ready stream head. Order: higher priority first, then the order the
+    // heads became ready, packed into one key so a heap step is one compare:
+    // high 32 bits 0x7fffffff - priority, low 32 bits the ready sequence
+    // (at most one per task, and task indices are 32-bit).
+    struct ReadyHead {
+        std::uint64_t key;
+        std::uint32_t stream;
+        std::uint32_t task;
+        bool operator>(const ReadyHead& o) const { return key > o.key; }
+        bool operator<(const ReadyHead& o) const { return key < o.key; }
+    };
+    static std::uint64_t ready_key(std::int32_t priority, std::uint64_t seq) {
+        return static_cast<std::uint64_t>(std::int64_t{0x7fffffff} - priority) << 32 | (seq & 0xffffffffu);
+    }
     // Ready stream heads grouped by the core they need: any core of a type,
     // or one pinned core. Dispatch takes the best head whose core is free.
     struct ReadyQueue {
         CoreType type = CoreType::vector;
         int core = -1;
-        std::priority_queue<ReadyKey, std::vector<ReadyKey>, std::greater<ReadyKey>> heads;
+        std::priority_queue<ReadyHead, std::vector<ReadyHead>, std::greater<ReadyHead>> heads;
     };
 
     void wake(std::uint64_t action) override;
@@ -90,7 +107,7 @@ private:
     void try_dispatch();
     bool core_available(const ReadyQueue& q) const;
     AiCore* claim_core(const ReadyQueue& q);
-    void signal(std::uint32_t task);
+    void signal(const Running& r, std::uint32_t task);
     void signal_event(EventIndex e, std::uint32_t by_task);
     void emit_flows(std::uint32_t task);
 
@@ -106,6 +123,9 @@ private:
     std::size_t queue_index(const Desc& d) const;
     std::vector<Desc> descs_;
     std::vector<EventIndex> waits_;
+    std::vector<EventIndex> signals_;
+    std::vector<Running> running_[2];     // per cube / vector core
+    std::vector<Running> slot_running_;   // per dispatch slot (scalar-kernel tasks)
     struct Waiter {
         std::uint32_t stream;
         std::uint32_t next;  // UINT32_MAX ends the list
