@@ -31,6 +31,12 @@ private:
     int task_start_cycles() const override { return ctx_.chip.cube.task_start_cycles; }
 
     MatmulTiling tiling_;
+    struct PlanKey {  // the shape tiling_ was planned for
+        bool valid = false;
+        std::uint64_t m = 0, n = 0, k = 0, a_bytes = 0;
+        DType dtype = DType::fp16;
+        explicit operator bool() const { return valid; }
+    } planned_;
     std::uint64_t a_total_ = 0;  // GM bytes of A of the running task
     double gm_cap_;              // MTE2/FixPipe GM rate, bytes/ps (a division, kept)
 };

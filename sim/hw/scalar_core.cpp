@@ -142,7 +142,7 @@ void ScalarCore::make_ready(std::uint32_t s) {
     const std::size_t q = queue_index(d);
     if (ready_[q].heads.empty() && std::find(ready_used_.begin(), ready_used_.end(), q) == ready_used_.end())
         ready_used_.push_back(static_cast<std::uint32_t>(q));
-    ready_[q].heads.push(ReadyHead{ready_key(d.priority, ready_seq_++), s, d.task});
+    ready_[q].heads.push(ReadyHead{ready_key(d.priority, ready_seq_++), s, d.task, d.signal_begin, d.signal_end});
 }
 
 bool ScalarCore::core_available(const ReadyQueue& q) const {
@@ -176,23 +176,23 @@ void ScalarCore::try_dispatch() {
             if (!best || rq.heads.top() < best->heads.top()) best = &rq;
         }
         if (!best) return;
-        const std::uint32_t s = best->heads.top().stream;
-        const std::uint32_t t = best->heads.top().task;
+        const ReadyHead head = best->heads.top();
+        const std::uint32_t s = head.stream, t = head.task;
         best->heads.pop();
         AiCore* core = claim_core(*best);
-        const Desc& d = descs_[streams_[s].head++];
+        const std::size_t desc = streams_[s].head++;
         slot_busy_[slot] = 1;
         slot_core_[slot] = core;
         ++dispatched_;
         std::uint64_t cycles = static_cast<std::uint64_t>(ctx_.chip.scalar.dispatch_cycles);
         const bool on_scalar = best->type == CoreType::scalar;
-        const Running run{d.signal_begin, d.signal_end};
-        if (d.signal_begin != d.signal_end) __builtin_prefetch(&events_[signals_[d.signal_begin]]);
+        const Running run{head.signal_begin, head.signal_end};
+        if (run.signal_begin != run.signal_end) __builtin_prefetch(&events_[signals_[run.signal_begin]]);
         __builtin_prefetch(&ctx_.timing[t]);
         if (on_scalar) {
             ctx_.timing[t].start_ps = now_ps();
             ctx_.timing[t].trace_tid = slot_tid_[slot];
-            cycles += d.scalar_cycles;
+            cycles += descs_[desc].scalar_cycles;
             slot_running_[slot] = run;
         } else {
             running_[best->type == CoreType::cube ? 0 : 1][static_cast<std::size_t>(core->index())] = run;

@@ -83,10 +83,13 @@ private:
     // heads became ready, packed into one key so a heap step is one compare:
     // high 32 bits 0x7fffffff - priority, low 32 bits the ready sequence
     // (at most one per task, and task indices are 32-bit).
+    // The task and its signal list ride along, so dispatch need not reload
+    // the head's descriptor (cold by then: a cache miss per task).
     struct ReadyHead {
         std::uint64_t key;
         std::uint32_t stream;
         std::uint32_t task;
+        std::uint32_t signal_begin, signal_end;
         bool operator>(const ReadyHead& o) const { return key > o.key; }
         bool operator<(const ReadyHead& o) const { return key < o.key; }
     };

@@ -22,6 +22,12 @@ VectorCore::VectorCore(sc_core::sc_module_name name, int index, SimContext& ctx,
       gm_cap_(ctx.bytes_per_ps(ctx.chip.vector.gm_bytes_per_cycle)) {}
 
 std::uint64_t VectorCore::plan(const Task& t) {
+    // Consecutive tasks on a core are often the same shape (tiles of one
+    // op): their plan is the last one's.
+    if (planned_ && t.params.bytes == planned_bytes_ && t.params.out_bytes == planned_out_bytes_) return tiles_;
+    planned_ = true;
+    planned_bytes_ = t.params.bytes;
+    planned_out_bytes_ = t.params.out_bytes;
     chunk_ = vector_chunk_bytes(t.params, ctx_.chip);
     tiles_ = (t.params.bytes + chunk_ - 1) / chunk_;
     // Output chunks split out_bytes in proportion, the last one takes the rest.

@@ -23,6 +23,8 @@ private:
     std::uint64_t chunk_ = 0;
     std::uint64_t tiles_ = 0;
     std::uint64_t out_per_chunk_ = 0;  // output bytes of every chunk but the last
+    bool planned_ = false;             // the plan above is for these sizes:
+    std::uint64_t planned_bytes_ = 0, planned_out_bytes_ = 0;
     double gm_cap_;                    // MTE2/MTE3 GM rate, bytes/ps (a division, kept)
 };
 
