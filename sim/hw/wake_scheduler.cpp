@@ -16,22 +16,18 @@ WakeScheduler::WakeScheduler(sc_core::sc_module_name name) : sc_core::sc_module(
 void WakeScheduler::at(std::uint64_t t_ps, Wakeable& w, std::uint64_t action) {
     const std::uint64_t now = now_ps();
     if (t_ps < now) t_ps = now;
-    // Sift up from the new leaf, moving parents down into the hole. The
-    // entry is written field by field into its final slot: built on the
-    // stack and copied, it cost a store-forwarding stall (profiled).
-    const std::uint64_t seq = seq_++;
-    std::size_t i = heap_.size();
-    heap_.emplace_back();
-    while (i > 0) {
-        const std::size_t parent = (i - 1) / 2;
-        const Entry& p = heap_[parent];
-        if (!(t_ps < p.t || (t_ps == p.t && seq < p.seq))) break;
-        heap_[i] = p;
-        i = parent;
+    // Insert from the back, after every entry not later than it (so
+    // same-time actions run in post order). Written field by field into its
+    // slot: built on the stack and copied, it cost a store-forwarding stall
+    // (profiled).
+    std::size_t i = queue_.size();
+    queue_.emplace_back();
+    while (i > head_ && t_ps < queue_[i - 1].t) {
+        queue_[i] = queue_[i - 1];
+        --i;
     }
-    Entry& e = heap_[i];
+    Entry& e = queue_[i];
     e.t = t_ps;
-    e.seq = seq;
     e.w = &w;
     e.action = action;
     // While running, the loop below picks up actions for now and arms for
@@ -40,25 +36,13 @@ void WakeScheduler::at(std::uint64_t t_ps, Wakeable& w, std::uint64_t action) {
 }
 
 void WakeScheduler::pop() {
-    const std::size_t n = heap_.size() - 1;
-    if (n == 0) {
-        heap_.pop_back();
-        return;
+    if (++head_ == queue_.size()) {
+        queue_.clear();
+        head_ = 0;
+    } else if (head_ >= 256 && 2 * head_ >= queue_.size()) {
+        queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
     }
-    // Sift the last entry down from the root, then drop the last slot.
-    const std::uint64_t t = heap_[n].t, seq = heap_[n].seq;
-    std::size_t i = 0;
-    for (;;) {
-        std::size_t child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && heap_[child + 1].before(heap_[child])) ++child;
-        const Entry& c = heap_[child];
-        if (!(c.t < t || (c.t == t && c.seq < seq))) break;
-        heap_[i] = c;
-        i = child;
-    }
-    heap_[i] = heap_[n];
-    heap_.pop_back();
 }
 
 void WakeScheduler::arm(std::uint64_t t_ps, std::uint64_t now) {
@@ -72,15 +56,15 @@ void WakeScheduler::run() {
     armed_ps_ = kNever;
     const std::uint64_t now = sc_core::sc_time_stamp().value();
     detail::running_now_ps = now;
-    while (!heap_.empty() && heap_.front().t <= now) {
-        Wakeable* w = heap_.front().w;
-        const std::uint64_t action = heap_.front().action;
+    while (head_ < queue_.size() && queue_[head_].t <= now) {
+        Wakeable* w = queue_[head_].w;
+        const std::uint64_t action = queue_[head_].action;
         pop();
         w->wake(action);
     }
     detail::running_now_ps = kNever;
     running_ = false;
-    if (!heap_.empty()) arm(heap_.front().t, now);
+    if (head_ < queue_.size()) arm(queue_[head_].t, now);
 }
 
 }  // namespace npusim
