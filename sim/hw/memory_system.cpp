@@ -35,14 +35,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, WakeScheduler& schedule
       trace_pid_(trace_pid) {}
 
 void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag) {
-    std::uint32_t slot;
-    if (!free_slots_.empty()) {
-        slot = free_slots_.back();
-        free_slots_.pop_back();
-    } else {
-        slot = static_cast<std::uint32_t>(slots_.size());
-        slots_.emplace_back();
-    }
+    const std::uint32_t slot = slots_.acquire();
     ++traffic_.transfers;
     Pending& p = slots_[slot];
     p.client = client;
@@ -120,7 +113,7 @@ void MemorySystem::wake(std::uint64_t) {
         deliveries_[d == &deliveries_[0].front() ? 0 : 1].pop_front();
         ++sim_events_total();
         const Pending p = slots_[slot];
-        free_slots_.push_back(slot);
+        slots_.release(slot);
         p.client->transfer_done(p.tag);
     }
     rearm();

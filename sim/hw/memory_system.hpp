@@ -14,6 +14,7 @@
 #include "hw/bandwidth_share.hpp"
 #include "hw/chip_params.hpp"
 #include "hw/l2_cache.hpp"
+#include "hw/slot_pool.hpp"
 #include "hw/wake_scheduler.hpp"
 #include "tasks/task.hpp"
 
@@ -108,8 +109,7 @@ private:
     L2Cache l2_;
     std::uint64_t hbm_latency_ps_;
     std::uint64_t l2_latency_ps_;
-    std::vector<Pending> slots_;
-    std::vector<std::uint32_t> free_slots_;
+    SlotPool<Pending> slots_;
     MemoryTraffic traffic_;
     TraceWriter* trace_;
     int trace_pid_;

@@ -108,14 +108,7 @@ void ScalarCore::advance_head(std::uint32_t s) {
             released = std::max(released, events_[e].fired_ps);
         } else {
             ++st.pending_waits;
-            std::uint32_t node;
-            if (!free_waiters_.empty()) {
-                node = free_waiters_.back();
-                free_waiters_.pop_back();
-            } else {
-                node = static_cast<std::uint32_t>(waiters_.size());
-                waiters_.emplace_back();
-            }
+            const std::uint32_t node = waiters_.acquire();
             waiters_[node] = Waiter{s, UINT32_MAX};
             EventState& ev = events_[e];
             if (ev.last_waiter == UINT32_MAX) ev.first_waiter = node;
@@ -257,8 +250,8 @@ void ScalarCore::signal_event(EventIndex e, std::uint32_t by_task) {
     ev.fired_ps = now_ps();
     for (std::uint32_t node = ev.first_waiter; node != UINT32_MAX;) {
         const std::uint32_t s = waiters_[node].stream;
-        free_waiters_.push_back(node);
-        node = waiters_[node].next;
+        waiters_.release(node);
+        node = waiters_[node].next;  // a released node keeps its contents until reused
         Stream& st = streams_[s];
         if (--st.pending_waits == 0) {
             ctx_.timing[descs_[st.head].task].released_ps = now_ps();

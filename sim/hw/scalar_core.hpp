@@ -12,6 +12,7 @@
 
 #include "hw/ai_core.hpp"
 #include "hw/sim_context.hpp"
+#include "hw/slot_pool.hpp"
 #include "hw/wake_scheduler.hpp"
 
 namespace npusim {
@@ -133,8 +134,7 @@ private:
         std::uint32_t stream;
         std::uint32_t next;  // UINT32_MAX ends the list
     };
-    std::vector<Waiter> waiters_;             // pool of list nodes
-    std::vector<std::uint32_t> free_waiters_;
+    SlotPool<Waiter> waiters_;  // list nodes
     std::vector<std::uint8_t> slot_busy_;  // bytes: vector<bool>'s bit updates showed in the profile
     std::vector<AiCore*> slot_core_;
     std::vector<int> slot_tid_;
