@@ -93,8 +93,12 @@ void ScalarCore::advance_head(std::uint32_t s) {
     // timing record, and the task descriptor its core reads when it starts,
     // often long after) and the packed descriptor after it, so those cache
     // misses are off the event path.
-    const char* task = reinterpret_cast<const char*>(&ctx_.stream.tasks[t]);
-    for (std::size_t off = 0; off < sizeof(Task); off += 64) __builtin_prefetch(task + off);
+    // The part a core reads: Task's leading fields, up to core_type.
+    const Task& task = ctx_.stream.tasks[t];
+    const auto hot_begin = reinterpret_cast<std::uintptr_t>(&task);
+    const auto hot_end = reinterpret_cast<std::uintptr_t>(&task.core_type) + 1;
+    for (std::uintptr_t line = hot_begin & ~std::uintptr_t{63}; line < hot_end; line += 64)
+        __builtin_prefetch(reinterpret_cast<const void*>(line));
     if (st.head + 1 < st.end) {
         __builtin_prefetch(&ctx_.timing[descs_[st.head + 1].task]);
         if (st.head + 2 < st.end) __builtin_prefetch(&descs_[st.head + 2]);

@@ -56,20 +56,22 @@ using EventIndex = std::uint32_t;
 using NameIndex = std::uint32_t;  // into TaskStream::names (op / tile labels)
 
 struct Task {
-    std::string id;
-    CoreType core_type = CoreType::vector;
+    // What a core reads while it runs the task comes first, in three cache
+    // lines; the rest is read at dispatch setup, for messages or traces.
+    KernelParams params;
+    std::vector<Region> reads;
+    std::vector<Region> writes;
     Kernel kernel = Kernel::vector;
+    CoreType core_type = CoreType::vector;
     std::uint32_t stream = 0;  // index into TaskStream::streams
     std::int32_t priority = 0;
     std::int32_t core = -1;    // pinned core index within its type, or -1
     NameIndex op = 0;          // 0 = none
     NameIndex tile = 0;
     std::uint32_t line = 0;    // source line, for messages
+    std::string id;
     std::vector<EventIndex> wait;
     std::vector<EventIndex> signal;
-    KernelParams params;
-    std::vector<Region> reads;
-    std::vector<Region> writes;
 };
 
 struct EventDecl {
