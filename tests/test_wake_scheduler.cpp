@@ -73,7 +73,7 @@ TEST_CASE("wake scheduler: actions run at their time, same-time ones in post ord
     CHECK(now_ps() == sc_core::sc_time_stamp().value());
 }
 
-TEST_CASE("wake scheduler: one activation per due time; a post for now runs in the same one", "[scheduler]") {
+TEST_CASE("wake scheduler: one activation per due time, and a post for now runs in the same one", "[scheduler]") {
     WakeScheduler sched("sched");
     Recorder rec(sched);
     sched.at(0, rec, 10);   // posts 11 at 0 and 12 at 50
