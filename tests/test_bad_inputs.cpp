@@ -7,89 +7,26 @@
 // docs/robustness.md names the test of every class.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "support/e2e.hpp"
+
+using namespace npusim::test;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
 
-const std::string kBin = NPUSIM_BIN;
 const std::string kSrc = NPUSIM_SOURCE_DIR;
 const std::string kAx300 = kSrc + "/configs/chips/ax300.json";
 const std::string kTileStream = kSrc + "/traces/convbnrelu_tile.jsonl";
 const std::string kConvBnRelu = kSrc + "/models/convbnrelu.json";
-
-struct TempDir {
-    fs::path dir;
-    TempDir() {
-        std::random_device rd;
-        dir = fs::temp_directory_path() / ("npusim_test_bad_" + std::to_string(rd()) + std::to_string(rd()));
-        fs::create_directories(dir);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    std::string path(const std::string& name) const { return (dir / name).string(); }
-    std::string write(const std::string& name, const std::string& text) const {
-        const fs::path p = dir / name;
-        std::ofstream(p, std::ios::binary) << text;
-        return p.string();
-    }
-};
-
-std::string quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
-    }
-    return out + "'";
-}
-
-std::string slurp(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-struct Result {
-    int code = -1;
-    std::string out, err;
-    double seconds = 0;
-};
-
-Result npusim(const TempDir& tmp, const std::vector<std::string>& args) {
-    static int n = 0;
-    const std::string out = tmp.path("stdout" + std::to_string(n)), err = tmp.path("stderr" + std::to_string(n));
-    ++n;
-    std::string cmd = quote(kBin);
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote(out) + " 2>" + quote(err) + " </dev/null";
-    const auto start = std::chrono::steady_clock::now();
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
-    else if (status != -1 && WIFSIGNALED(status)) r.code = 128 + WTERMSIG(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
 
 // The run must end with `code` and one clean message holding every piece of
 // `says` (file and place first): no crash, no internal error, no sanitizer report.
@@ -142,19 +79,19 @@ TEST_CASE("bad input: malformed JSON in graphs, workload files, studies and gold
     TempDir tmp;
     SECTION("graph file") {
         const std::string g = tmp.write("g.json", "{\"kind\": \"graph\",\n  \"tensors\": {,}}");
-        expect(npusim(tmp, compile_graph(tmp, g)), 2, {"g.json:2:", "invalid JSON"});
+        expect(run_npusim(tmp, compile_graph(tmp, g)), 2, {"g.json:2:", "invalid JSON"});
     }
     SECTION("workload file") {
         const std::string w = tmp.write("w.json", "{\"kind\": \"tasks\"\n \"file\": \"x.jsonl\"}");
-        expect(npusim(tmp, run_stream(w)), 2, {"w.json:2:", "invalid JSON"});
+        expect(run_npusim(tmp, run_stream(w)), 2, {"w.json:2:", "invalid JSON"});
     }
     SECTION("study file") {
         const std::string s = tmp.write("s.json", "{\"chip\": \"c.json\",\n\n  \"axes\": [}");
-        expect(npusim(tmp, {"sweep", s, "--out", tmp.path("out")}), 2, {"s.json:3:", "invalid JSON"});
+        expect(run_npusim(tmp, {"sweep", s, "--out", tmp.path("out")}), 2, {"s.json:3:", "invalid JSON"});
     }
     SECTION("golden file") {
         const std::string g = tmp.write("gold.json", "{\"chip\": \"c.json\" \"workload\": 1}");
-        expect(npusim(tmp, {"check", g}), 2, {"gold.json:1:", "invalid JSON"});
+        expect(run_npusim(tmp, {"check", g}), 2, {"gold.json:1:", "invalid JSON"});
     }
 }
 
@@ -162,35 +99,35 @@ TEST_CASE("bad input: values of the wrong type name the key path, exit 2", "[bad
     TempDir tmp;
     SECTION("task parameter") {
         const std::string s = tmp.write("types.jsonl", kOk + task("t1", "s0", R"({"bytes":"4096"})"));
-        expect(npusim(tmp, run_stream(s)), 2, {"types.jsonl:2", "task 't1'", "params.bytes", "expected an integer"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"types.jsonl:2", "task 't1'", "params.bytes", "expected an integer"});
     }
     SECTION("task wait list") {
         const std::string s = tmp.write("types.jsonl", kOk + task("t1", "s0", R"({"bytes":64})", R"("e1")"));
-        expect(npusim(tmp, run_stream(s)), 2, {"types.jsonl:2", "task 't1'", "wait", "expected an array"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"types.jsonl:2", "task 't1'", "wait", "expected an array"});
     }
     SECTION("--set value") {
-        expect(npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.cores.cube.count=four"}), 2,
+        expect(run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.cores.cube.count=four"}), 2,
                {"--set chip.cores.cube.count=four", "chip.cores.cube.count", "expected an integer"});
     }
     SECTION("graph attribute") {
         const std::string g = tmp.write(
             "g.json", graph(kX + R"(, "w": {"shape": [16, 16, 3, 3], "const": true})",
                             R"({"name": "conv", "op": "Conv2D", "inputs": ["x", "w"], "outputs": ["y"], "attrs": {"stride": "2"}})"));
-        expect(npusim(tmp, compile_graph(tmp, g)), 2, {"g.json", "nodes[0] (conv)", "attrs.stride"});
+        expect(run_npusim(tmp, compile_graph(tmp, g)), 2, {"g.json", "nodes[0] (conv)", "attrs.stride"});
     }
     SECTION("golden tolerance") {
         tmp.write("c.json", slurp(kAx300));
         tmp.write("s.jsonl", slurp(kTileStream));
         const std::string g =
             tmp.write("gold.json", golden("c.json", "s.jsonl", R"({"total_cycles": {"expected": 1, "tolerance": "none"}})"));
-        expect(npusim(tmp, {"check", g}), 2, {"gold.json", "total_cycles", "tolerance", "expected a number"});
+        expect(run_npusim(tmp, {"check", g}), 2, {"gold.json", "total_cycles", "tolerance", "expected a number"});
     }
 }
 
 TEST_CASE("bad input: out-of-range numbers name the key and the range, exit 2", "[bad_inputs]") {
     TempDir tmp;
     SECTION("--set above the schema's maximum") {
-        expect(npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.cores.cube.count=5000"}), 2,
+        expect(run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.cores.cube.count=5000"}), 2,
                {"--set chip.cores.cube.count=5000", "<= 4096", "5000"});
     }
     SECTION("matmul dimension 0") {
@@ -198,20 +135,20 @@ TEST_CASE("bad input: out-of-range numbers name the key and the range, exit 2", 
             "range.jsonl",
             R"({"id":"mm","core_type":"cube","kernel":"matmul","stream":"c","wait":[],"signal":[],"params":{"m":0,"n":16,"k":16}})"
             "\n");
-        expect(npusim(tmp, run_stream(s)), 2, {"range.jsonl:1", "task 'mm'", "params.m", "expected an integer in [1,"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"range.jsonl:1", "task 'mm'", "params.m", "expected an integer in [1,"});
     }
     SECTION("negative byte count") {
         const std::string s = tmp.write("range.jsonl", task("neg", "s0", R"({"bytes":-4096})"));
-        expect(npusim(tmp, run_stream(s)), 2, {"range.jsonl:1", "task 'neg'", "params.bytes", "-4096"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"range.jsonl:1", "task 'neg'", "params.bytes", "-4096"});
     }
     SECTION("workload.batch 0") {
-        expect(npusim(tmp, {"run", "--chip", kAx300, "--workload", kConvBnRelu, "--set", "workload.batch=0"}), 2,
+        expect(run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kConvBnRelu, "--set", "workload.batch=0"}), 2,
                {"--set workload.batch=0", "workload.batch", ">= 1"});
     }
     SECTION("graph dimension 0") {
         const std::string g = tmp.write("g.json", graph(R"("x": {"shape": [0, 4], "input": true})",
                                                         R"({"name": "r", "op": "ReLU", "inputs": ["x"], "outputs": ["y"]})"));
-        expect(npusim(tmp, compile_graph(tmp, g)), 2, {"g.json", "tensors.x.shape[0]", "expected an integer in [1,"});
+        expect(run_npusim(tmp, compile_graph(tmp, g)), 2, {"g.json", "tensors.x.shape[0]", "expected an integer in [1,"});
     }
 }
 
@@ -221,25 +158,25 @@ TEST_CASE("bad input: numbers that overflow are rejected with their place, never
         std::string chip = slurp(kAx300);
         chip.replace(chip.find("\"clock_ghz\": 1.0"), 16, "\"clock_ghz\": 1e400");
         const std::string c = tmp.write("big.json", chip);
-        expect(npusim(tmp, {"run", "--chip", c, "--workload", kTileStream}), 2, {"big.json:", "invalid JSON", "1e400"});
+        expect(run_npusim(tmp, {"run", "--chip", c, "--workload", kTileStream}), 2, {"big.json:", "invalid JSON", "1e400"});
     }
     SECTION("1e400 in a task line") {
         const std::string s = tmp.write("big.jsonl", kOk + task("t1", "s0", R"({"bytes":1e400})"));
-        expect(npusim(tmp, run_stream(s)), 2, {"big.jsonl:2", "invalid JSON", "1e400"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"big.jsonl:2", "invalid JSON", "1e400"});
     }
     SECTION("2^64 bytes") {
         const std::string s = tmp.write("big.jsonl", task("t1", "s0", R"({"bytes":18446744073709551616})"));
-        expect(npusim(tmp, run_stream(s)), 2, {"big.jsonl:1", "params.bytes", "expected an integer in [1, 17592186044416]"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"big.jsonl:1", "params.bytes", "expected an integer in [1, 17592186044416]"});
     }
     SECTION("a priority of 2^64 - 5 is not read as -5") {
         const std::string s = tmp.write(
             "big.jsonl",
             R"({"id":"p","core_type":"vector","kernel":"vector","stream":"s","wait":[],"signal":[],"priority":18446744073709551611,"params":{"bytes":64}})"
             "\n");
-        expect(npusim(tmp, run_stream(s)), 2, {"big.jsonl:1", "task 'p'", "priority", "18446744073709551611"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"big.jsonl:1", "task 'p'", "priority", "18446744073709551611"});
     }
     SECTION("1e400 through --set") {
-        expect(npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.hbm.bandwidth_gbps=1e400"}), 2,
+        expect(run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.hbm.bandwidth_gbps=1e400"}), 2,
                {"--set chip.hbm.bandwidth_gbps=1e400", "chip.hbm.bandwidth_gbps", "expected a number"});
     }
 }
@@ -250,18 +187,18 @@ TEST_CASE("bad input: NaN and Infinity are not numbers, exit 2", "[bad_inputs]")
         std::string chip = slurp(kAx300);
         chip.replace(chip.find("\"clock_ghz\": 1.0"), 16, "\"clock_ghz\": NaN");
         const std::string c = tmp.write("nan.json", chip);
-        expect(npusim(tmp, {"run", "--chip", c, "--workload", kTileStream}), 2, {"nan.json:", "invalid JSON"});
+        expect(run_npusim(tmp, {"run", "--chip", c, "--workload", kTileStream}), 2, {"nan.json:", "invalid JSON"});
     }
     SECTION("NaN, Infinity and -Infinity through --set") {
         for (const std::string v : {"NaN", "Infinity", "-Infinity", "nan", "inf"}) {
             const std::string arg = "chip.clock_ghz=" + v;
-            expect(npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", arg}), 2,
+            expect(run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", arg}), 2,
                    {"--set " + arg, "chip.clock_ghz", "expected a number"});
         }
     }
     SECTION("Infinity in a task line") {
         const std::string s = tmp.write("inf.jsonl", kOk + task("t1", "s0", R"({"bytes":64,"cycles_per_repeat":Infinity})"));
-        expect(npusim(tmp, run_stream(s)), 2, {"inf.jsonl:2:", "invalid JSON"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"inf.jsonl:2:", "invalid JSON"});
     }
 }
 
@@ -271,25 +208,25 @@ TEST_CASE("bad input: deeply nested JSON is rejected at its position, without a 
     const std::string nest = deep(200000);
     SECTION("chip file") {
         const std::string c = tmp.write("deep.json", "{\"clock_ghz\": " + nest + "}");
-        const Result r = npusim(tmp, {"run", "--chip", c, "--workload", kTileStream});
+        const Result r = run_npusim(tmp, {"run", "--chip", c, "--workload", kTileStream});
         expect(r, 2, {"deep.json:1:", "nested deeper than 64 levels"});
         CHECK(r.seconds < 20);
     }
     SECTION("task line") {
         const std::string s = tmp.write("deep.jsonl", kOk + "{\"id\": " + nest + "}\n");
-        const Result r = npusim(tmp, run_stream(s));
+        const Result r = run_npusim(tmp, run_stream(s));
         expect(r, 2, {"deep.jsonl:2:", "nested deeper than 64 levels"});
         CHECK(r.seconds < 20);
     }
     SECTION("graph file") {
         const std::string g = tmp.write("deep.json", "{\"kind\": \"graph\", \"notes\": " + nest + "}");
-        const Result r = npusim(tmp, compile_graph(tmp, g));
+        const Result r = run_npusim(tmp, compile_graph(tmp, g));
         expect(r, 2, {"deep.json:1:", "nested deeper than 64 levels"});
         CHECK(r.seconds < 20);
     }
     SECTION("--set value") {
         const std::string arg = "workload.tiling=" + deep(10000);  // an argument is at most 128 KiB
-        const Result r = npusim(tmp, {"run", "--chip", kAx300, "--workload", kConvBnRelu, "--set", arg});
+        const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kConvBnRelu, "--set", arg});
         expect(r, 2, {"--set workload.tiling=", "nested deeper than 64 levels"});
         CHECK(r.seconds < 20);
     }
@@ -299,43 +236,43 @@ TEST_CASE("bad input: empty and binary files name the file, exit 2", "[bad_input
     TempDir tmp;
     SECTION("empty chip file") {
         const std::string c = tmp.write("empty.json", "  \n");
-        expect(npusim(tmp, {"run", "--chip", c, "--workload", kTileStream}), 2, {"empty.json", "empty chip file"});
+        expect(run_npusim(tmp, {"run", "--chip", c, "--workload", kTileStream}), 2, {"empty.json", "empty chip file"});
     }
     SECTION("empty task stream") {
         const std::string s = tmp.write("empty.jsonl", "\n\n");
-        expect(npusim(tmp, run_stream(s)), 2, {"empty.jsonl", "no tasks"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"empty.jsonl", "no tasks"});
     }
     SECTION("empty graph file") {
         const std::string g = tmp.write("empty_graph.json", "");
-        expect(npusim(tmp, compile_graph(tmp, g)), 2, {"empty_graph.json", "empty"});
+        expect(run_npusim(tmp, compile_graph(tmp, g)), 2, {"empty_graph.json", "empty"});
     }
     SECTION("binary chip file") {
         const std::string c = tmp.write("bin.json", std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10));
-        expect(npusim(tmp, {"run", "--chip", c, "--workload", kTileStream}), 2, {"bin.json", "binary"});
+        expect(run_npusim(tmp, {"run", "--chip", c, "--workload", kTileStream}), 2, {"bin.json", "binary"});
     }
     SECTION("binary task stream") {
         std::string bytes;
         std::mt19937 rng(7);
         for (int i = 0; i < 4096; ++i) bytes += static_cast<char>(rng() & 0xff);
         const std::string s = tmp.write("bin.jsonl", bytes);
-        expect(npusim(tmp, run_stream(s)), 2, {"bin.jsonl:", "invalid JSON"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"bin.jsonl:", "invalid JSON"});
     }
     SECTION("a NUL character in a file name inside a chip file") {
         tmp.write("base.json", slurp(kAx300));
         const std::string c = tmp.write("child.json", R"({"extends": "base.json\u0000.txt"})");
-        expect(npusim(tmp, {"run", "--chip", c, "--workload", kTileStream}), 2,
+        expect(run_npusim(tmp, {"run", "--chip", c, "--workload", kTileStream}), 2,
                {"child.json: extends: a file name cannot contain a NUL character"});
     }
     SECTION("a task stream that never ends (/dev/zero)") {
         const std::string s = tmp.path("zero.jsonl");
         fs::create_symlink("/dev/zero", s);
-        const Result r = npusim(tmp, run_stream(s));
+        const Result r = run_npusim(tmp, run_stream(s));
         expect(r, 2, {"zero.jsonl:1", "longer than 16 MiB"});
         CHECK(r.seconds < 30);
     }
     SECTION("a chip file that never ends (/dev/zero), named by extends") {
         const std::string c = tmp.write("child.json", R"({"extends": "/dev/zero"})");
-        const Result r = npusim(tmp, {"run", "--chip", c, "--workload", kTileStream});
+        const Result r = run_npusim(tmp, {"run", "--chip", c, "--workload", kTileStream});
         expect(r, 2, {"/dev/zero", "larger than 64 MiB", "extended by", "child.json"});
         CHECK(r.seconds < 30);
     }
@@ -345,28 +282,28 @@ TEST_CASE("bad input: duplicate ids and duplicate keys name both places, exit 2"
     TempDir tmp;
     SECTION("task id") {
         const std::string s = tmp.write("dup.jsonl", kOk + task("t1", "s0", R"({"bytes":64})") + task("t1", "s1", R"({"bytes":64})"));
-        expect(npusim(tmp, run_stream(s)), 2, {"dup.jsonl:3", "task 't1'", "duplicate task id (first on line 2)"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"dup.jsonl:3", "task 't1'", "duplicate task id (first on line 2)"});
     }
     SECTION("event declaration") {
         const std::string s = tmp.write("dup.jsonl", "{\"event\":\"e\",\"count\":2}\n" + kOk + "{\"event\":\"e\",\"count\":3}\n");
-        expect(npusim(tmp, run_stream(s)), 2, {"dup.jsonl:3", "event 'e' declared twice (first on line 1)"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"dup.jsonl:3", "event 'e' declared twice (first on line 1)"});
     }
     SECTION("node name") {
         const std::string g = tmp.write(
             "g.json", graph(kX, R"({"name": "act", "op": "ReLU", "inputs": ["x"], "outputs": ["h"]},
                                    {"name": "act", "op": "ReLU", "inputs": ["h"], "outputs": ["y"]})"));
-        expect(npusim(tmp, compile_graph(tmp, g)), 2, {"g.json", "nodes[1] (act)", "duplicate node name 'act'"});
+        expect(run_npusim(tmp, compile_graph(tmp, g)), 2, {"g.json", "nodes[1] (act)", "duplicate node name 'act'"});
     }
     SECTION("a key repeated in a chip file object") {
         std::string chip = slurp(kAx300);
         chip.replace(chip.find("\"count\": 4,"), 11, "\"count\": 4, \"count\": 8,");
         const std::string c = tmp.write("dupkey.json", chip);
-        expect(npusim(tmp, {"run", "--chip", c, "--workload", kTileStream}), 2,
+        expect(run_npusim(tmp, {"run", "--chip", c, "--workload", kTileStream}), 2,
                {"dupkey.json", "duplicate key 'count' in cores.cube"});
     }
     SECTION("a key repeated in a task line") {
         const std::string s = tmp.write("dupkey.jsonl", kOk + task("t1", "s0", R"({"bytes":64,"bytes":128})"));
-        expect(npusim(tmp, run_stream(s)), 2, {"dupkey.jsonl:2", "params: duplicate key 'bytes'"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"dupkey.jsonl:2", "params: duplicate key 'bytes'"});
     }
 }
 
@@ -376,18 +313,18 @@ TEST_CASE("bad input: cycles in graphs, event graphs and extends chains", "[bad_
         const std::string g = tmp.write("cyc.json", graph(kX, R"({"name": "a", "op": "Add", "inputs": ["x", "tb"], "outputs": ["ta"]},
                                                                 {"name": "b", "op": "ReLU", "inputs": ["ta"], "outputs": ["tb"]},
                                                                 {"name": "c", "op": "ReLU", "inputs": ["tb"], "outputs": ["y"]})"));
-        expect(npusim(tmp, compile_graph(tmp, g)), 2, {"cyc.json", "nodes[0] (a)", "cycle through nodes a -> b -> a"});
+        expect(run_npusim(tmp, compile_graph(tmp, g)), 2, {"cyc.json", "nodes[0] (a)", "cycle through nodes a -> b -> a"});
     }
     SECTION("two tasks waiting on each other: deadlock, exit 3, naming a task and its event") {
         const std::string s =
             tmp.write("cyc.jsonl", task("ping", "s0", R"({"bytes":64})", R"(["from_pong"])", R"(["from_ping"])") +
                                        task("pong", "s1", R"({"bytes":64})", R"(["from_ping"])", R"(["from_pong"])"));
-        expect(npusim(tmp, run_stream(s)), 3, {"deadlock", "ping", "from_pong"});
+        expect(run_npusim(tmp, run_stream(s)), 3, {"deadlock", "ping", "from_pong"});
     }
     SECTION("extends cycle: exit 2 naming the chain") {
         const std::string a = tmp.write("a.json", R"({"extends": "b.json", "clock_ghz": 1})");
         tmp.write("b.json", R"({"extends": "a.json"})");
-        expect(npusim(tmp, {"run", "--chip", a, "--workload", kTileStream}), 2, {"a.json", "extends cycle", "b.json"});
+        expect(run_npusim(tmp, {"run", "--chip", a, "--workload", kTileStream}), 2, {"a.json", "extends cycle", "b.json"});
     }
 }
 
@@ -396,12 +333,12 @@ TEST_CASE("bad input: dangling tensors name the node and the tensor, exit 2", "[
     SECTION("a node input nobody produces") {
         const std::string g = tmp.write("dangle.json", graph(kX, R"({"name": "r", "op": "ReLU", "inputs": ["x"], "outputs": ["h"]},
                                                                    {"name": "add1", "op": "Add", "inputs": ["h", "hh"], "outputs": ["y"]})"));
-        expect(npusim(tmp, compile_graph(tmp, g)), 2, {"dangle.json", "nodes[1] (add1)", "dangling tensor 'hh'", "did you mean 'h'"});
+        expect(run_npusim(tmp, compile_graph(tmp, g)), 2, {"dangle.json", "nodes[1] (add1)", "dangling tensor 'hh'", "did you mean 'h'"});
     }
     SECTION("a graph output nobody produces") {
         const std::string g =
             tmp.write("dangle.json", graph(kX, R"({"name": "r", "op": "ReLU", "inputs": ["x"], "outputs": ["y"]})", R"(["z"])"));
-        expect(npusim(tmp, compile_graph(tmp, g)), 2, {"dangle.json", "outputs[0]", "unknown tensor 'z'"});
+        expect(run_npusim(tmp, compile_graph(tmp, g)), 2, {"dangle.json", "outputs[0]", "unknown tensor 'z'"});
     }
 }
 
@@ -411,7 +348,7 @@ TEST_CASE("bad input: a counting event short of signals is a deadlock naming the
                                                       task("a", "s0", R"({"bytes":64})", "[]", R"(["three"])") +
                                                       task("b", "s1", R"({"bytes":64})", "[]", R"(["three"])") +
                                                       task("waiter", "s2", R"({"bytes":64})", R"(["three"])"));
-    expect(npusim(tmp, run_stream(s)), 3, {"deadlock", "waiter", "three"});
+    expect(run_npusim(tmp, run_stream(s)), 3, {"deadlock", "waiter", "three"});
 }
 
 TEST_CASE("bad input: tiles too large for their buffer name the task and both sizes, exit 2", "[bad_inputs]") {
@@ -422,11 +359,11 @@ TEST_CASE("bad input: tiles too large for their buffer name the task and both si
             "tile.jsonl",
             R"({"id":"big_mm","core_type":"cube","kernel":"matmul","stream":"c","wait":[],"signal":[],"params":{"m":1024,"n":1024,"k":1024,"src":"l1"}})"
             "\n");
-        expect(npusim(tmp, run_stream(s)), 2, {"tile.jsonl:1", "task 'big_mm'", "L1", "4194304"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"tile.jsonl:1", "task 'big_mm'", "L1", "4194304"});
     }
     SECTION("vector input resident in UB") {
         const std::string s = tmp.write("tile.jsonl", task("big_v", "s0", R"({"bytes":1048576,"src":"ub"})"));
-        expect(npusim(tmp, run_stream(s)), 2, {"tile.jsonl:1", "task 'big_v'", "UB", "1048576"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"tile.jsonl:1", "task 'big_v'", "UB", "1048576"});
     }
 }
 
@@ -436,19 +373,19 @@ TEST_CASE("bad input: absurd sizes are refused before anything is allocated, exi
         const std::string g = tmp.write(
             "huge.json", graph(R"("x": {"shape": [1000000000, 1000000000], "input": true})",
                                R"({"name": "r", "op": "ReLU", "inputs": ["x"], "outputs": ["y"]})"));
-        const Result r = npusim(tmp, compile_graph(tmp, g));
+        const Result r = run_npusim(tmp, compile_graph(tmp, g));
         expect(r, 2, {"huge.json", "tensors.x.shape", "more than 2^40 elements"});
         CHECK(r.seconds < 20);
     }
     SECTION("a 10^18-byte copy") {
         const std::string s = tmp.write("huge.jsonl", task("t", "s0", R"({"bytes":1000000000000000000})"));
-        expect(npusim(tmp, run_stream(s)), 2, {"huge.jsonl:1", "params.bytes", "expected an integer in [1, 17592186044416]"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"huge.jsonl:1", "params.bytes", "expected an integer in [1, 17592186044416]"});
     }
     SECTION("a graph that would compile to millions of tasks") {
         const std::string g = tmp.write(
             "many.json", graph(R"("x": {"shape": [1, 1, 1048576, 1048576], "input": true})",
                                R"({"name": "r", "op": "ReLU", "inputs": ["x"], "outputs": ["y"]})"));
-        const Result r = npusim(tmp, compile_graph(tmp, g));
+        const Result r = run_npusim(tmp, compile_graph(tmp, g));
         expect(r, 2, {"many.json", "kernel r", "more than the limit of 1000000"});
         CHECK(r.seconds < 20);
     }
@@ -460,33 +397,33 @@ TEST_CASE("bad input: absurd sizes are refused before anything is allocated, exi
                                 "chip.hbm.bandwidth_gbps", "chip.l2.bandwidth_gbps", "chip.l2.latency_ns", "chip.hbm.latency_ns"})
             axes += std::string(axes.empty() ? "" : ", ") + "\"" + key + "\": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]";
         const std::string s = tmp.write("huge_study.json", study("c.json", "s.jsonl", "\"axes\": {" + axes + "}"));
-        const Result r = npusim(tmp, {"sweep", s, "--out", tmp.path("out")});
+        const Result r = run_npusim(tmp, {"sweep", s, "--out", tmp.path("out")});
         expect(r, 2, {"huge_study.json", "16 x 16 x 16", "more than 100000 points"});
         CHECK(r.seconds < 20);
     }
     SECTION("a billion tasks") {
-        const Result r = npusim(tmp, {"bench", "--tasks", "1000000000"});
+        const Result r = run_npusim(tmp, {"bench", "--tasks", "1000000000"});
         expect(r, 2, {"--tasks", "50000000"});
         CHECK(r.seconds < 20);
     }
     SECTION("an event counting a billion billion signals") {
         const std::string s = tmp.write("huge.jsonl", "{\"event\":\"e\",\"count\":1000000000000000000}\n" + kOk);
-        expect(npusim(tmp, run_stream(s)), 2, {"huge.jsonl:1", "count", "expected an integer in [1, 1073741824]"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"huge.jsonl:1", "count", "expected an integer in [1, 1073741824]"});
     }
     SECTION("10^6 ranks") {
         const Result r =
-            npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.interconnect.ranks=1000000"});
+            run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.interconnect.ranks=1000000"});
         expect(r, 2, {"--set chip.interconnect.ranks=1000000", "chip.interconnect.ranks", "<= 384"});
         CHECK(r.seconds < 20);
     }
     SECTION("10^18 KB of UB") {
-        expect(npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.buffers.ub_kb=1e18"}), 2,
+        expect(run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.buffers.ub_kb=1e18"}), 2,
                {"--set chip.buffers.ub_kb=1e18", "chip.buffers.ub_kb", "<= 1048576"});
     }
 }
 
 TEST_CASE("bad input: text that is not UTF-8 in --set is refused, exit 2", "[bad_inputs]") {
     TempDir tmp;
-    expect(npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.name=caf\xe9"}), 2,
+    expect(run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--set", "chip.name=caf\xe9"}), 2,
            {"--set chip.name=caf", "not valid UTF-8"});
 }

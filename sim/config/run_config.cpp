@@ -299,16 +299,6 @@ std::string current_kind(const json& doc) {
 // ---------------------------------------------------------------------------
 // --set PATH=VALUE
 
-std::vector<std::string> split_path(const std::string& path) {
-    std::vector<std::string> segs;
-    std::size_t start = 0;
-    for (;;) {
-        const auto dot = path.find('.', start);
-        segs.push_back(path.substr(start, dot - start));
-        if (dot == std::string::npos) return segs;
-        start = dot + 1;
-    }
-}
 
 void apply_set(json& doc, const std::string& arg, Sources& sources) {
     const std::string label = "--set " + arg;
@@ -326,7 +316,7 @@ void apply_set(json& doc, const std::string& arg, Sources& sources) {
         fail(label + ": expected PATH=VALUE, e.g. --set chip.hbm.bandwidth_gbps=3200");
     const std::string path = arg.substr(0, eq);
     const std::string text = arg.substr(eq + 1);
-    const auto segs = split_path(path);
+    const auto segs = split_key_path(path);
     for (const auto& s : segs)
         if (s.empty()) fail(label + ": empty key name in path '" + path + "'");
     if (segs.size() < 2 || (segs[0] != "chip" && segs[0] != "workload"))
@@ -402,7 +392,7 @@ public:
     void fill_defaults(json& doc, const std::string& section, const std::string& missing_label) const {
         for (const auto& spec : config_keys()) {
             if (!key_applies(spec, kind_) || spec.path.compare(0, section.size() + 1, section + ".") != 0) continue;
-            const auto segs = split_path(spec.path);
+            const auto segs = split_key_path(spec.path);
             json* node = &doc;
             for (std::size_t i = 0; i + 1 < segs.size(); ++i) node = &(*node)[segs[i]];  // groups checked above
             if (node->contains(segs.back())) continue;
@@ -480,7 +470,7 @@ private:
 
 const json& at_path(const json& doc, const std::string& path) {
     const json* node = &doc;
-    for (const auto& s : split_path(path)) node = &node->at(s);
+    for (const auto& s : split_key_path(path)) node = &node->at(s);
     return *node;
 }
 

@@ -63,6 +63,10 @@ const std::vector<std::string>& workload_kinds();
 // Does `key` apply to a workload of `kind`? (Chip keys always apply.)
 bool key_applies(const KeySpec& key, const std::string& kind);
 
+// The segments of a dotted key path ("chip.hbm.bandwidth_gbps"); empty
+// segments are kept, for callers to reject with their own message.
+std::vector<std::string> split_key_path(const std::string& path);
+
 // The key at exactly `path` that applies to `kind`, or nullptr.
 const KeySpec* find_key(const std::string& path, const std::string& kind);
 

@@ -64,8 +64,6 @@ public:
     // elaboration or from any SystemC process.
     void at(std::uint64_t t_ps, Wakeable& w, std::uint64_t action);
 
-    std::size_t pending() const { return queue_.size() - head_; }
-
 private:
     struct Entry {
         std::uint64_t t;

@@ -39,22 +39,12 @@ std::string resolve(const std::string& study_file, const std::string& key, const
     return p.string();
 }
 
-std::vector<std::string> split_dots(const std::string& path) {
-    std::vector<std::string> segs;
-    std::size_t start = 0;
-    for (;;) {
-        const auto dot = path.find('.', start);
-        segs.push_back(path.substr(start, dot - start));
-        if (dot == std::string::npos) return segs;
-        start = dot + 1;
-    }
-}
 
 // The schema key an axis path names (walked one level at a time so the error
 // names the first unknown segment and suggests a sibling).
 const KeySpec* check_key_path(const std::string& file, const std::string& where, const std::string& path,
                               const std::string& kind) {
-    const auto segs = split_dots(path);
+    const auto segs = split_key_path(path);
     for (const auto& s : segs)
         if (s.empty()) fail(file, fmt::format("{}: empty key name in path '{}'", where, path));
     if (segs.size() < 2 || (segs[0] != "chip" && segs[0] != "workload"))
