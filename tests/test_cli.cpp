@@ -387,19 +387,25 @@ TEST_CASE("cli: bench reports its event rate beside a plain SystemC loop's, and 
     const Result human = run_npusim(tmp, {"bench", "--chip", kA2, "--tasks", "30000"});
     SHOW(human);
     REQUIRE(human.code == 0);
-    for (const char* line : {"tasks/s", "events/s", "SystemC process activations", "plain SystemC", "ratio", "peak memory"})
+    for (const char* line : {"tasks/s", "events/s", "SystemC process activations", "plain SystemC", "ratio", "by wall clock",
+                             "s CPU", "peak memory"})
         CHECK_THAT(human.out, Contains(line));
 
     const Result machine = run_npusim(tmp, {"bench", "--chip", kA2, "--tasks", "30000", "--machine"});
     SHOW(machine);
     REQUIRE(machine.code == 0);
-    double tasks = 0, secs = 0, tps = 0, eps = 0, kb = 0, ratio = 0;
-    REQUIRE(std::sscanf(machine.out.c_str(), "tasks=%lf sim_s=%lf tasks_per_s=%lf events_per_s=%lf peak_kb=%lf ratio=%lf", &tasks,
-                        &secs, &tps, &eps, &kb, &ratio) == 6);
+    double tasks = 0, secs = 0, tps = 0, eps = 0, kb = 0, ratio = 0, wall_secs = 0, wall_ratio = 0;
+    REQUIRE(std::sscanf(machine.out.c_str(),
+                        "tasks=%lf sim_s=%lf tasks_per_s=%lf events_per_s=%lf peak_kb=%lf ratio=%lf sim_wall_s=%lf ratio_wall=%lf",
+                        &tasks, &secs, &tps, &eps, &kb, &ratio, &wall_secs, &wall_ratio) == 8);
     CHECK(tasks == 30000);
     CHECK(eps > 5 * tps);  // a synthetic task is about 7 events (dispatch, start, stages, transfers)
     CHECK(ratio > 0.0);
     CHECK(ratio < 10.0);
+    CHECK(wall_ratio > 0.0);
+    CHECK(wall_ratio < 10.0);
+    CHECK(secs > 0.0);
+    CHECK(wall_secs > 0.0);
     CHECK(kb > 0);
 
     const Result runs = run_npusim(tmp, {"bench", "--chip", kA2, "--tasks", "3000", "--runs", "3"});
