@@ -21,6 +21,7 @@
 #include <systemc>
 
 #include "cli/commands.hpp"
+#include "cli/parse_options.hpp"
 #include "common/errors.hpp"
 #include "config/run_config.hpp"
 #include "hw/die.hpp"
@@ -148,13 +149,7 @@ int bench_command(const Args& args, const std::string& self_path) {
         ("sizes", po::value(&sizes), "comma-separated lengths, each run in its own process")
         ("runs", po::value(&runs), "run each length this many times (own processes) and print the median (default 1)")
         ("machine", po::bool_switch(&machine), "one line of key=value figures");
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(opts).run(), vm);
-    if (vm.count("help")) {
-        std::cout << opts;
-        return 0;
-    }
-    po::notify(vm);
+    if (!parse_options(args, opts)) return 0;
     if (runs < 1 || runs > 100) throw InputError("--runs: expected 1 .. 100");
     if (!sizes.empty() || runs > 1) return bench_sizes(self_path, chip_file, sizes.empty() ? std::to_string(tasks) : sizes, runs);
     if (tasks == 0 || tasks > 50'000'000) throw InputError("--tasks: expected 1 .. 50000000");

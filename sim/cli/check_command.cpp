@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/parse_options.hpp"
 #include "common/errors.hpp"
 #include "config/run_config.hpp"
 #include "study/child_process.hpp"
@@ -81,19 +82,9 @@ int check_command(const Args& args) {
                                   "change fails the check")
         ("update", po::bool_switch(&update), "rewrite the goldens' expected values with what the runs give now")
         ("jobs,j", po::value(&jobs), "goldens run at the same time (default: one per CPU)");
-    po::options_description hidden;
-    hidden.add_options()("goldens", po::value(&target), "golden file or folder");
-    po::options_description all;
-    all.add(opts).add(hidden);
-    po::positional_options_description pos;
-    pos.add("goldens", 1);
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-    if (vm.count("help")) {
-        std::cout << opts;
-        return 0;
-    }
-    po::notify(vm);
+    Positional pos{"goldens", {}};
+    pos.hidden.add_options()("goldens", po::value(&target), "golden file or folder");
+    if (!parse_options(args, opts, pos)) return 0;
     if (target.empty()) throw InputError("check: missing the golden file or folder (npusim check traces/golden)");
     if (update && !sets.empty())
         throw InputError("check: --update with --set would store values the goldens' own settings do not give; "

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/parse_options.hpp"
 #include "common/errors.hpp"
 #include "compiler/compiler.hpp"
 #include "config/run_config.hpp"
@@ -32,13 +33,7 @@ int compile_command(const Args& args) {
         ("set", po::value(&sets), "override PATH=VALUE in the run document (repeatable)")
         ("emit-tasks", po::value(&out_file)->required(), "write the task stream (JSON Lines) here")
         ("quiet,q", po::bool_switch(&quiet), "no report on stdout");
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(opts).run(), vm);
-    if (vm.count("help")) {
-        std::cout << opts;
-        return 0;
-    }
-    po::notify(vm);
+    if (!parse_options(args, opts)) return 0;
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
     if (cfg.workload_kind() != "graph")
         throw InputError(fmt::format("{}: compile takes a model graph (kind \"graph\"), this workload is kind \"{}\"",

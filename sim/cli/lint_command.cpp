@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/parse_options.hpp"
 #include "common/errors.hpp"
 #include "config/run_config.hpp"
 #include "tasks/lint.hpp"
@@ -28,13 +29,7 @@ int lint_command(const Args& args) {
         ("chip", po::value(&chip_file)->required(), "chip file (JSON)")
         ("tasks", po::value(&tasks_file)->required(), "task stream to check (.jsonl)")
         ("json", po::value(&json_file), "also write the findings as JSON here");
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(opts).run(), vm);
-    if (vm.count("help")) {
-        std::cout << opts;
-        return 0;
-    }
-    po::notify(vm);
+    if (!parse_options(args, opts)) return 0;
 
     // The same validation as `npusim run`: the chip file, then the stream
     // and whether it fits the chip.

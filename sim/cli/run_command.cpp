@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/parse_options.hpp"
 #include "cli/run_summary.hpp"
 #include "common/errors.hpp"
 #include "compiler/compiler.hpp"
@@ -47,13 +48,7 @@ int run_command(const Args& args) {
         ("trace-tasks-only", po::bool_switch(&trace_tasks_only), "trace tasks but not per-tile pipe activity")
         ("report", po::value(&report_file), "write a self-contained HTML report here (summary, utilisation, timeline)")
         ("quiet,q", po::bool_switch(&quiet), "no summary on stdout");
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(opts).run(), vm);
-    if (vm.count("help")) {
-        std::cout << opts;
-        return 0;
-    }
-    po::notify(vm);
+    if (!parse_options(args, opts)) return 0;
 
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
     // The MoE Dispatch on the supernode has its own runner (sim/moe).

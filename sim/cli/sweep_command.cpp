@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/parse_options.hpp"
 #include "common/errors.hpp"
 #include "study/child_process.hpp"
 #include "study/sweep.hpp"
@@ -37,21 +38,12 @@ int sweep_command(const Args& args) {
                                                            "tools/slurm/sweep_array.sbatch.in)")
         ("slurm-max-array", po::value(&opt.slurm_max_array)->default_value(1000), "slurm: at most this many array tasks; "
                                                                                   "each runs every N-th point");
-    po::options_description hidden;
-    hidden.add_options()
+    Positional pos{"study", {}};
+    pos.hidden.add_options()
         ("study", po::value(&opt.study_file), "study file")
         ("array-task", po::value(&array_task), "internal: run the share of one Slurm array task");
-    po::options_description all;
-    all.add(opts).add(hidden);
-    po::positional_options_description pos;
-    pos.add("study", 1);
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-    if (vm.count("help")) {
-        std::cout << opts;
-        return 0;
-    }
-    po::notify(vm);
+    const auto vm = parse_options(args, opts, pos);
+    if (!vm) return 0;
 
     if (array_task >= 0) {
         if (opt.out_dir.empty()) throw InputError("sweep --array-task needs --out DIR");
@@ -59,8 +51,8 @@ int sweep_command(const Args& args) {
     }
     if (opt.study_file.empty()) throw InputError("sweep: missing the study file (npusim sweep STUDY.json --out DIR)");
     if (opt.out_dir.empty()) throw InputError("sweep: missing --out DIR (the folder the results go to)");
-    if (vm.count("jobs") && jobs == 0) throw InputError("sweep: -j must be at least 1");
-    opt.jobs_given = vm.count("jobs") != 0;
+    if (vm->count("jobs") && jobs == 0) throw InputError("sweep: -j must be at least 1");
+    opt.jobs_given = vm->count("jobs") != 0;
     opt.jobs = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
     opt.tty = ::isatty(::fileno(stdout)) != 0;
     opt.self = study::self_executable();
