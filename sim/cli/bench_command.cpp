@@ -72,7 +72,8 @@ Span timed(F&& work) {
     const auto w0 = std::chrono::steady_clock::now();
     const double c0 = cpu_seconds();
     work();
-    return Span{seconds_since(w0), cpu_seconds() - c0};
+    // Never zero: a tiny --tasks run still divides by it.
+    return Span{std::max(seconds_since(w0), 1e-9), std::max(cpu_seconds() - c0, 1e-9)};
 }
 
 long peak_rss_kb() {
