@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/split.hpp"
 #include "host/host_costs.hpp"
 
 namespace npusim {
@@ -564,15 +565,6 @@ std::string configuration_reference_markdown() {
     return md.str();
 }
 
-std::vector<std::string> split_key_path(const std::string& path) {
-    std::vector<std::string> segs;
-    std::size_t start = 0;
-    for (;;) {
-        const auto dot = path.find('.', start);
-        segs.push_back(path.substr(start, dot - start));
-        if (dot == std::string::npos) return segs;
-        start = dot + 1;
-    }
-}
+std::vector<std::string> split_key_path(const std::string& path) { return split(path, '.'); }
 
 }  // namespace npusim

@@ -6,6 +6,7 @@
 
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
+#include "common/split.hpp"
 #include "host/host_costs.hpp"
 
 namespace npusim::host {
@@ -44,17 +45,6 @@ int threads_needed(Mode m) {
 
 namespace {
 
-std::vector<std::string> split_plus(const std::string& s) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    for (;;) {
-        const auto p = s.find('+', start);
-        parts.push_back(s.substr(start, p - start));
-        if (p == std::string::npos) return parts;
-        start = p + 1;
-    }
-}
-
 bool global(Space s) { return s == Space::hbm || s == Space::l2; }
 
 struct Written {
@@ -88,7 +78,7 @@ HostPlan make_plan(const Graph& g, const TaskStream& stream, const std::vector<c
         HostOp op;
         op.name = k.kernel;
         op.type = "FormatConvert";  // compiler-inserted unless its name is a node
-        for (const std::string& part : split_plus(k.kernel)) {
+        for (const std::string& part : split(k.kernel, '+')) {
             auto it = node_index.find(part);
             if (it == node_index.end()) continue;
             op.nodes.push_back(it->second);

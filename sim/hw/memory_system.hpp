@@ -6,7 +6,6 @@
 #include <array>
 #include <cstdint>
 #include <deque>
-#include <queue>
 #include <vector>
 
 #include <systemc>
