@@ -21,6 +21,7 @@
 #include "compiler/compiler.hpp"
 #include "compiler/graph_reader.hpp"
 #include "config/run_config.hpp"
+#include "config/host_op_costs.hpp"
 #include "host/host_costs.hpp"
 #include "host/host_plan.hpp"
 #include "host/host_runtime.hpp"

@@ -20,7 +20,7 @@
 #include "common/errors.hpp"
 #include "config/run_config.hpp"
 #include "hw/bandwidth_share.hpp"
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 #include "hw/cube_core.hpp"
 #include "hw/l2_cache.hpp"
 #include "hw/tile_pipeline.hpp"

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 #include "kernel_api/kernel_runtime.hpp"
 #include "mesh/global_memory.hpp"
 #include "mesh/mesh.hpp"

@@ -8,7 +8,7 @@
 
 #include <systemc>
 
-#include "hw/wake_scheduler.hpp"
+#include "engine/wake_scheduler.hpp"
 
 using namespace npusim;
 

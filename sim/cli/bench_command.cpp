@@ -25,7 +25,7 @@
 #include "common/errors.hpp"
 #include "config/run_config.hpp"
 #include "hw/die.hpp"
-#include "hw/wake_scheduler.hpp"
+#include "engine/wake_scheduler.hpp"
 #include "tasks/synthetic_stream.hpp"
 
 namespace npusim::cli {

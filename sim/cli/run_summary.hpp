@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 #include "stats/stats.hpp"
 
 namespace npusim::cli {

@@ -10,7 +10,7 @@
 #include "compiler/graph.hpp"
 #include "compiler/options.hpp"
 #include "compiler/tiler.hpp"
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 #include "tasks/task.hpp"
 
 namespace npusim {

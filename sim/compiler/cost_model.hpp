@@ -8,7 +8,7 @@
 #include "compiler/graph.hpp"
 #include "compiler/kernel_plan.hpp"
 #include "compiler/options.hpp"
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 
 namespace npusim::compiler {
 

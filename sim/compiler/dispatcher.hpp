@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "compiler/tiler.hpp"
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 
 namespace npusim::compiler {
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/op_type.hpp"
 #include "tasks/task.hpp"
 
 namespace npusim::compiler {
@@ -14,18 +15,12 @@ namespace npusim::compiler {
 enum class Layout : std::uint8_t { ND, NCHW, NC1HWC0, FRACTAL_NZ };
 const char* to_string(Layout l);
 
-enum class OpType : std::uint8_t {
-    Conv2D, BatchNorm, ReLU, GELU, Sigmoid, Add, Mul, MatMul, BatchMatMul, LayerNorm, Softmax,
-    MaxPool, AvgPool, GlobalAvgPool, Concat, Reshape, Transpose, ReduceSum, Quantize, Dequantize,
-    // Data-dependent output shape (host runtime: compute-dependent ops).
-    Unique, NonZero,
-    // Compiler-inserted.
-    FormatConvert,
-};
-const char* to_string(OpType op);
-// All graph-level op names (not FormatConvert), for messages and did-you-mean.
-const std::vector<std::string>& graph_op_names();
-bool op_from_string(const std::string& s, OpType& out);
+// The op vocabulary lives in common/op_type.hpp (the chip file's per-op host
+// costs name op types too); the compiler uses it under its own namespace.
+using npusim::graph_op_names;
+using npusim::op_from_string;
+using npusim::OpType;
+using npusim::to_string;
 
 using Shape = std::vector<std::int64_t>;
 std::int64_t elements(const Shape& s);

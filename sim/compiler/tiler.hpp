@@ -10,7 +10,7 @@
 #include "compiler/kernel_plan.hpp"
 #include "compiler/memory_plan.hpp"
 #include "compiler/options.hpp"
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 
 namespace npusim::compiler {
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 
 namespace npusim {
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/split.hpp"
-#include "host/host_costs.hpp"
+#include "config/host_op_costs.hpp"
 
 namespace npusim {
 namespace {

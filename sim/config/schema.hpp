@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 
 namespace npusim {
 

@@ -12,7 +12,7 @@
 
 #include "compiler/graph.hpp"
 #include "compiler/tiler.hpp"
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 #include "tasks/task.hpp"
 
 namespace npusim::host {

@@ -23,7 +23,7 @@
 #include "host/host_plan.hpp"
 #include "host/memory_pool.hpp"
 #include "host/stream_gating.hpp"
-#include "hw/wake_scheduler.hpp"
+#include "engine/wake_scheduler.hpp"
 
 namespace npusim {
 class Die;

@@ -15,7 +15,7 @@
 #include "hw/memory_system.hpp"
 #include "hw/sim_context.hpp"
 #include "hw/tile_pipeline.hpp"
-#include "hw/wake_scheduler.hpp"
+#include "engine/wake_scheduler.hpp"
 
 namespace npusim {
 

@@ -12,7 +12,7 @@
 #include "hw/scalar_core.hpp"
 #include "hw/sim_context.hpp"
 #include "hw/vector_core.hpp"
-#include "hw/wake_scheduler.hpp"
+#include "engine/wake_scheduler.hpp"
 
 namespace npusim {
 

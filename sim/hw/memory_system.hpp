@@ -11,10 +11,10 @@
 #include <systemc>
 
 #include "hw/bandwidth_share.hpp"
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 #include "hw/l2_cache.hpp"
 #include "hw/slot_pool.hpp"
-#include "hw/wake_scheduler.hpp"
+#include "engine/wake_scheduler.hpp"
 #include "tasks/task.hpp"
 
 namespace npusim {

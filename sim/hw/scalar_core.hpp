@@ -13,7 +13,7 @@
 #include "hw/ai_core.hpp"
 #include "hw/sim_context.hpp"
 #include "hw/slot_pool.hpp"
-#include "hw/wake_scheduler.hpp"
+#include "engine/wake_scheduler.hpp"
 
 namespace npusim {
 

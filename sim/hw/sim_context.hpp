@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 #include "tasks/task.hpp"
 
 namespace npusim {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "hw/wake_scheduler.hpp"
+#include "engine/wake_scheduler.hpp"
 #include "kernel_api/kernel_runtime.hpp"
 #include "mesh/mesh.hpp"
 #include "trace/trace_writer.hpp"

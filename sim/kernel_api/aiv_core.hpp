@@ -46,7 +46,7 @@
 
 #include <systemc>
 
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 #include "mesh/global_memory.hpp"
 
 namespace npusim {

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
-#include "hw/wake_scheduler.hpp"
+#include "engine/wake_scheduler.hpp"
 #include "stats/stats.hpp"
 #include "trace/trace_writer.hpp"
 

@@ -17,7 +17,7 @@
 
 #include <systemc>
 
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 #include "kernel_api/aiv_core.hpp"
 #include "kernel_api/phase_profile.hpp"
 #include "mesh/global_memory.hpp"

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "hw/wake_scheduler.hpp"
+#include "engine/wake_scheduler.hpp"
 #include "mesh/plane_hash.hpp"
 #include "stats/stats.hpp"
 #include "trace/trace_writer.hpp"

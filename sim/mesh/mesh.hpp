@@ -26,7 +26,7 @@
 
 #include <systemc>
 
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 #include "mesh/global_memory.hpp"
 
 namespace npusim {

@@ -12,7 +12,7 @@
 
 #include "common/errors.hpp"
 #include "config/run_config.hpp"
-#include "hw/wake_scheduler.hpp"
+#include "engine/wake_scheduler.hpp"
 #include "kernel_api/kernel_runtime.hpp"
 #include "moe/dispatch.hpp"
 #include "stats/stats.hpp"

@@ -2,7 +2,7 @@
 // present, pinned cores in range, memory spaces reachable, resident
 // footprints that fit their buffers. Throws InputError naming the task.
 #pragma once
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 #include "tasks/task.hpp"
 
 namespace npusim {

@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 #include "tasks/task.hpp"
 
 namespace npusim {

@@ -5,7 +5,7 @@
 
 #include "common/errors.hpp"
 #include "fuzzing.hpp"
-#include "hw/chip_params.hpp"
+#include "chip/chip_params.hpp"
 #include "tasks/stream_checks.hpp"
 #include "tasks/stream_reader.hpp"
 

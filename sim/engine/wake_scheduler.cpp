@@ -1,4 +1,4 @@
-#include "hw/wake_scheduler.hpp"
+#include "engine/wake_scheduler.hpp"
 
 namespace npusim {
 

@@ -1,0 +1,23 @@
+// The op types of the model graph: the compiler's vocabulary, also named by
+// chip files (per-op host costs) and messages. Plain C++.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace npusim {
+
+enum class OpType : std::uint8_t {
+    Conv2D, BatchNorm, ReLU, GELU, Sigmoid, Add, Mul, MatMul, BatchMatMul, LayerNorm, Softmax,
+    MaxPool, AvgPool, GlobalAvgPool, Concat, Reshape, Transpose, ReduceSum, Quantize, Dequantize,
+    // Data-dependent output shape (host runtime: compute-dependent ops).
+    Unique, NonZero,
+    // Compiler-inserted.
+    FormatConvert,
+};
+const char* to_string(OpType op);
+// All graph-level op names (not FormatConvert), for messages and did-you-mean.
+const std::vector<std::string>& graph_op_names();
+bool op_from_string(const std::string& s, OpType& out);
+
+}  // namespace npusim
