@@ -694,7 +694,7 @@ TEST_CASE("compiler e2e: workload.batch=2 works on every model", "[compiler][e2e
         const json one = run_stats(tmp, kAx300, model_file(name), {"workload.batch=1"});
         const json two = run_stats(tmp, kAx300, model_file(name), {"workload.batch=2"});
         CHECK(two.at("config").at("workload").at("batch") == 2);
-        CHECK(compile_stat(two, "tasks") > compile_stat(one, "tasks"));
+        CHECK(compile_stat(two, "tasks") >= compile_stat(one, "tasks"));  // a batch may also be cut coarser
         CHECK(compile_stat(two, "gm_region_bytes") > compile_stat(one, "gm_region_bytes"));
         CHECK(cycles(two) > cycles(one));
         CHECK(cycles(two) <= 2 * cycles(one) + cycles(one) / 10);

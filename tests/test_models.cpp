@@ -23,7 +23,8 @@
 #include "chip/chip_params.hpp"
 #include "hw/cube_core.hpp"
 #include "hw/l2_cache.hpp"
-#include "hw/tile_pipeline.hpp"
+#include "chip/tile_pipeline.hpp"
+#include "chip/timing.hpp"
 #include "hw/vector_core.hpp"
 #include "stats/intervals.hpp"
 #include "tasks/stream_reader.hpp"
@@ -457,6 +458,21 @@ TEST_CASE("intervals: overlap ratio edge cases", "[models][intervals]") {
 
 // ---------------------------------------------------------------------------
 // Cube: M-pipe cycles and tiling.
+
+namespace {
+// The chip layer's formulas under the names these cases were written with,
+// taking a task's kernel parameters.
+using npusim::timing::MatmulTiling;
+MatmulTiling plan_matmul(const KernelParams& p, const ChipParams& c) {
+    return npusim::timing::plan_matmul(npusim::timing::MatmulShape{p.m, p.n, p.k, p.dtype, p.a_bytes}, c);
+}
+std::uint64_t cube_cycles(const ChipParams& c, DType dt, std::uint64_t m, std::uint64_t k, std::uint64_t n) {
+    return npusim::timing::mmad_cycles(c, dt, m, k, n);
+}
+std::uint64_t vector_chunk_bytes(const KernelParams& p, const ChipParams& c) {
+    return npusim::timing::vector_chunk_bytes(p.bytes, p.out_bytes, c);
+}
+}  // namespace
 
 TEST_CASE("cube_cycles: ceil(m/16)·ceil(k/16)·ceil(n/16), k in 32s for int8", "[models][cube]") {
     const ChipParams chip = chip_from("ax300");

@@ -3,43 +3,73 @@
 #include <algorithm>
 #include <cmath>
 
+#include "chip/pipeline_schedule.hpp"
+#include "chip/timing.hpp"
+
 namespace npusim::compiler {
 namespace {
 
 // GM bytes per cycle one core gets when `active` cores stream at once.
 double gm_rate(double port, const ChipParams& chip, int active) {
-    const double hbm_per_cycle = chip.hbm.bandwidth_gbps / chip.clock_ghz;  // GB/s / GHz = B/cycle
-    return std::min(port, hbm_per_cycle / std::max(1, active));
+    return timing::gm_share_bytes_per_cycle(port, chip, active);
 }
 
 double ceil_div(double a, double b) { return std::ceil(a / b); }
 
+// A GM transfer stage: the engine at the core's share, then HBM latency.
+timing::StageCost transfer(std::uint64_t bytes, double rate, const ChipParams& chip) {
+    if (bytes == 0) return timing::StageCost{true, 0, 0};
+    return timing::StageCost{false, timing::transfer_cycles(static_cast<double>(bytes), rate),
+                             timing::hbm_latency_cycles(chip)};
+}
+
+timing::StageCost compute(double cycles) { return timing::StageCost{false, cycles, 0}; }
+
 }  // namespace
 
 double task_overhead_cycles(CoreType t, const ChipParams& chip) {
-    const double start = t == CoreType::cube ? chip.cube.task_start_cycles : chip.vector.task_start_cycles;
-    return start + chip.scalar.dispatch_cycles;
+    return timing::task_start_cycles(t, chip) + timing::dispatch_cycles(chip);
 }
 
 double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active) {
-    const double sk = chip.cube.shape_k * (w.dtype == DType::int8 ? 2 : 1);
-    const double mac = ceil_div(static_cast<double>(w.m), chip.cube.shape_m) * ceil_div(static_cast<double>(w.k), sk) *
-                       ceil_div(static_cast<double>(w.n), chip.cube.shape_n);
+    // The tile plan and pipe work of the cube core (chip/timing.hpp), with
+    // operands from GM and the result written back to GM.
+    timing::MatmulShape s;
+    s.m = w.m;
+    s.n = w.n;
+    s.k = w.k;
+    s.dtype = w.dtype == DType::int8 ? DType::int8 : DType::fp16;  // as the tiler emits tasks
+    const std::uint64_t b_bytes = w.k * w.n * static_cast<std::uint64_t>(dtype_bytes(s.dtype));
+    s.a_bytes = w.gm_in_bytes > b_bytes ? w.gm_in_bytes - b_bytes : 0;
+    if (s.m == 0 || s.n == 0 || s.k == 0) return task_overhead_cycles(CoreType::cube, chip);
+    const timing::MatmulTiling g = timing::plan_matmul(s, chip);
     const double rate = gm_rate(chip.cube.gm_bytes_per_cycle, chip, active);
-    const double in = static_cast<double>(w.gm_in_bytes) / rate;
-    const double out = static_cast<double>(w.out_bytes) / rate;
-    const double l0 = static_cast<double>((w.m + w.n) * w.k * static_cast<std::uint64_t>(dtype_bytes(w.dtype))) /
-                      chip.cube.l1_to_l0_bytes_per_cycle;
-    // Pipelined: the slowest pipe dominates; latency shows once.
-    return std::max({mac, in, out, l0}) + chip.hbm.latency_ns * chip.clock_ghz + task_overhead_cycles(CoreType::cube, chip);
+    const auto cost = [&](int stage, std::uint64_t tile) {
+        const timing::CubeTile c = timing::cube_tile(s, g, chip, tile);
+        switch (stage) {
+            case 0: return transfer(c.a_gm_bytes + c.b_bytes, rate, chip);
+            case 1: return compute(c.mte1_cycles);
+            case 2: return compute(c.m_cycles);
+            default: return transfer(c.out_bytes, rate, chip);
+        }
+    };
+    return timing::pipelined_cycles(4, g.tiles(), 2, cost) + task_overhead_cycles(CoreType::cube, chip);
 }
 
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active) {
+    // The chunk plan and pipe work of the vector core, GM in and out.
+    const std::uint64_t in = std::max<std::uint64_t>(1, w.in_bytes);
+    const timing::VectorPlan p = timing::plan_vector(in, w.out_bytes, chip);
     const double rate = gm_rate(chip.vector.gm_bytes_per_cycle, chip, active);
-    const double v = ceil_div(static_cast<double>(w.in_bytes), chip.vector.repeat_bytes) * w.cycles_per_repeat;
-    const double in = static_cast<double>(w.in_bytes) / rate;
-    const double out = static_cast<double>(w.out_bytes) / rate;
-    return std::max({v, in, out}) + chip.hbm.latency_ns * chip.clock_ghz + task_overhead_cycles(CoreType::vector, chip);
+    const auto cost = [&](int stage, std::uint64_t tile) {
+        const timing::VectorTile c = timing::vector_tile(p, in, w.out_bytes, w.cycles_per_repeat, w.copy, chip, tile);
+        switch (stage) {
+            case 0: return transfer(c.in_bytes, rate, chip);
+            case 1: return w.copy ? timing::StageCost{true, 0, 0} : compute(c.v_cycles);
+            default: return transfer(c.out_bytes, rate, chip);
+        }
+    };
+    return timing::pipelined_cycles(3, p.tiles, 2, cost) + task_overhead_cycles(CoreType::vector, chip);
 }
 
 BoundaryEstimate estimate_boundary(const Graph& g, const Kernel& c, const Kernel& v, const ChipParams& chip,

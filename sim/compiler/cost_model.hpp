@@ -1,7 +1,9 @@
-// The compiler's analytic cost model: quick cycle estimates of one task on
-// one core, used to choose tile shapes, to decide the Cube/Vector fusion
-// boundary and to balance cores. It mirrors the hardware model's pipes
-// (docs/compiler.md) but ignores contention beyond an even share of HBM.
+// The compiler's cost model: cycle estimates of one task on one core, used to
+// choose tile shapes, to decide the Cube/Vector fusion boundary and to
+// balance cores. It runs the hardware's own formulas (chip/timing.hpp: tile
+// plan, per-tile pipe work, the double-buffered pipe schedule), so an
+// estimate of an isolated task is the simulated time; it ignores contention
+// beyond an even share of HBM and assumes L2 misses.
 #pragma once
 #include <cstdint>
 
@@ -23,6 +25,7 @@ struct VectorWork {
     std::uint64_t in_bytes = 0;
     std::uint64_t out_bytes = 0;
     double cycles_per_repeat = 1;
+    bool copy = false;  // no V pipe work
 };
 
 // Cycles of one task, with `active` cores of its type streaming at once

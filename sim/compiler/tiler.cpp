@@ -319,7 +319,7 @@ private:
                 : std::max(0.01, cycles_per_out_repeat * static_cast<double>(t.params.out_bytes) /
                                      static_cast<double>(t.params.bytes));
         if (t.type == npusim::Kernel::copy) t.params.out_bytes = t.params.bytes;
-        VectorWork vw{t.params.bytes, t.params.out_bytes, t.params.cycles_per_repeat};
+        VectorWork vw{t.params.bytes, t.params.out_bytes, t.params.cycles_per_repeat, t.type == npusim::Kernel::copy};
         t.est_cycles = vector_task_cycles(vw, chip_, chip_.vector.count);
         if (tasks_.size() >= kMaxCompiledTasks) too_many_tasks(plan_.kernels[static_cast<std::size_t>(t.kernel)].name, tasks_.size() + 1);
         tasks_.push_back(std::move(t));

@@ -14,7 +14,7 @@
 #include "hw/address_map.hpp"
 #include "hw/memory_system.hpp"
 #include "hw/sim_context.hpp"
-#include "hw/tile_pipeline.hpp"
+#include "chip/tile_pipeline.hpp"
 #include "engine/wake_scheduler.hpp"
 
 namespace npusim {

@@ -1,24 +1,12 @@
 // Cube (matrix) core: pipes MTE2 (GM->L1), MTE1 (L1->L0A/L0B), M (the cube)
-// and FixPipe (L0C->out). A matmul is cut into base tiles that fit L0A/L0B
-// and L0C double-buffered; M costs ceil(m/16)·ceil(k/16)·ceil(n/16) cycles
-// per tile for fp16 (k in 32s for int8).
+// and FixPipe (L0C->out). The tile plan and each pipe's work per tile are the
+// chip layer's formulas (chip/timing.hpp); this module moves the bytes
+// through the memory system and keeps the time.
 #pragma once
+#include "chip/timing.hpp"
 #include "hw/ai_core.hpp"
 
 namespace npusim {
-
-// Base tile of a matmul on one cube core; public for tests and the tiler.
-struct MatmulTiling {
-    std::uint64_t m0 = 0, n0 = 0, k0 = 0;  // base tile
-    std::uint64_t mb = 0, nb = 0, kb = 0;  // tile counts per dimension
-    int elt = 2;                            // operand bytes
-    double a_gm_ratio = 1.0;                // GM bytes of A per byte of A in L0A
-    bool a_panel_reused = false;            // A row panel stays in L1 across n tiles
-    bool b_reused = false;                  // all of B stays in L1 across m tiles
-};
-MatmulTiling plan_matmul(const KernelParams& p, const ChipParams& chip);
-// M-pipe cycles of one (m, k, n) tile.
-std::uint64_t cube_cycles(const ChipParams& chip, DType dt, std::uint64_t m, std::uint64_t k, std::uint64_t n);
 
 class CubeCore : public AiCore {
 public:
@@ -28,9 +16,10 @@ public:
 private:
     std::uint64_t plan(const Task& t) override;
     StageWork work(const Task& t, int stage, std::uint64_t tile) override;
-    int task_start_cycles() const override { return ctx_.chip.cube.task_start_cycles; }
+    int task_start_cycles() const override { return timing::task_start_cycles(CoreType::cube, ctx_.chip); }
 
-    MatmulTiling tiling_;
+    timing::MatmulShape shape_;
+    timing::MatmulTiling tiling_;
     struct PlanKey {  // the shape tiling_ was planned for
         bool valid = false;
         std::uint64_t m = 0, n = 0, k = 0, a_bytes = 0;

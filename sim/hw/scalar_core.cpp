@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "chip/timing.hpp"
 #include "trace/trace_writer.hpp"
 
 namespace npusim {
@@ -181,7 +182,7 @@ void ScalarCore::try_dispatch() {
         slot_busy_[slot] = 1;
         slot_core_[slot] = core;
         ++dispatched_;
-        std::uint64_t cycles = static_cast<std::uint64_t>(ctx_.chip.scalar.dispatch_cycles);
+        std::uint64_t cycles = static_cast<std::uint64_t>(timing::dispatch_cycles(ctx_.chip));
         const bool on_scalar = best->type == CoreType::scalar;
         const Running run{head.signal_begin, head.signal_end};
         if (run.signal_begin != run.signal_end) __builtin_prefetch(&events_[signals_[run.signal_begin]]);

@@ -1,4 +1,4 @@
-#include "hw/tile_pipeline.hpp"
+#include "chip/tile_pipeline.hpp"
 
 namespace npusim {
 

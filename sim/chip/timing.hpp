@@ -1,0 +1,103 @@
+// The timing formulas of one die, written once: the hardware modules (sim/hw)
+// time their pipes with them, and the compiler's cost model (sim/compiler)
+// estimates tasks with them, so the two cannot drift apart. Plain C++.
+//
+// Cube task: a matmul is cut into base tiles that fit L0A/L0B and L0C
+// double-buffered; each tile passes MTE2 (GM -> L1), MTE1 (L1 -> L0A/L0B),
+// M (the cube: ceil(m/16)·ceil(k/16)·ceil(n/16) cycles in fp16, k in 32s for
+// int8) and FixPipe (L0C -> out, after the last k step).
+// Vector task: the input is cut into UB chunks; each passes MTE2 (GM -> UB),
+// V (repeats of 256 B) and MTE3 (UB -> GM).
+#pragma once
+#include <cstdint>
+
+#include "chip/chip_params.hpp"
+#include "chip/units.hpp"
+
+namespace npusim::timing {
+
+// ---- Cube ------------------------------------------------------------------
+
+// M-pipe cycles of one (m, k, n) tile.
+std::uint64_t mmad_cycles(const ChipParams& chip, DType dt, std::uint64_t m, std::uint64_t k, std::uint64_t n);
+
+struct MatmulShape {
+    std::uint64_t m = 0, n = 0, k = 0;
+    DType dtype = DType::fp16;
+    // GM bytes of operand A; 0 = m·k·elt (smaller for a convolution whose
+    // im2col matrix the core expands on-chip).
+    std::uint64_t a_bytes = 0;
+};
+
+// Base tile of a matmul on one cube core.
+struct MatmulTiling {
+    std::uint64_t m0 = 0, n0 = 0, k0 = 0;  // base tile
+    std::uint64_t mb = 0, nb = 0, kb = 0;  // tile counts per dimension
+    int elt = 2;                            // operand bytes
+    double a_gm_ratio = 1.0;                // GM bytes of A per byte of A in L0A
+    bool a_panel_reused = false;            // A row panel stays in L1 across n tiles
+    bool b_reused = false;                  // all of B stays in L1 across m tiles
+    std::uint64_t tiles() const { return mb * nb * kb; }
+};
+MatmulTiling plan_matmul(const MatmulShape& s, const ChipParams& chip);
+
+// Bytes of L0C accumulators (fp32 / int32) and of FixPipe's fp16 output.
+inline constexpr std::uint64_t kAccBytes = 4;
+inline constexpr std::uint64_t kOutBytes = 2;
+
+// The work of one base tile in each pipe; tiles run in loop order
+// tile = (mi·nb + ni)·kb + ki.
+struct CubeTile {
+    std::uint64_t mi = 0, ni = 0, ki = 0;  // tile coordinates
+    std::uint64_t tm = 0, tn = 0, tk = 0;  // its extent
+    std::uint64_t a_gm_bytes = 0;          // MTE2: A read from GM (0: reused in L1)
+    std::uint64_t b_bytes = 0;             // MTE2: B read from GM (0: reused in L1)
+    std::uint64_t l0_bytes = 0;            // MTE1: A + B moved L1 -> L0
+    double mte1_cycles = 0;
+    double m_cycles = 0;
+    std::uint64_t out_bytes = 0;           // FixPipe: 0 while accumulating in L0C
+};
+CubeTile cube_tile(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, std::uint64_t tile);
+
+// FixPipe to a core-local buffer (L1 / UB), not through the GM port.
+double fixpipe_local_cycles(const ChipParams& chip, std::uint64_t bytes);
+
+// ---- Vector ----------------------------------------------------------------
+
+// Bytes of input one chunk moves through UB: tile_kb, what fits UB with
+// double buffering and the output chunk, whole repeats.
+std::uint64_t vector_chunk_bytes(std::uint64_t bytes, std::uint64_t out_bytes, const ChipParams& chip);
+
+struct VectorPlan {
+    std::uint64_t chunk = 1;          // input bytes per chunk
+    std::uint64_t tiles = 0;          // chunks
+    std::uint64_t out_per_chunk = 0;  // output bytes per chunk (the last takes the rest)
+};
+VectorPlan plan_vector(std::uint64_t bytes, std::uint64_t out_bytes, const ChipParams& chip);
+
+struct VectorTile {
+    std::uint64_t in_bytes = 0, out_bytes = 0;
+    std::uint64_t in_offset = 0, out_offset = 0;
+    double v_cycles = 0;  // 0 for a copy
+};
+VectorTile vector_tile(const VectorPlan& p, std::uint64_t bytes, std::uint64_t out_bytes, double cycles_per_repeat,
+                       bool is_copy, const ChipParams& chip, std::uint64_t tile);
+
+// On-core moves into / out of UB (L1 <-> UB on a coupled core).
+double ub_move_cycles(const ChipParams& chip, std::uint64_t bytes);
+
+// ---- Ports, memory and dispatch ----------------------------------------------
+
+// Bytes per cycle one core's GM port moves when `active` cores stream from
+// HBM at once and share it evenly (the port caps it).
+double gm_share_bytes_per_cycle(double port_bytes_per_cycle, const ChipParams& chip, int active);
+// Cycles of a transfer of `bytes` at `bytes_per_cycle`.
+inline double transfer_cycles(double bytes, double bytes_per_cycle) { return bytes / bytes_per_cycle; }
+// Cycles from a transfer's last byte leaving to its data arriving.
+double hbm_latency_cycles(const ChipParams& chip);
+// Per-task fixed cost on a core of type t: kernel entry on the core.
+int task_start_cycles(CoreType t, const ChipParams& chip);
+// The scalar core's serial dispatch of one task.
+int dispatch_cycles(const ChipParams& chip);
+
+}  // namespace npusim::timing
