@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "stats/stats.hpp"
+
 namespace npusim {
 
 namespace {
@@ -130,6 +132,12 @@ StageWork CubeCore::work(const Task& t, int stage, std::uint64_t tile) {
         }
     }
     return w;
+}
+
+void CubeCore::report_buffers(Stats& s, const std::vector<const AiCore*>& cubes) {
+    s.set("memory.l1.in_bytes", pipe_bytes(cubes, mte2));
+    s.set("memory.l0.in_bytes", pipe_bytes(cubes, mte1));
+    s.set("memory.l0c.out_bytes", pipe_bytes(cubes, fixpipe));
 }
 
 }  // namespace npusim

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "stats/stats.hpp"
+
 namespace npusim {
 
 std::uint64_t vector_chunk_bytes(const KernelParams& p, const ChipParams& chip) {
@@ -80,6 +82,11 @@ StageWork VectorCore::work(const Task& t, int stage, std::uint64_t tile) {
             return w;
     }
     return w;
+}
+
+void VectorCore::report_buffers(Stats& s, const std::vector<const AiCore*>& vectors) {
+    s.set("memory.ub.in_bytes", pipe_bytes(vectors, mte2));
+    s.set("memory.ub.out_bytes", pipe_bytes(vectors, mte3));
 }
 
 }  // namespace npusim
