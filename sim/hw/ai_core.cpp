@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "stats/run_span.hpp"
+#include "stats/stats.hpp"
 #include "trace/trace_writer.hpp"
 
 namespace npusim {
@@ -121,6 +123,42 @@ void AiCore::finish_task() {
                         (tm.start_ps - ready) / 1000.0));
     }
     listener_.task_finished(type_, index_, task_);
+}
+
+void AiCore::report(Stats& s, const RunSpan& span) const {
+    const std::string key = fmt::format("cores.{}{}", to_string(type_), index_);
+    s.set(key + ".busy_cycles", span.cycles(static_cast<double>(busy_ps_)));
+    s.set(key + ".utilization", span.utilization(static_cast<double>(busy_ps_)));
+    s.set(key + ".tasks", tasks_run_);
+    for (std::size_t p = 0; p < pipe_names_.size(); ++p)
+        s.set(key + ".pipes." + pipe_names_[p] + ".busy_cycles", span.cycles(static_cast<double>(pipes_[p].busy_ps)));
+}
+
+void AiCore::report_units(Stats& s, const RunSpan& span, const std::vector<const AiCore*>& cores) {
+    if (cores.empty()) return;
+    auto unit = [&](const std::string& name, double busy_ps, int count) {
+        s.set("units." + name + ".count", count);
+        s.set("units." + name + ".busy_cycles", span.cycles(busy_ps));
+        s.set("units." + name + ".utilization", span.utilization(busy_ps, count));
+    };
+    const std::string type = to_string(cores.front()->type());
+    double busy_ps = 0;
+    for (const AiCore* c : cores) busy_ps += static_cast<double>(c->busy_ps());
+    unit(type, busy_ps, static_cast<int>(cores.size()));
+    const std::vector<std::string>& pipes = cores.front()->pipe_names();
+    for (std::size_t p = 0; p < pipes.size(); ++p) {
+        double pipe_busy_ps = 0;
+        for (const AiCore* c : cores) pipe_busy_ps += static_cast<double>(c->pipes_[p].busy_ps);
+        const std::string name = type + "_" + pipes[p];
+        unit(name, pipe_busy_ps, static_cast<int>(cores.size()));
+        s.set("units." + name + ".bytes", pipe_bytes(cores, static_cast<int>(p)));
+    }
+}
+
+std::uint64_t AiCore::pipe_bytes(const std::vector<const AiCore*>& cores, int pipe) {
+    std::uint64_t bytes = 0;
+    for (const AiCore* c : cores) bytes += c->pipe(pipe).bytes;
+    return bytes;
 }
 
 }  // namespace npusim

@@ -19,6 +19,9 @@
 
 namespace npusim {
 
+class Stats;
+struct RunSpan;
+
 struct CoreListener {
     virtual void task_finished(CoreType type, int core, std::uint32_t task) = 0;
     virtual ~CoreListener() = default;
@@ -52,6 +55,15 @@ public:
     const std::vector<std::string>& pipe_names() const { return pipe_names_; }
     const PipeStats& pipe(int i) const { return pipes_[i]; }
     int trace_tid() const { return tid_; }
+
+    // cores.<type><index>.{busy_cycles,utilization,tasks,pipes.<pipe>.busy_cycles}.
+    void report(Stats& s, const RunSpan& span) const;
+    // The unit totals of the cores of one type: units.<type> and
+    // units.<type>_<pipe>.{count,busy_cycles,utilization} (+ .bytes per
+    // pipe), summed in core order. Nothing for no cores.
+    static void report_units(Stats& s, const RunSpan& span, const std::vector<const AiCore*>& cores);
+    // Bytes moved by pipe `pipe` of every core in `cores`.
+    static std::uint64_t pipe_bytes(const std::vector<const AiCore*>& cores, int pipe);
 
     void transfer_drained(std::uint64_t stage) override;
     void transfer_done(std::uint64_t stage) override;

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "stats/stats.hpp"
+
 namespace npusim {
 
 CubeCore::CubeCore(sc_core::sc_module_name name, int index, SimContext& ctx, CoreListener& listener)
@@ -75,6 +77,12 @@ StageWork CubeCore::work(const Task& t, int stage, std::uint64_t tile) {
         }
     }
     return w;
+}
+
+void CubeCore::report_buffers(Stats& s, const std::vector<const AiCore*>& cubes) {
+    s.set("memory.l1.in_bytes", pipe_bytes(cubes, mte2));
+    s.set("memory.l0.in_bytes", pipe_bytes(cubes, mte1));
+    s.set("memory.l0c.out_bytes", pipe_bytes(cubes, fixpipe));
 }
 
 }  // namespace npusim

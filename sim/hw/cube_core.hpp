@@ -12,6 +12,10 @@ class CubeCore : public AiCore {
 public:
     enum Pipe { mte2, mte1, m, fixpipe };
     CubeCore(sc_core::sc_module_name name, int index, SimContext& ctx, CoreListener& listener);
+    // The traffic into and out of the cube cores' own buffers, over all of
+    // `cubes`: memory.l1.in_bytes (MTE2), memory.l0.in_bytes (MTE1) and
+    // memory.l0c.out_bytes (FixPipe); zero for no cores.
+    static void report_buffers(Stats& s, const std::vector<const AiCore*>& cubes);
 
 private:
     std::uint64_t plan(const Task& t) override;

@@ -17,6 +17,7 @@
 namespace npusim {
 
 class Stats;
+struct RunSpan;
 
 class Die : public sc_core::sc_module {
 public:
@@ -27,6 +28,8 @@ public:
     // Runs to completion; throws DeadlockError if tasks remain that can never run.
     void run();
     std::uint64_t end_ps() const { return end_ps_; }
+    // The run's statistics: every module's report plus the die's own
+    // figures (total time, Cube/Vector overlap, task and event counts).
     void collect(Stats& stats) const;
     ScalarCore& scalar() { return *scalar_; }
     SimContext& context() { return ctx_; }
@@ -34,6 +37,9 @@ public:
     WakeScheduler& scheduler() { return scheduler_; }
 
 private:
+    void report_overlap(Stats& s, const RunSpan& span) const;
+    void report_tasks(Stats& s, const RunSpan& span) const;
+
     SimContext ctx_;
     WakeScheduler scheduler_;
     std::unique_ptr<MemorySystem> memory_;

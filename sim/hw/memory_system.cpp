@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "stats/run_span.hpp"
+#include "stats/stats.hpp"
 #include "trace/trace_writer.hpp"
 
 namespace npusim {
@@ -29,6 +31,8 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, WakeScheduler& schedule
       l2_bw_(gbps_to_bytes_per_ps(chip.l2.bandwidth_gbps)),
       l2_(static_cast<std::uint64_t>(chip.l2.size_mb * 1024.0 * 1024.0),
           static_cast<std::uint64_t>(chip.l2.region_kb) * 1024),
+      hbm_bytes_per_ps_(gbps_to_bytes_per_ps(chip.hbm.bandwidth_gbps)),
+      l2_bytes_per_ps_(gbps_to_bytes_per_ps(chip.l2.bandwidth_gbps)),
       hbm_latency_ps_(ns_to_ps(chip.hbm.latency_ns)),
       l2_latency_ps_(ns_to_ps(chip.l2.latency_ns)),
       trace_(trace),
@@ -149,6 +153,24 @@ void MemorySystem::emit_counters() {
         trace_->counter(trace_pid_, "L2 bandwidth (GB/s)", now_ps(), l2);
         last_l2_gbps_ = l2;
     }
+}
+
+void MemorySystem::report(Stats& s, const RunSpan& span) const {
+    const MemoryTraffic& m = traffic_;
+    const double total_ps = static_cast<double>(span.total_ps);
+    s.set("memory.hbm.read_bytes", m.hbm_read_bytes);
+    s.set("memory.hbm.write_bytes", m.hbm_write_bytes);
+    const double hbm_bytes = static_cast<double>(m.hbm_read_bytes + m.hbm_write_bytes);
+    const double hbm_cap = hbm_bytes_per_ps_ * total_ps;
+    s.set("units.hbm.utilization", hbm_cap > 0 ? hbm_bytes / hbm_cap : 0.0);
+    s.set("memory.l2.hit_bytes", m.l2_hit_bytes);
+    s.set("memory.l2.miss_bytes", m.l2_miss_bytes);
+    s.set("memory.l2.write_bytes", m.l2_write_bytes);
+    const double reads = static_cast<double>(m.l2_hit_bytes + m.l2_miss_bytes);
+    s.set("memory.l2.hit_rate", reads > 0 ? static_cast<double>(m.l2_hit_bytes) / reads : 0.0);
+    s.set("memory.transfers", m.transfers);
+    const double l2_cap = l2_bytes_per_ps_ * total_ps;
+    s.set("units.l2.utilization", l2_cap > 0 ? static_cast<double>(m.l2_served_bytes) / l2_cap : 0.0);
 }
 
 }  // namespace npusim

@@ -19,6 +19,8 @@
 
 namespace npusim {
 
+class Stats;
+struct RunSpan;
 class TraceWriter;
 
 struct TransferClient {
@@ -69,6 +71,9 @@ public:
     void transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag);
 
     const MemoryTraffic& traffic() const { return traffic_; }
+    // memory.hbm.*, memory.l2.*, memory.transfers and the share of each
+    // tier's bandwidth used over the span (units.hbm, units.l2).
+    void report(Stats& s, const RunSpan& span) const;
 
 private:
     enum class Tier : std::uint8_t { l2, hbm };
@@ -106,6 +111,7 @@ private:
     BandwidthShare hbm_;
     BandwidthShare l2_bw_;
     L2Cache l2_;
+    double hbm_bytes_per_ps_, l2_bytes_per_ps_;  // each tier's bandwidth
     std::uint64_t hbm_latency_ps_;
     std::uint64_t l2_latency_ps_;
     SlotPool<Pending> slots_;

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "chip/timing.hpp"
+#include "stats/run_span.hpp"
+#include "stats/stats.hpp"
 #include "trace/trace_writer.hpp"
 
 namespace npusim {
@@ -311,6 +313,21 @@ std::string ScalarCore::deadlock_report() const {
         }
     }
     return fmt::format("deadlock: {} task(s) never ran", stuck);
+}
+
+void ScalarCore::report(Stats& s, const RunSpan& span) const {
+    const int count = ctx_.chip.scalar.count;
+    s.set("units.scalar.count", count);
+    s.set("units.scalar.busy_cycles", span.cycles(static_cast<double>(busy_ps_)));
+    s.set("units.scalar.utilization", span.utilization(static_cast<double>(busy_ps_), count));
+    s.set("tasks.dispatched", dispatched_);
+    std::uint64_t signals = 0, fired = 0;
+    for (const EventState& e : events_) {
+        signals += e.signals;
+        fired += e.fired ? 1 : 0;
+    }
+    s.set("events.fired", fired);
+    s.set("events.signals", signals);
 }
 
 }  // namespace npusim

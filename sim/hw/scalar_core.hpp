@@ -17,6 +17,9 @@
 
 namespace npusim {
 
+class Stats;
+struct RunSpan;
+
 struct EventState {
     std::uint32_t signals = 0;
     std::uint32_t count = 1;     // signals it needs (its declaration's count)
@@ -46,6 +49,9 @@ public:
     std::uint64_t dispatched() const { return dispatched_; }
     std::uint64_t tasks_done() const { return done_; }
     const std::vector<EventState>& events() const { return events_; }
+    // units.scalar.{count,busy_cycles,utilization}, tasks.dispatched and
+    // events.{fired,signals}.
+    void report(Stats& s, const RunSpan& span) const;
     // A one-line reason why the run cannot finish; "" if every task ran.
     std::string deadlock_report() const;
 

@@ -1,5 +1,9 @@
 #include "hw/vector_core.hpp"
 
+#include <algorithm>
+
+#include "stats/stats.hpp"
+
 namespace npusim {
 
 VectorCore::VectorCore(sc_core::sc_module_name name, int index, SimContext& ctx, CoreListener& listener)
@@ -59,6 +63,11 @@ StageWork VectorCore::work(const Task& t, int stage, std::uint64_t tile) {
             return w;
     }
     return w;
+}
+
+void VectorCore::report_buffers(Stats& s, const std::vector<const AiCore*>& vectors) {
+    s.set("memory.ub.in_bytes", pipe_bytes(vectors, mte2));
+    s.set("memory.ub.out_bytes", pipe_bytes(vectors, mte3));
 }
 
 }  // namespace npusim

@@ -12,6 +12,9 @@ class VectorCore : public AiCore {
 public:
     enum Pipe { mte2, v, mte3 };
     VectorCore(sc_core::sc_module_name name, int index, SimContext& ctx, CoreListener& listener);
+    // The traffic through the vector cores' UB, over all of `vectors`:
+    // memory.ub.in_bytes (MTE2) and memory.ub.out_bytes (MTE3); zero for no cores.
+    static void report_buffers(Stats& s, const std::vector<const AiCore*>& vectors);
 
 private:
     std::uint64_t plan(const Task& t) override;

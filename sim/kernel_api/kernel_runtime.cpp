@@ -9,6 +9,7 @@
 
 #include "common/errors.hpp"
 #include "engine/wake_scheduler.hpp"
+#include "stats/run_span.hpp"
 #include "stats/stats.hpp"
 #include "trace/trace_writer.hpp"
 
@@ -103,10 +104,10 @@ void KernelRuntime::run() {
 }
 
 void KernelRuntime::collect(Stats& s) const {
-    const double ps_per_cycle = chip_.ps_per_cycle();
+    const RunSpan span{end_ps_, chip_.ps_per_cycle()};
     s.set("total_ps", end_ps_);
     s.set("total_ns", static_cast<double>(end_ps_) / 1000.0);
-    s.set("total_cycles", static_cast<std::int64_t>(std::llround(static_cast<double>(end_ps_) / ps_per_cycle)));
+    s.set("total_cycles", span.cycles(static_cast<double>(end_ps_)));
     s.set("clock_ghz", chip_.clock_ghz);
     s.set("supernode.ranks", ranks_);
     s.set("supernode.aiv_cores_per_rank", cores_);
@@ -124,21 +125,9 @@ void KernelRuntime::collect(Stats& s) const {
     }
     s.set("supernode.rank_end_min_ns", static_cast<double>(min_rank_end) / 1000.0);
     s.set("supernode.rank_end_mean_ns", static_cast<double>(sum_rank_end) / 1000.0 / ranks_);
-    s.set("memory_model.stale_reads", memory_->stale_reads());
-    s.set("memory_model.stale_blocks", memory_->stale_blocks());
-    s.set("memory_model.reads_checked", memory_->reads_checked());
-    s.set("memory_model.blocks_written", memory_->blocks_posted());
-    s.set("memory_model.watches", memory_->watches());
-    s.set("memory_model.pages", static_cast<std::uint64_t>(memory_->pages()));
-    std::string samples = "[";
-    for (const auto& r : memory_->stale_samples()) {
-        if (samples.size() > 1) samples += ",";
-        samples += fmt::format(R"({{"rank":{},"address":"{:#x}","core":{},"time_ns":{:.3f}}})", r.rank, r.addr, r.core,
-                               static_cast<double>(r.time_ps) / 1000.0);
-    }
-    s.set_json("memory_model.stale_read_samples", samples + "]");
-    mesh_->collect(s, end_ps_);
-    profile_.collect(s, "phases");
+    memory_->report(s);
+    mesh_->report(s, span);
+    profile_.report(s, "phases");
 }
 
 }  // namespace npusim

@@ -57,7 +57,8 @@ public:
     static constexpr Addr kCrossCoreBase = 0x7F0000000000ULL;
 
     std::uint64_t kernel_ops() const { return ops_; }
-    // memory_model.*, mesh.*, kernel.* and the profile's phase figures.
+    // The run's totals, kernel.* and supernode.* (its own), then the reports
+    // of the functional memory (memory_model.*), the mesh and the profile.
     void collect(Stats& s) const;
 
 private:

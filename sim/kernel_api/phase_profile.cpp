@@ -51,7 +51,7 @@ std::string PhaseProfile::csv() const {
     return out;
 }
 
-void PhaseProfile::collect(Stats& s, const std::string& prefix) const {
+void PhaseProfile::report(Stats& s, const std::string& prefix) const {
     const std::size_t n = names_.size();
     std::vector<double> dur_sum(n, 0), dur_max(n, 0), end_sum(n, 0), end_max(n, 0);
     std::vector<std::uint64_t> count(n, 0);

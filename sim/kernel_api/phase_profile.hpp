@@ -26,9 +26,9 @@ public:
 
     // rank,core,start_ns,<phase>... (ns, 3 decimals; empty cell = not stamped).
     std::string csv() const;
-    // moe.phases.<name>.{mean_ns,max_ns,end_mean_ns,end_max_ns}: per-core
+    // <prefix>.<name>.{order,mean_ns,max_ns,end_mean_ns,end_max_ns}: per-core
     // duration (from the previous stamp) and end time, over all cores.
-    void collect(Stats& s, const std::string& prefix) const;
+    void report(Stats& s, const std::string& prefix) const;
 
 private:
     std::size_t index(int rank, int core) const { return static_cast<std::size_t>(rank) * cores_ + core; }

@@ -4,7 +4,10 @@
 #include <array>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "mesh/plane_hash.hpp"
+#include "stats/stats.hpp"
 
 namespace npusim {
 
@@ -156,6 +159,22 @@ bool GlobalMemory::check_read(int rank, Addr addr, std::uint64_t bytes, int core
     stale_blocks_ += missing;
     if (samples_.size() < kMaxSamples) samples_.push_back(StaleRead{rank, first_missing, core, now_ps});
     return false;
+}
+
+void GlobalMemory::report(Stats& s) const {
+    s.set("memory_model.stale_reads", stale_reads_);
+    s.set("memory_model.stale_blocks", stale_blocks_);
+    s.set("memory_model.reads_checked", reads_checked_);
+    s.set("memory_model.blocks_written", blocks_posted_);
+    s.set("memory_model.watches", watches_made_);
+    s.set("memory_model.pages", static_cast<std::uint64_t>(pages_.size()));
+    std::string samples = "[";
+    for (const StaleRead& r : samples_) {
+        if (samples.size() > 1) samples += ",";
+        samples += fmt::format(R"({{"rank":{},"address":"{:#x}","core":{},"time_ns":{:.3f}}})", r.rank, r.addr, r.core,
+                               static_cast<double>(r.time_ps) / 1000.0);
+    }
+    s.set_json("memory_model.stale_read_samples", samples + "]");
 }
 
 }  // namespace npusim

@@ -20,6 +20,8 @@
 
 namespace npusim {
 
+class Stats;
+
 using Addr = std::uint64_t;
 
 struct StaleRead {
@@ -71,6 +73,8 @@ public:
     std::uint64_t watches() const { return watches_made_; }
     std::size_t pages() const { return pages_.size(); }
     const std::vector<StaleRead>& stale_samples() const { return samples_; }
+    // memory_model.*: the stale-read counts and first samples, blocks, watches, pages.
+    void report(Stats& s) const;
     static constexpr std::size_t kMaxSamples = 20;
 
 private:

@@ -8,6 +8,7 @@
 
 #include "engine/wake_scheduler.hpp"
 #include "mesh/plane_hash.hpp"
+#include "stats/run_span.hpp"
 #include "stats/stats.hpp"
 #include "trace/trace_writer.hpp"
 
@@ -178,8 +179,8 @@ void Mesh::trace_slice(int rank, bool tx, int plane, std::uint64_t start_ps, std
                      fmt::format(R"("{}":{},"bytes":{})", tx ? "dst" : "src", peer, bytes));
 }
 
-void Mesh::collect(Stats& s, std::uint64_t total_ps) const {
-    const double total = static_cast<double>(std::max<std::uint64_t>(total_ps, 1));
+void Mesh::report(Stats& s, const RunSpan& span) const {
+    const double total = static_cast<double>(std::max<std::uint64_t>(span.total_ps, 1));
     std::uint64_t bytes = 0, busiest = 0;
     double busiest_frac = 0;
     for (int p = 0; p < planes_; ++p) {

@@ -32,6 +32,7 @@
 namespace npusim {
 
 class Stats;
+struct RunSpan;
 class TraceWriter;
 
 enum class WriteKind : std::uint8_t {
@@ -74,7 +75,9 @@ public:
     int plane_of(int rank, Addr addr) const;  // plane of the block at addr of rank's GM
     std::uint64_t writes() const { return writes_; }
     std::uint64_t chunks() const { return chunks_; }
-    void collect(Stats& s, std::uint64_t total_ps) const;
+    // mesh.planes.<p>.*, mesh.links.r<rank>.p<plane>.*, the mesh totals and
+    // units.mesh.utilization (bytes over every plane's bandwidth for the span).
+    void report(Stats& s, const RunSpan& span) const;
 
 private:
     struct Interval {

@@ -1,6 +1,10 @@
-// The one statistics registry of a run (DESIGN §3, §4.4). Modules put
-// numbers here under dotted keys; it goes out as nested JSON in key order,
-// so equal runs give byte-identical files.
+// The one statistics registry of a run (docs/design.md, Statistics). Each
+// hardware module puts its own numbers here under its own dotted key prefix
+// (`report(Stats&, const RunSpan&)`, run_span.hpp); the owner of a run (die,
+// kernel runtime, host runtime) `collect`s by asking its modules to report
+// and adding the figures no single module owns. It goes out as nested JSON
+// in key order, so equal runs give byte-identical files whatever order the
+// modules report in. No JSON library here: it is included by every module.
 #pragma once
 #include <cstdint>
 #include <map>
