@@ -1,4 +1,4 @@
-// The one statistics registry of a run (DESIGN §3, §4.4). Modules put
+// The one statistics registry of a run (docs/design.md §3, §4.4). Modules put
 // numbers here under dotted keys; it goes out as nested JSON in key order,
 // so equal runs give byte-identical files.
 #pragma once
