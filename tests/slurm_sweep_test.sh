@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A sweep through a real single-node Slurm cluster (DESIGN §4.1 `npusim sweep
+# A sweep through a real single-node Slurm cluster (docs/design.md §4.1 `npusim sweep
 # --backend slurm`): starts munged, slurmctld and slurmd of Debian's packages
 # in a private folder (own munge socket and key, own slurm.conf via
 # SLURM_CONF, free ports, nothing in /etc touched), runs a small study as a

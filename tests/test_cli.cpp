@@ -1,4 +1,4 @@
-// End-to-end tests of the npusim command line (DESIGN §4.1, §4.4, §4.5):
+// End-to-end tests of the npusim command line (docs/design.md §4.1, §4.4, §4.5):
 // the binary is run as a user would run it; exit codes, messages on stderr,
 // the stats JSON and the trace (checked by tools/check_trace.py).
 #include <catch2/catch.hpp>
@@ -51,7 +51,7 @@ void check_bad_input(const Result& r, int code) {
 
 }  // namespace
 
-TEST_CASE("cli: run on ax300 writes the stats of DESIGN 4.4", "[cli]") {
+TEST_CASE("cli: run on ax300 writes the stats of docs/design.md §4.4", "[cli]") {
     TempDir tmp;
     const std::string stats = tmp.path("stats.json");
     const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--stats", stats});
@@ -103,7 +103,7 @@ TEST_CASE("cli: run with op-level sync runs the same tasks, with less overlap", 
     const json so = read_json(op), st = read_json(tile);
     CHECK(so.at("tasks").at("count") == 32 * 2);
     CHECK(so.at("total_cycles").get<double>() > 0);
-    // DESIGN §1.1: moving sync from op level to tile level raises Cube/Vector overlap.
+    // docs/design.md §1.1: moving sync from op level to tile level raises Cube/Vector overlap.
     CHECK(st.at("overlap").at("cube_vector").get<double>() > so.at("overlap").at("cube_vector").get<double>());
 }
 
@@ -122,7 +122,7 @@ TEST_CASE("cli: two runs with the same inputs write identical stats", "[cli]") {
     CHECK(read_json(a).at("config").at("chip").at("hbm").at("bandwidth_gbps").get<double>() == 800);
 }
 
-TEST_CASE("cli: the trace of a run is valid for Perfetto and has the tracks of DESIGN 4.5", "[cli][trace]") {
+TEST_CASE("cli: the trace of a run is valid for Perfetto and has the tracks of docs/design.md §4.5", "[cli][trace]") {
     TempDir tmp;
     const std::string trace = tmp.path("trace.json");
     const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--trace", trace, "-q"});

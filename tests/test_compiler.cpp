@@ -1,4 +1,4 @@
-// The built-in compiler (DESIGN §1.1, docs/compiler.md): each pass is tested
+// The built-in compiler (docs/design.md §1.1, docs/compiler.md): each pass is tested
 // through compile() on small in-memory graphs (no SystemC, in-process), and
 // the effects the issue asks for are tested end to end through the binary:
 // tile vs op sync, layout hoisting, Vector fusion, emit + replay, batch,

@@ -1,4 +1,4 @@
-// SystemC tests of one die (DESIGN §2, §4.3, §4.4): hand-written task
+// SystemC tests of one die (docs/design.md §2, §4.3, §4.4): hand-written task
 // streams run on the bundled chips, checked against numbers worked out from
 // the cost formulas and the chip parameters.
 //
@@ -125,7 +125,7 @@ json run_binary(const TempDir& tmp, const std::string& chip, const std::string& 
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// Cube timing (DESIGN §2: M = ceil(m/16)·ceil(k/16)·ceil(n/16) per tile).
+// Cube timing (docs/design.md §2: M = ceil(m/16)·ceil(k/16)·ceil(n/16) per tile).
 
 TEST_CASE("die: a lone L1-resident fp16 matmul costs dispatch + start + fill + M cycles + drain", "[die][cube]") {
     // 64x1024x64 fp16 on ax300: m0 = n0 = 64, k0 = 32 KB / (64 * 2 B) = 256,
@@ -197,7 +197,7 @@ TEST_CASE("die: matmul cost grows with k by the M cycles of the added k tiles (f
 }
 
 // ---------------------------------------------------------------------------
-// Vector timing (DESIGN §2: V = 256 B per repeat-cycle times cycles_per_repeat).
+// Vector timing (docs/design.md §2: V = 256 B per repeat-cycle times cycles_per_repeat).
 
 TEST_CASE("die: vector cycles scale with bytes and with cycles_per_repeat", "[die][vector]") {
     // UB-resident (src/dst "ub"): MTE2 and MTE3 have no work, only V runs:
@@ -237,7 +237,7 @@ TEST_CASE("die: a lone vector task with a partial repeat rounds up per chunk", "
 }
 
 // ---------------------------------------------------------------------------
-// Events, streams, pinning (DESIGN §4.3).
+// Events, streams, pinning (docs/design.md §4.3).
 
 TEST_CASE("die: a vector task waiting on a cube task's event starts after it ends", "[die][events]") {
     // Cube alone ends at D + S + 1216 = 1312 (first test). The vector task is
@@ -382,7 +382,7 @@ TEST_CASE("die: a counting event short of its count is a deadlock naming the sig
 }
 
 // ---------------------------------------------------------------------------
-// Memory system (DESIGN §2).
+// Memory system (docs/design.md §2).
 
 TEST_CASE("die: 48 cores streaming never exceed HBM bandwidth", "[die][memory]") {
     // traces/copy_48core.jsonl: 48 streams x 4 copies of 1 MiB, HBM -> HBM.
@@ -469,7 +469,7 @@ TEST_CASE("die: halving HBM bandwidth doubles a memory-bound copy and leaves an 
 }
 
 TEST_CASE("die: tile-level sync overlaps Cube and Vector more than op-level sync on ax300", "[die][cli]") {
-    // DESIGN §1.1 reference case: op-level events make every Vector tile wait
+    // docs/design.md §1.1 reference case: op-level events make every Vector tile wait
     // for all 16 Cube tiles; tile-level events let Vector follow each tile.
     TempDir tmp;
     const json op = run_binary(tmp, kAx300, kSrc + "/traces/convbnrelu_op.jsonl");

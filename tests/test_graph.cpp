@@ -123,7 +123,7 @@ TEST_CASE("graph: attr_int and attr_ints accept one value as either", "[graph]")
 // ---------------------------------------------------------------------------
 // The bundled models.
 
-TEST_CASE("graph: convbnrelu is the DESIGN 1.1 reference case", "[graph][models]") {
+TEST_CASE("graph: convbnrelu is the docs/design.md §1.1 reference case", "[graph][models]") {
     const Graph g = model("convbnrelu");
     CHECK(g.name == "convbnrelu");
     REQUIRE(g.nodes.size() == 3);

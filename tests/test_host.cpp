@@ -1,4 +1,4 @@
-// The host runtime model (DESIGN §1.2, docs/host.md): the memory pool, the
+// The host runtime model (docs/design.md §1.2, docs/host.md): the memory pool, the
 // cost table, the host plan and the stream gating as plain C++; one
 // in-process SystemC run checked against the cost arithmetic; and end-to-end
 // runs of the bundled host models through the npusim binary (one SystemC

@@ -1,4 +1,4 @@
-// The layers the build enforces (docs/design.md, Layers): each sim/<layer> is
+// The layers the build enforces (docs/design.md §3): each sim/<layer> is
 // a library that links only the layers it names. Static libraries cannot stop
 // a source from including a header of a layer it does not link (every layer
 // sees the same include root), so this test reads the table the build wrote

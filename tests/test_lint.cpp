@@ -1,4 +1,4 @@
-// Tests of `npusim lint` (DESIGN §1.1 over-synchronisation, §4.1): the
+// Tests of `npusim lint` (docs/design.md §1.1 over-synchronisation, §4.1): the
 // analysis on small hand-written streams, on the bundled
 // traces/lint_concat_oversync.jsonl and on a 10^4-task stream, then the
 // command line end to end (exit codes 0 / 1 / 2, --json).

@@ -1,4 +1,4 @@
-// Plain C++ unit tests of the cost models, no simulation (DESIGN §2):
+// Plain C++ unit tests of the cost models, no simulation (docs/design.md §2):
 // max-min bandwidth sharing, the L2 hit model, the double-buffered tile
 // pipeline, interval arithmetic for overlap, cube tiling and M-pipe cycles,
 // vector chunking, and the task-stream reader/writer (§4.3).
@@ -421,7 +421,7 @@ TEST_CASE("TilePipeline: stages without work complete at once", "[models][pipeli
 }
 
 // ---------------------------------------------------------------------------
-// Intervals and overlap (DESIGN §4.4).
+// Intervals and overlap (docs/design.md §4.4).
 
 TEST_CASE("intervals: merge, length, intersection, overlap ratio", "[models][intervals]") {
     const std::vector<Interval> a = merge_intervals({{5, 10}, {0, 3}, {2, 4}, {10, 12}, {7, 7}, {8, 9}});

@@ -1,4 +1,4 @@
-// Supernode tests (DESIGN §1.3, §2 Links): the mesh timing, 512 B DataBlock
+// Supernode tests (docs/design.md §1.3, §2 Links): the mesh timing, 512 B DataBlock
 // atomicity and ordering, the kernel API's costs, the stale-read behaviour of
 // the MoE Dispatch variants, the calibration points and the --profile output.
 //

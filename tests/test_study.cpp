@@ -1,4 +1,4 @@
-// What-if studies, goldens and reports (DESIGN §4.1 `npusim sweep`, `npusim
+// What-if studies, goldens and reports (docs/design.md §4.1 `npusim sweep`, `npusim
 // check`): study files and their errors, point expansion, the results store,
 // golden comparison, and end to end through the binary: a 12-point sweep,
 // a sweep killed midway and resumed, a failing point, the bundled goldens

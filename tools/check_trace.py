@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Check that a trace written by `npusim run --trace` is well formed for
-Perfetto / the Chrome Trace Event Format (JSON object form), DESIGN.md §4.5.
+Perfetto / the Chrome Trace Event Format (JSON object form), docs/design.md §4.5.
 
 usage: check_trace.py TRACE.json [--expect-flows] [--quiet]
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Writes the example task streams in traces/ (DESIGN §4.3).
+"""Writes the example task streams in traces/ (docs/design.md §4.3).
 
 - convbnrelu_op.jsonl / convbnrelu_tile.jsonl: the ConvBNReLU reference case
-  of DESIGN §1.1 on ax300 ([1,64,56,56] fp16, 3x3 conv 64->128, BN folded),
+  of docs/design.md §1.1 on ax300 ([1,64,56,56] fp16, 3x3 conv 64->128, BN folded),
   as 16 Cube sub-tasks per image (8 output-channel blocks x 2 spatial blocks)
   followed by a BN+ReLU Vector task per sub-task, for a batch of 2 images.
   Op-level sync: every Vector task waits for all 16 Cube tasks of its image

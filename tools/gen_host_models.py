@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the host-runtime workloads (DESIGN §1.2, §4.6, docs/host.md) into models/:
+"""Writes the host-runtime workloads (docs/design.md §1.2, §4.6, docs/host.md) into models/:
 
     host_smallops.json  many small element-wise and reshape ops with dynamic
                         shapes; a value-dependent Reshape in the middle, a
@@ -72,7 +72,7 @@ class Graph:
 
 def host_smallops():
     g = Graph("host_smallops", {"batch": 1},
-              "Host-bound workload (DESIGN 1.2): 8 blocks of small element-wise ops on [batch,128,64] fp16 "
+              "Host-bound workload (docs/design.md §1.2): 8 blocks of small element-wise ops on [batch,128,64] fp16 "
               "(Mul, Add, Sigmoid, Mul = SiLU, a Reshape view, a Transpose, a broadcast Mul by the mask, a residual "
               "Add), run kernel by kernel with dynamic shapes. Value-dependent: after block 3 a Reshape whose shape "
               "comes from a device tensor (shape_calc), and at the end a ReduceSum whose axes come from a device "
@@ -207,7 +207,7 @@ def llm_decode(layers=4, hidden=2048, heads=16, ffn=5632, vocab=32000):
 
 def host_hetero():
     g = Graph("host_hetero", {"batch": 1},
-              "Hetero-mode demonstration (DESIGN 1.2): an NPU branch of three MatMuls with a Sigmoid and a CPU branch "
+              "Hetero-mode demonstration (docs/design.md §1.2): an NPU branch of three MatMuls with a Sigmoid and a CPU branch "
               "(Softmax and ReduceSum of a feature tensor, labelled \"device\": \"cpu\") with no data dependence "
               "between them, then a CPU gate (Sigmoid) on a column sum of the NPU result (device -> host -> device) and the joins. Static "
               "shapes. In hetero mode the CPU branch runs on a host worker thread while the NPU computes. "

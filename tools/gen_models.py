@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the bundled model graphs (docs/graph-format.md) into models/:
 
-    convbnrelu.json   the DESIGN §1.1 reference: 3x3 conv 64->128 + BN + ReLU
+    convbnrelu.json   the docs/design.md §1.1 reference: 3x3 conv 64->128 + BN + ReLU
     resnet50.json     ResNet-50 v1.5, 224x224
     bert_layer.json   one BERT-base encoder layer
     segnet.json       a small encoder-decoder segmentation network
@@ -154,7 +154,7 @@ class Graph:
 
 def convbnrelu():
     g = Graph("convbnrelu", {"batch": 1},
-              "DESIGN 1.1 reference case: input [batch,64,56,56] fp16 NCHW, 3x3 conv 64->128 stride 1 pad 1, "
+              "docs/design.md §1.1 reference case: input [batch,64,56,56] fp16 NCHW, 3x3 conv 64->128 stride 1 pad 1, "
               "BatchNorm (folded into the conv by the compiler), ReLU (fused on the conv's output side). "
               "On the AX300 teaching chip the toolchain made 16 Cube sub-tasks (8 output-channel blocks x 2 "
               "spatial blocks).")

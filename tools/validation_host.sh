@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the numbers of the "Host runtime" section of docs/validation.md
-# (DESIGN §1.2, docs/host.md): end-to-end time, device idle fraction, drains,
+# (docs/design.md §1.2, docs/host.md): end-to-end time, device idle fraction, drains,
 # waits and peak device memory per host mode for each host model on a2, the
 # effect of descriptor batching on many small tasks, and the hetero overlap.
 #

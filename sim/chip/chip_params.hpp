@@ -53,7 +53,7 @@ struct HbmParams {
     double size_gb = 64;
 };
 
-// The supernode mesh (DESIGN §1.3, §2 Links): dies ("ranks") joined by
+// The supernode mesh (docs/design.md §1.3, §2 Links): dies ("ranks") joined by
 // memory-semantic link planes. ranks = 1 is a single die without a mesh.
 struct InterconnectParams {
     int ranks = 1;                      // dies in the supernode
@@ -77,7 +77,7 @@ struct KernelCostParams {
     double vector_setup_cycles = 16;    // fixed V-pipe time of one vector instruction sequence
 };
 
-// Host runtime (DESIGN §1.2, sim/host): per-op framework costs in µs,
+// Host runtime (docs/design.md §1.2, sim/host): per-op framework costs in µs,
 // static-shape and dynamic-shape variants; see docs/host.md.
 struct HostStageCosts {
     double prepare_us = 2, infer_us = 3, resize_us = 4, alloc_us = 2, launch_us = 6, free_us = 0.5;

@@ -1,4 +1,4 @@
-// The double-buffered pipe schedule inside one core (DESIGN §2): S stages
+// The double-buffered pipe schedule inside one core (docs/design.md §2): S stages
 // (e.g. MTE2 -> MTE1 -> M -> FixPipe) over N tiles. A stage works on one
 // tile at a time, in tile order; a tile enters stage s when stage s-1 has
 // finished it and a buffer between s and s+1 is free (depth 2 = double

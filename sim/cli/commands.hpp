@@ -1,5 +1,5 @@
 // The npusim subcommands. Each takes the arguments after its name and
-// returns the process exit code (DESIGN §4.1); errors travel as exceptions.
+// returns the process exit code (docs/design.md §4.1); errors travel as exceptions.
 #pragma once
 #include <string>
 #include <vector>

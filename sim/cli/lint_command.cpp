@@ -1,4 +1,4 @@
-// `npusim lint`: report over-synchronisation in a task stream (DESIGN §1.1,
+// `npusim lint`: report over-synchronisation in a task stream (docs/design.md §1.1,
 // §4.1): event edges between tasks that share no written data and that no
 // true dependence needs. Exit 0 clean, 1 findings, 2 bad input.
 #include <filesystem>

@@ -79,7 +79,7 @@ int run_command(const Args& args) {
     const nlohmann::json& workload = cfg.document()["workload"];
     std::optional<compiler::CompileResult> compiled;
     if (cfg.workload_kind() == "graph") compiled = compiler::compile_workload(workload, chip);
-    // Host runtime (DESIGN §1.2): with workload.host_mode, kernels wait for the modelled host to launch them.
+    // Host runtime (docs/design.md §1.2): with workload.host_mode, kernels wait for the modelled host to launch them.
     std::unique_ptr<host::HostModel> host = compiled ? host::HostModel::create(cfg.document(), chip, *compiled) : nullptr;
     const TaskStream stream = host       ? host->take_stream()
                               : compiled ? std::move(compiled->stream)

@@ -1,4 +1,4 @@
-// Error types that map to the CLI's exit codes (DESIGN §4.1).
+// Error types that map to the CLI's exit codes (docs/design.md §4.1).
 #pragma once
 #include <stdexcept>
 #include <string>

@@ -1,4 +1,4 @@
-// The built-in compiler (DESIGN §1.1, §3): model graph -> fused, laid-out,
+// The built-in compiler (docs/design.md §1.1, §3): model graph -> fused, laid-out,
 // tiled, synchronised task stream. Plain C++; its only output is a
 // TaskStream, the seam to the hardware model.
 #pragma once

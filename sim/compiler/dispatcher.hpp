@@ -1,4 +1,4 @@
-// The dispatcher (DESIGN §1.1): puts every task on a core of its type —
+// The dispatcher (docs/design.md §1.1): puts every task on a core of its type —
 // list scheduling on the cost model's estimates, so cores stay balanced,
 // with locality (a fused Vector tile goes to the vector core paired with
 // the Cube core that holds its input; on coupled parts a Vector consumer

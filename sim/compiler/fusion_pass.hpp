@@ -1,4 +1,4 @@
-// Groups graph nodes into kernels (DESIGN §1.1 Fusion): a ReLU after a Cube
+// Groups graph nodes into kernels (docs/design.md §1.1 Fusion): a ReLU after a Cube
 // op is applied by FixPipe (no separate task, no round trip through GM);
 // chains of element-wise Vector ops become one Vector kernel (data enters UB
 // once); at a Cube -> heavy Vector boundary the Vector kernel either

@@ -1,4 +1,4 @@
-// The model graph the compiler reads (DESIGN §1.1): tensors with shape,
+// The model graph the compiler reads (docs/design.md §1.1): tensors with shape,
 // dtype and layout; nodes with op type, attributes, inputs and outputs.
 // Plain C++; the compiler knows nothing of SystemC.
 #pragma once

@@ -1,4 +1,4 @@
-// Layout assignment (DESIGN §1.1): Cube ops want NC1HWC0 (convolution
+// Layout assignment (docs/design.md §1.1): Cube ops want NC1HWC0 (convolution
 // activations) or FRACTAL_NZ (matrices); frameworks hand over NCHW / ND.
 // Where a tensor's layout differs from what its consumer needs, a
 // FormatConvert node (a TransData task on Vector) is inserted. With

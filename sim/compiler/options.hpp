@@ -1,4 +1,4 @@
-// What the compiler is asked to do: the workload options of DESIGN §4.6.
+// What the compiler is asked to do: the workload options of docs/design.md §4.6.
 #pragma once
 #include <map>
 #include <string>

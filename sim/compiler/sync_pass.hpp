@@ -1,4 +1,4 @@
-// Sync insertion (DESIGN §1.1 Synchronisation): a task depends on the
+// Sync insertion (docs/design.md §1.1 Synchronisation): a task depends on the
 // earlier tasks that wrote what it reads. With `op` granularity a consumer
 // waits for all tiles of each producer op (one counting event per op); with
 // `tile` only for the tiles it actually reads. Either way redundant edges

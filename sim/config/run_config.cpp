@@ -494,7 +494,7 @@ void cross_checks(const json& doc, const Sources& sources) {
              " KB) and must fit in chip.buffers.ub_kb = " + std::to_string(ub_kb) + " KB");
 }
 
-// DESIGN §4.2: a chip with a mesh must say how big it is. Runs before the
+// docs/design.md §4.2: a chip with a mesh must say how big it is. Runs before the
 // defaults are filled in, so "has an interconnect section" means the input
 // (a chip file or a --set) wrote one.
 void check_mesh_keys(const json& doc, const Sources& sources) {

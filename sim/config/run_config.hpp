@@ -1,5 +1,5 @@
 // The one configuration document of a run: {"chip": {...}, "workload": {...}}
-// (DESIGN §4.2). Built from a chip file (with "extends"), a workload file and
+// (docs/design.md §4.2). Built from a chip file (with "extends"), a workload file and
 // --set overrides, validated against the schema, echoed into the stats.
 #pragma once
 #include <memory>

@@ -190,7 +190,7 @@ std::vector<KeySpec> build_keys() {
                     .meaning("HBM capacity of the die.")
                     .field(&ChipParams::hbm, &HbmParams::size_gb));
 
-    // --- chip.interconnect (supernode mesh, DESIGN §1.3, §2 Links) --------
+    // --- chip.interconnect (supernode mesh, docs/design.md §1.3, §2 Links) --------
     k.push_back(integer("chip.interconnect.ranks").unit("dies").at_least(1).at_most(384)
                     .meaning("Dies (ranks) joined by the memory-semantic mesh; 1 = a single die without a mesh. Required in a chip file with an `interconnect` section.")
                     .field(&ChipParams::interconnect, &InterconnectParams::ranks));
@@ -233,7 +233,7 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Fixed V-pipe time of one vector instruction sequence on top of its repeats.")
                     .field(&ChipParams::kernel, &KernelCostParams::vector_setup_cycles));
 
-    // --- chip.host: the framework host runtime (DESIGN §1.2, docs/host.md) ---
+    // --- chip.host: the framework host runtime (docs/design.md §1.2, docs/host.md) ---
     k.push_back(integer("chip.host.threads").unit("threads").at_least(1).at_most(1024)
                     .meaning("Host threads the runtime may use: sync needs 1, async 2, pipeline 3, hetero 3 + at least 1 CPU worker.")
                     .field(&ChipParams::host, &HostParams::threads));
@@ -301,7 +301,7 @@ std::vector<KeySpec> build_keys() {
                     .required()
                     .meaning("Task-descriptor stream (JSON Lines) to replay; in a `.json` workload file, relative to that file."));
 
-    // Kind "graph": a model graph compiled on the fly (DESIGN §4.6).
+    // Kind "graph": a model graph compiled on the fly (docs/design.md §4.6).
     k.push_back(Key("workload.file", VT::string)
                     .kind("graph")
                     .required()
@@ -326,7 +326,7 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Values for the graph's symbolic dimensions, e.g. `{\"seq_len\": 256}` (unset ones keep the graph's defaults)."));
     k.push_back(Key("workload.tiling", VT::object).kind("graph").def(json::object())
                     .meaning("Forced tilings by node name, e.g. `{\"conv1\": {\"m_blocks\": 2, \"n_blocks\": 8}}` (`tiles` for Vector ops)."));
-    // Host runtime (DESIGN §1.2, docs/host.md).
+    // Host runtime (docs/design.md §1.2, docs/host.md).
     k.push_back(Key("workload.host_mode", VT::enumeration).kind("graph").def("off")
                     .one_of({"off", "sync", "async", "pipeline", "hetero"})
                     .meaning("Framework host model: `off` launches every kernel at time 0 (device only); `sync`, `async`, `pipeline`, `hetero` as in docs/host.md."));
@@ -337,7 +337,7 @@ std::vector<KeySpec> build_keys() {
     k.push_back(Key("workload.dynamic_shapes", VT::boolean).kind("graph").def(false)
                     .meaning("Host pays the dynamic-shape costs (chip.host.*_dynamic_us) for every op."));
 
-    // Kind "moe": the MoE Dispatch operator on the supernode (DESIGN §1.3).
+    // Kind "moe": the MoE Dispatch operator on the supernode (docs/design.md §1.3).
     k.push_back(Key("workload.variant", VT::enumeration).kind("moe").def("optimized").one_of({"baseline", "optimized"})
                     .meaning("`baseline`: BSP style with SyncAll between phases; `optimized`: counts first, Data-as-Flag tokens, reorder on arrival, no SyncAll."));
     k.push_back(Key("workload.flag_in_block", VT::boolean).kind("moe").def(true)
@@ -372,10 +372,10 @@ std::vector<SectionSpec> build_sections() {
         {"chip.buffers", "", "On-core buffers", "Buffer capacities per core; tiles must fit in them."},
         {"chip.l2", "", "L2", "Shared L2 of the die, in front of HBM."},
         {"chip.hbm", "", "HBM", "Global memory of the die."},
-        {"chip.host", "", "Host runtime", "The framework host of kernel-by-kernel execution (DESIGN §1.2): per-op costs, threads, descriptor submission. Used when workload.host_mode is not `off`; see docs/host.md."},
+        {"chip.host", "", "Host runtime", "The framework host of kernel-by-kernel execution (docs/design.md §1.2): per-op costs, threads, descriptor submission. Used when workload.host_mode is not `off`; see docs/host.md."},
         {"chip.host.cpu", "", "Host CPU cost model", "Cost of ops of the CPU subgraph in `hetero` host mode, per host thread."},
         {"chip.interconnect", "", "Interconnect (supernode mesh)",
-         "Memory-semantic mesh joining `ranks` dies (DESIGN §1.3): per rank and plane an egress and an ingress FIFO, "
+         "Memory-semantic mesh joining `ranks` dies (docs/design.md §1.3): per rank and plane an egress and an ingress FIFO, "
          "latency plus size/bandwidth, writes cut into atomic DataBlocks and hashed to planes by address, unordered "
          "across planes. The keys get defaults on every chip; a chip file that has an `interconnect` section must "
          "give `ranks`, `planes` and `datablock_bytes`."},
@@ -390,7 +390,7 @@ std::vector<SectionSpec> build_sections() {
          "rank. Given as `--workload models/moe_dispatch.json`, a JSON object of the keys below; ranks come from "
          "`chip.interconnect.ranks`."},
         {"workload", "tasks", "Workload kind `tasks`",
-         "Replays a task-descriptor stream (DESIGN §4.3). Given directly as `--workload FILE.jsonl`, the section is "
+         "Replays a task-descriptor stream (docs/design.md §4.3). Given directly as `--workload FILE.jsonl`, the section is "
          "`{\"kind\": \"tasks\", \"file\": \"FILE.jsonl\"}`."},
     };
 }
@@ -523,7 +523,7 @@ std::string configuration_reference_markdown() {
           "     tests/test_config.cpp fails when this file and the table disagree;\n"
           "     regenerate with: build/npusim config-reference > docs/configuration.md\n"
           "     (or NPUSIM_UPDATE_DOCS=1 build/npusim_tests '[docs]') -->\n\n"
-          "A run is one JSON document `{\"chip\": {...}, \"workload\": {...}}` (DESIGN §4.2). "
+          "A run is one JSON document `{\"chip\": {...}, \"workload\": {...}}` (docs/design.md §4.2). "
           "It is built from the chip file (`--chip`), the workload file (`--workload`) and the "
           "`--set` overrides, checked against the table below, completed with defaults, and "
           "echoed as `config` in every statistics file.\n\n"

@@ -1,4 +1,4 @@
-// The host runtime of a run (DESIGN §1.2), put together for `npusim run`:
+// The host runtime of a run (docs/design.md §1.2), put together for `npusim run`:
 // reads workload.host_mode and the chip's host section, plans the host ops
 // of the compiled graph, gates the stream, and builds the HostRuntime
 // module beside the Die. Off (the default) leaves the run as it was: every

@@ -1,5 +1,5 @@
-// What the framework host does for each op of a compiled graph (DESIGN
-// §1.2): one host op per compiled kernel, in the compiler's (topological)
+// What the framework host does for each op of a compiled graph
+// (docs/design.md §1.2): one host op per compiled kernel, in the compiler's (topological)
 // order, with its cost-table op type, its device tasks, whether it is
 // value- or compute-dependent, whether it runs on a CPU thread (hetero),
 // and the device buffer it allocates and the buffers that die after it.

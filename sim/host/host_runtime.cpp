@@ -110,7 +110,7 @@ void HostRuntime::add_wait(std::vector<Step>& v, WaitKind w, int op) {
 }
 
 // Value-dependent op: every queue drains and every issued kernel ends, then
-// the value is copied to the host (DESIGN §1.2).
+// the value is copied to the host (docs/design.md §1.2).
 void HostRuntime::drain_steps(std::vector<Step>& v, int op) {
     const HostOp& h = plan_.ops[static_cast<std::size_t>(op)];
     add_wait(v, WaitKind::drain, op);

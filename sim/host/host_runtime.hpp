@@ -1,4 +1,4 @@
-// The framework host of kernel-by-kernel execution (DESIGN §1.2) as a
+// The framework host of kernel-by-kernel execution (docs/design.md §1.2) as a
 // SystemC module on the device's time base: host threads run each op's
 // input preparation, InferShape, Resize and Launch (allocation, launch call,
 // descriptor submission, free) in the arrangement of the host mode, release

@@ -1,4 +1,4 @@
-// The device memory pool of the host runtime (DESIGN §1.2): first-fit
+// The device memory pool of the host runtime (docs/design.md §1.2): first-fit
 // allocation with coalescing frees over one address range, 512 B aligned,
 // with in-use and reserved (high-water) peaks. Plain C++; the host calls it
 // from its launch thread, in program order.

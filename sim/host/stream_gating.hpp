@@ -1,4 +1,4 @@
-// Kernel-by-kernel gating of a compiled task stream (DESIGN §1.2): every
+// Kernel-by-kernel gating of a compiled task stream (docs/design.md §1.2): every
 // task of a host op waits on the launch event of its submission batch
 // ("launch:<op>#<b>", signalled by the host when the batch's descriptors
 // are written), and signals the op's completion event ("end:<op>", counting

@@ -1,4 +1,4 @@
-// The kernel API of one AIV core (Ascend-C-like; DESIGN §1.3): what a kernel
+// The kernel API of one AIV core (Ascend-C-like; docs/design.md §1.3): what a kernel
 // written for the supernode can say, and what each call costs. A kernel is a
 // plain C++ function `void kernel(AivCore& k)`; one instance runs per AIV
 // core of every rank, each in its own SystemC thread (KernelRuntime).

@@ -1,6 +1,6 @@
 // Per-core phase timestamps (the simulator's GetSystemCycle): kernels stamp
 // the end of each phase; the profile is one row per (rank, core) and one
-// column per phase (DESIGN §1.3 "Per-core phase profiling"). Plain C++.
+// column per phase (docs/design.md §1.3 "Per-core phase profiling"). Plain C++.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -1,5 +1,5 @@
 // Functional global memory of the supernode, for what ordering can break
-// (DESIGN §1.3): per DataBlock of every rank's GM, when this call's write of
+// (docs/design.md §1.3): per DataBlock of every rank's GM, when this call's write of
 // the block lands and the 8 B flag it carries. A block becomes visible whole,
 // at once, at its landing time. The mesh computes landing times when a write
 // is posted, so the memory stores them instead of replaying every landing as

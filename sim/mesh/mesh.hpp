@@ -1,4 +1,4 @@
-// The supernode mesh (DESIGN §1.3, §2 Links): every rank has `planes` link
+// The supernode mesh (docs/design.md §1.3, §2 Links): every rank has `planes` link
 // planes, each with an egress queue and an ingress queue of its own
 // bandwidth. A memory-semantic write is cut into DataBlocks; block addresses
 // hash to planes, and each plane's share of one write travels as one chunk:

@@ -1,5 +1,5 @@
 // Baseline MoE Dispatch ("BSP", coarse-grained), after the vendor kernel
-// (hardware-facts.md): every phase ends in a barrier, token data and counts
+// (docs/hardware-facts.md): every phase ends in a barrier, token data and counts
 // are sent and then checked together, cumSum runs after all data arrived,
 // then the reorder. Correct for every delivery order: the status flags leave
 // only after the sender has seen its data writes acknowledged (fence) and all

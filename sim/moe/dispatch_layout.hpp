@@ -1,5 +1,5 @@
-// Where the MoE Dispatch keeps things in each rank's GM (DESIGN §1.3,
-// hardware-facts "Vendor MoE dispatch kernel"):
+// Where the MoE Dispatch keeps things in each rank's GM (docs/design.md §1.3,
+// docs/hardware-facts.md "Vendor MoE dispatch kernel"):
 //
 //   window   sparse by expert: for each local expert, for each source rank,
 //            room for `batch` token slots. A slot holds one token: H bytes

@@ -1,4 +1,4 @@
-// Optimized MoE Dispatch (fine-grained, out-of-order; DESIGN §1.3):
+// Optimized MoE Dispatch (fine-grained, out-of-order; docs/design.md §1.3):
 //   bitmap   the cores split the experts; each builds, with vector compares
 //            over the rank's expert ids, the token bitmap and count of its
 //            experts; they meet through GM flags (no SyncAll); each core then

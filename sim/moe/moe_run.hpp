@@ -1,5 +1,5 @@
 // `npusim run` for a workload of kind "moe": the MoE Dispatch operator on the
-// supernode (DESIGN §1.3). Builds the routing, runs one kernel instance per
+// supernode (docs/design.md §1.3). Builds the routing, runs one kernel instance per
 // AIV core of every rank, writes stats, trace and the per-core phase profile.
 #pragma once
 #include <string>

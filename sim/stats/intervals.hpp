@@ -1,5 +1,5 @@
 // Interval arithmetic for busy-time statistics: the union of many busy
-// intervals and the overlap of two such unions (DESIGN §4.4 overlap).
+// intervals and the overlap of two such unions (docs/design.md §4.4 overlap).
 #pragma once
 #include <cstdint>
 #include <utility>

@@ -1,6 +1,6 @@
 // The span a module's statistics cover: the run's length and the clock, so
 // every module turns picoseconds into cycles and busy time into utilisation
-// the same way (docs/design.md, Statistics).
+// the same way (docs/design.md §4.4).
 #pragma once
 #include <cmath>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The one statistics registry of a run (docs/design.md, Statistics). Each
+// The one statistics registry of a run (docs/design.md §3, §4.4). Each
 // hardware module puts its own numbers here under its own dotted key prefix
 // (`report(Stats&, const RunSpan&)`, run_span.hpp); the owner of a run (die,
 // kernel runtime, host runtime) `collect`s by asking its modules to report

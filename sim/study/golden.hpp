@@ -1,4 +1,4 @@
-// Goldens for cycle-count regression (`npusim check`, DESIGN §4.1): a golden
+// Goldens for cycle-count regression (`npusim check`, docs/design.md §4.1): a golden
 // names one run (chip, workload, overrides) and the metrics it must give.
 //
 //   {"chip": "../../configs/chips/ax300.json", "workload": "../convbnrelu_tile.jsonl",

@@ -1,4 +1,4 @@
-// A what-if study (DESIGN §4.1 `npusim sweep`): one base run (chip file,
+// A what-if study (docs/design.md §4.1 `npusim sweep`): one base run (chip file,
 // workload file, fixed --set values) and axes that change it by dotted path.
 //
 //   {"chip": "../chips/a2.json", "workload": "../../models/resnet50.json",

@@ -1,4 +1,4 @@
-// `npusim lint`: finds over-synchronisation in a task stream (DESIGN §1.1):
+// `npusim lint`: finds over-synchronisation in a task stream (docs/design.md §1.1):
 // event edges between tasks that share no data and that no true (RAW, WAR,
 // WAW) dependence needs. Plain C++ on the TaskStream; knows no SystemC.
 // The rules and an example report are in docs/lint.md.

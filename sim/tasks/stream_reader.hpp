@@ -1,4 +1,4 @@
-// Reads and writes task-descriptor streams (JSON Lines, DESIGN §4.3).
+// Reads and writes task-descriptor streams (JSON Lines, docs/design.md §4.3).
 #pragma once
 #include <iosfwd>
 #include <string>

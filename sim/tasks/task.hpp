@@ -1,5 +1,5 @@
 // Task descriptors: the seam between the compiler and the hardware
-// (DESIGN §4.3). Plain data; nothing here knows SystemC or graphs.
+// (docs/design.md §4.3). Plain data; nothing here knows SystemC or graphs.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -1,5 +1,5 @@
 // Chrome Trace Event Format writer (JSON object form), loadable by Perfetto
-// (DESIGN §4.5). Streams events to the file as the simulation runs, so a
+// (docs/design.md §4.5). Streams events to the file as the simulation runs, so a
 // trace never has to fit in memory. Times are picoseconds in, µs out.
 #pragma once
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Chip files (DESIGN §4.2): the JSON reader, "extends", the schema validation
+// Chip files (docs/design.md §4.2): the JSON reader, "extends", the schema validation
 // and the cross-key checks of RunConfig::load. An input may hold two files
 // separated by a line "----": chip.json and base.json (for "extends").
 // Invariant: a chip that loads, written back from its resolved document,

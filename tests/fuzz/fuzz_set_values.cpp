@@ -1,4 +1,4 @@
-// --set PATH=VALUE (DESIGN §4.2): each line of the input is one --set
+// --set PATH=VALUE (docs/design.md §4.2): each line of the input is one --set
 // argument (at most 8), applied to the bundled ax300 chip with a task stream
 // (even first byte) or a model graph (odd) as the workload, so both kinds'
 // workload keys are reachable. Errors must name the --set argument or a file.

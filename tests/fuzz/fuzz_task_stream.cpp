@@ -1,4 +1,4 @@
-// Task streams (DESIGN §4.3): parse_task_stream on arbitrary text.
+// Task streams (docs/design.md §4.3): parse_task_stream on arbitrary text.
 // Invariant: a stream that parses, written with write_task_stream, parses
 // again to a stream that writes the very same text (nothing is lost or
 // changed on the way, so `compile --emit-tasks` + `run` equals compiling on
