@@ -27,7 +27,6 @@
 #include <iostream>
 #include <iterator>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
