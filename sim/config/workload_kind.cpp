@@ -28,7 +28,7 @@ const std::vector<std::pair<WorkloadKind, std::string>>& kinds() {
 bool ends_with_ci(const std::string& s, const std::string& suffix) {
     if (s.size() < suffix.size()) return false;
     return std::equal(suffix.rbegin(), suffix.rend(), s.rbegin(),
-                      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+                      [](char suffix_char, char c) { return std::tolower(static_cast<unsigned char>(c)) == suffix_char; });
 }
 
 }  // namespace
