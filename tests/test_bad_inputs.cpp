@@ -303,7 +303,7 @@ TEST_CASE("bad input: duplicate ids and duplicate keys name both places, exit 2"
     }
     SECTION("a key repeated in a task line") {
         const std::string s = tmp.write("dupkey.jsonl", kOk + task("t1", "s0", R"({"bytes":64,"bytes":128})"));
-        expect(run_npusim(tmp, run_stream(s)), 2, {"dupkey.jsonl:2", "params: duplicate key 'bytes'"});
+        expect(run_npusim(tmp, run_stream(s)), 2, {"dupkey.jsonl:2:", "duplicate key 'bytes' in params"});
     }
 }
 

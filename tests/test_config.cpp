@@ -252,7 +252,7 @@ TEST_CASE("malformed chip files give FILE:LINE:COL or a clear one-line reason", 
     CHECK_THAT(load_error(t.write("bin.json", std::string("\x7f" "ELF\0\0\x01", 7))),
                Contains("bin.json: not a JSON text file (binary data at byte 5)"));
     CHECK_THAT(load_error(t.write("list.json", "[1, 2]")),
-               Contains("list.json: expected a JSON object at the top level of the chip file, got a list"));
+               Contains("list.json:1:1: expected a JSON object at the top level of the chip file, got a list"));
     CHECK_THAT(load_error((t.dir / "absent.json").string()), Contains("absent.json: cannot open chip file"));
     CHECK_THAT(load_error(t.dir.string()), Contains("cannot open chip file (it is a directory)"));
 }

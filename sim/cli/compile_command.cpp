@@ -35,7 +35,7 @@ int compile_command(const Args& args) {
         ("quiet,q", po::bool_switch(&quiet), "no report on stdout");
     if (!parse_options(args, opts)) return 0;
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
-    if (cfg.workload_kind() != "graph")
+    if (cfg.kind() != WorkloadKind::graph)
         throw InputError(fmt::format("{}: compile takes a model graph (kind \"graph\"), this workload is kind \"{}\"",
                                      workload_file, cfg.workload_kind()));
     const compiler::CompileResult r = compiler::compile_workload(cfg.document()["workload"], cfg.chip());

@@ -35,10 +35,10 @@ int lint_command(const Args& args) {
     // and whether it fits the chip.
     const RunConfig cfg = RunConfig::load(chip_file, tasks_file, {});
     const nlohmann::json& workload = cfg.document()["workload"];
-    if (cfg.workload_kind() != "tasks" || !workload.contains("file") || !workload["file"].is_string())
+    if (cfg.kind() != WorkloadKind::tasks || !workload.contains("file") || !workload["file"].is_string())
         throw InputError(fmt::format("{}: npusim lint checks task streams (.jsonl), not a '{}' workload{}", tasks_file,
                                      cfg.workload_kind(),
-                                     cfg.workload_kind() == "graph" ? "; emit its tasks with npusim compile first" : ""));
+                                     cfg.kind() == WorkloadKind::graph ? "; emit its tasks with npusim compile first" : ""));
     const TaskStream stream = read_task_stream(workload["file"].get<std::string>());
     check_stream_fits_chip(stream, cfg.chip());
 

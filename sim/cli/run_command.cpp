@@ -56,9 +56,9 @@ int run_command(const Args& args) {
         std::error_code ec;
         const auto dir = std::filesystem::path(profile_file).parent_path();
         if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-        if (cfg.workload_kind() != "moe") throw InputError("--profile: only workloads of kind 'moe' stamp per-core phases");
+        if (cfg.kind() != WorkloadKind::moe) throw InputError("--profile: only workloads of kind 'moe' stamp per-core phases");
     }
-    if (cfg.workload_kind() == "moe") {
+    if (cfg.kind() == WorkloadKind::moe) {
         if (!report_file.empty()) throw InputError("--report: not available yet for workloads of kind 'moe'");
         for (const std::string& f : {stats_file, trace_file}) {
             const auto dir = std::filesystem::path(f).parent_path();
@@ -78,7 +78,7 @@ int run_command(const Args& args) {
     // resolved path: relative to a .json workload file, or as --set it).
     const nlohmann::json& workload = cfg.document()["workload"];
     std::optional<compiler::CompileResult> compiled;
-    if (cfg.workload_kind() == "graph") compiled = compiler::compile_workload(workload, chip);
+    if (cfg.kind() == WorkloadKind::graph) compiled = compiler::compile_workload(workload, chip);
     // Host runtime (docs/design.md §1.2): with workload.host_mode, kernels wait for the modelled host to launch them.
     std::unique_ptr<host::HostModel> host = compiled ? host::HostModel::create(cfg.document(), chip, *compiled) : nullptr;
     const TaskStream stream = host       ? host->take_stream()

@@ -4,18 +4,15 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <queue>
-#include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
-#include "common/input_limits.hpp"
+#include "common/json_file.hpp"
 #include "compiler/shape_inference.hpp"
 
 namespace npusim::compiler {
@@ -23,8 +20,6 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 namespace fs = std::filesystem;
-
-constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t(1) << 30;
 
 const std::vector<std::string> kTopKeys = {"kind", "name", "notes", "dims", "workload", "tensors", "nodes", "outputs"};
 const std::vector<std::string> kTensorKeys = {"shape", "dtype", "layout", "input", "const", "notes"};
@@ -115,79 +110,6 @@ bool is_identifier(const std::string& s) {
 }
 
 // ---------------------------------------------------------------------------
-// JSON text → document, with positions for syntax errors and a check for
-// duplicate keys (which JSON parsers otherwise resolve silently).
-
-struct Frame {
-    bool object = true;
-    std::string path;
-    std::set<std::string> keys;
-    std::string key;
-    std::size_t index = 0;
-};
-
-ojson parse_text(const std::string& text, const std::string& file) {
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-        throw InputError(file + ": empty graph file (expected a JSON object)");
-    if (text.find('\0') != std::string::npos) throw InputError(file + ": not a JSON text file (contains NUL bytes)");
-    // Before parsing: the paths kept per level below make deep nesting quadratic.
-    if (const auto deep = json_too_deep_at(text); deep != std::string::npos)
-        throw InputError(file + ":" + line_col(text, deep) + ": invalid JSON: nested deeper than " +
-                         std::to_string(kMaxJsonDepth) + " levels");
-
-    std::vector<Frame> stack;
-    auto child_path = [&]() -> std::string {
-        if (stack.empty()) return "";
-        const Frame& p = stack.back();
-        if (p.object) return p.path.empty() ? p.key : p.path + "." + p.key;
-        return p.path + "[" + std::to_string(p.index) + "]";
-    };
-    auto advance = [&]() {
-        if (!stack.empty() && !stack.back().object) ++stack.back().index;
-    };
-    ojson::parser_callback_t cb = [&](int, nlohmann::json::parse_event_t ev, ojson& parsed) {
-        using E = nlohmann::json::parse_event_t;
-        switch (ev) {
-            case E::object_start:
-            case E::array_start: {
-                Frame f;
-                f.object = ev == E::object_start;
-                f.path = child_path();
-                stack.push_back(std::move(f));
-                break;
-            }
-            case E::object_end:
-            case E::array_end:
-                if (!stack.empty()) stack.pop_back();
-                advance();
-                break;
-            case E::key: {
-                const std::string k = parsed.get<std::string>();
-                Frame& f = stack.back();
-                if (!f.keys.insert(k).second)
-                    throw InputError(file + ": " + (f.path.empty() ? "" : f.path + ": ") + "duplicate key '" + k + "'");
-                f.key = k;
-                break;
-            }
-            case E::value: advance(); break;
-        }
-        return true;
-    };
-    try {
-        return ojson::parse(text, cb);
-    } catch (const ojson::parse_error& e) {
-        std::size_t off = e.byte == 0 ? 0 : e.byte - 1;
-        if (off > text.size()) off = text.size();
-        throw InputError(file + ":" + line_col(text, off) + ": invalid JSON: " + parse_error_reason(e.what()));
-    } catch (const ojson::exception& e) {
-        std::string what = e.what();
-        const auto br = what.find("] ");
-        if (br != std::string::npos) what = what.substr(br + 2);
-        throw InputError(file + ": invalid JSON: " + what);
-    }
-}
-
-// ---------------------------------------------------------------------------
 
 struct DeclaredTensor {
     bool has_shape = false;
@@ -200,7 +122,7 @@ public:
     Reader(std::string file, const std::map<std::string, std::int64_t>& dims) : file_(std::move(file)), given_(dims) {}
 
     Graph read(const ojson& doc) {
-        if (!doc.is_object()) fail("", "expected a JSON object at the top level, got " + kind_name(doc));
+        // An object: read_json_file checked the top level.
         check_keys(doc, kTopKeys, "");
         read_header(doc);
         read_dims(doc);
@@ -726,26 +648,21 @@ private:
     }
 };
 
+JsonFileSpec graph_file_spec() {
+    JsonFileSpec spec;
+    spec.what = "graph file";
+    spec.max_bytes = kMaxGraphFileBytes;
+    return spec;
+}
+
 }  // namespace
 
 Graph read_graph_text(const std::string& text, const std::string& file, const std::map<std::string, std::int64_t>& dims) {
-    const ojson doc = parse_text(text, file);
-    return Reader(file, dims).read(doc);
+    return Reader(file, dims).read(parse_json_text<ojson>(text, file, graph_file_spec()));
 }
 
 Graph read_graph(const std::string& file, const std::map<std::string, std::int64_t>& dims) {
-    std::error_code ec;
-    if (fs::is_directory(file, ec)) throw InputError(file + ": cannot open graph file (it is a directory)");
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw InputError(file + ": cannot open graph file");
-    const auto size = fs::file_size(file, ec);
-    if (!ec && size > kMaxFileBytes)
-        throw InputError(file + ": graph file of " + std::to_string(size) + " bytes is larger than the 1 GiB limit");
-    std::string text;  // bounded also for files of no size, like /dev/zero
-    if (!read_bounded(in, text, kMaxFileBytes))
-        throw InputError(file + ": graph file is larger than the 1 GiB limit");
-    if (in.bad()) throw InputError(file + ": cannot read graph file");
-    return read_graph_text(text, file, dims);
+    return Reader(file, dims).read(read_json_file<ojson>(file, graph_file_spec()));
 }
 
 }  // namespace npusim::compiler

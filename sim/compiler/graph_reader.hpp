@@ -28,5 +28,8 @@ constexpr std::size_t kMaxGraphNodes = 100000;
 constexpr std::size_t kMaxGraphTensors = 1000000;
 constexpr std::int64_t kMaxDimValue = std::int64_t(1) << 31;
 constexpr std::size_t kMaxRank = 8;
+// Graph files are read whole; larger than other JSON inputs (up to
+// kMaxGraphTensors declared tensors).
+constexpr std::size_t kMaxGraphFileBytes = std::size_t(1) << 30;
 
 }  // namespace npusim::compiler

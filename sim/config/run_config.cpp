@@ -6,16 +6,16 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
 #include "common/input_limits.hpp"
+#include "common/json_file.hpp"
 #include "config/schema.hpp"
+#include "config/workload_kind.hpp"
 
 namespace npusim {
 
@@ -26,6 +26,7 @@ struct RunConfig::Impl {
     json doc;
     ChipParams chip;
     std::string workload_file;
+    WorkloadKind kind = WorkloadKind::none;
 };
 
 namespace {
@@ -67,18 +68,7 @@ private:
 };
 
 // ---------------------------------------------------------------------------
-// Reading JSON files with errors that point at FILE:LINE:COL.
-
-std::string kind_name(const json& v) {
-    switch (v.type()) {
-        case json::value_t::object: return "an object";
-        case json::value_t::array: return "a list";
-        case json::value_t::string: return "a string";
-        case json::value_t::boolean: return "a boolean";
-        case json::value_t::null: return "null";
-        default: return "a number";
-    }
-}
+// Describing values in messages.
 
 // Numbers as written by a person: 1000000000, not 1000000000.0.
 std::string number_text(const json& v) { return v.is_number_float() ? format_number(v.get<double>()) : v.dump(); }
@@ -99,71 +89,11 @@ std::string describe(const json& v) {
     }
 }
 
-// Offset (0-based) to report for a parse error. nlohmann's byte is 1-based
-// and names the last character read, i.e. the end of the offending token; when
-// that token is a string (typically a key after a missing comma) step back to
-// its opening quote, which is where an editor should jump.
-std::size_t error_offset(const std::string& text, std::size_t byte) {
-    std::size_t off = byte == 0 ? 0 : byte - 1;
-    if (off >= text.size()) return text.size();  // unexpected end of input
-    if (text[off] != '"' || off == 0) return off;
-    for (std::size_t j = off; j-- > 0;) {
-        if (text[j] == '\n') break;  // strings cannot span lines
-        if (text[j] != '"') continue;
-        std::size_t slashes = 0;
-        while (j >= slashes + 1 && text[j - slashes - 1] == '\\') ++slashes;
-        if (slashes % 2 == 0) return j;
-    }
-    return off;
-}
-
-json parse_json_file(const std::string& file, const std::string& what, const std::string& extended_by = "") {
-    const std::string suffix = extended_by.empty() ? "" : " (extended by " + extended_by + ")";
-    std::error_code ec;
-    if (fs::is_directory(file, ec)) fail(file + ": cannot open " + what + " (it is a directory)" + suffix);
-    std::ifstream in(file, std::ios::binary);
-    if (!in) fail(file + ": cannot open " + what + suffix);
-    // Bounded, so that a device like /dev/zero cannot fill the memory.
-    constexpr std::size_t kMaxFileBytes = std::size_t(64) << 20;
-    std::string text;
-    if (!read_bounded(in, text, kMaxFileBytes))
-        fail(file + ": larger than 64 MiB, which no " + what + " is" + suffix);
-    if (in.bad()) fail(file + ": cannot read " + what + suffix);
-
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-        fail(file + ": empty " + what + " (expected a JSON object)" + suffix);
-    const auto nul = text.find('\0');
-    if (nul != std::string::npos)
-        fail(file + ": not a JSON text file (binary data at byte " + std::to_string(nul + 1) + ")" + suffix);
-    if (const auto deep = json_too_deep_at(text); deep != std::string::npos)
-        fail(file + ":" + line_col(text, deep) + ": invalid JSON: nested deeper than " + std::to_string(kMaxJsonDepth) +
-             " levels");
-
-    try {
-        return json::parse(text, reject_duplicate_keys<json>());
-    } catch (const DuplicateJsonKey& e) {
-        fail(file + ": duplicate key '" + e.key + "' " + (e.path.empty() ? "at the top level" : "in " + e.path) +
-             " (each key may appear once)");
-    } catch (const json::parse_error& e) {
-        fail(file + ":" + line_col(text, error_offset(text, e.byte)) + ": invalid JSON: " +
-             parse_error_reason(e.what()));
-    } catch (const json::exception& e) {
-        // Number overflow ("1e400") is reported without a position; find the
-        // literal it quotes.
-        std::string what = e.what();
-        const auto br = what.find("] ");
-        if (br != std::string::npos) what = what.substr(br + 2);
-        const auto q1 = what.find('\''), q2 = what.rfind('\'');
-        const auto at = q1 < q2 ? text.find(what.substr(q1 + 1, q2 - q1 - 1)) : std::string::npos;
-        fail(file + (at == std::string::npos ? "" : ":" + line_col(text, at)) + ": invalid JSON: " + what);
-    }
-}
-
 json parse_json_object_file(const std::string& file, const std::string& what, const std::string& extended_by = "") {
-    json d = parse_json_file(file, what, extended_by);
-    if (!d.is_object())
-        fail(file + ": expected a JSON object at the top level of the " + what + ", got " + kind_name(d));
-    return d;
+    JsonFileSpec spec;
+    spec.what = what;
+    if (!extended_by.empty()) spec.note = " (extended by " + extended_by + ")";
+    return read_json_file<json>(file, spec);
 }
 
 // ---------------------------------------------------------------------------
@@ -236,58 +166,44 @@ void merge_into(json& dst, const json& src, const std::string& path, int source,
 // ---------------------------------------------------------------------------
 // Workload section.
 
-bool ends_with_ci(const std::string& s, const std::string& suffix) {
-    if (s.size() < suffix.size()) return false;
-    return std::equal(suffix.rbegin(), suffix.rend(), s.rbegin(),
-                      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
-}
-
-std::string supported_kinds_text() {
-    std::string s;
-    for (const auto& k : workload_kinds()) s += (s.empty() ? "" : ", ") + k;
-    return s;
-}
-
-void check_kind_supported(const json& kind, const std::string& label) {
-    if (!kind.is_string()) fail(label + ": workload.kind: expected a string, got " + describe(kind));
-    const auto& kinds = workload_kinds();
-    const std::string k = kind.get<std::string>();
-    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end())
-        fail(label + ": workload kind '" + k + "' is not supported yet (supported: " + supported_kinds_text() + ")" +
-             did_you_mean(k, kinds));
+// The kind a workload section names; a missing kind is the fault of `missing_label`.
+WorkloadKind kind_in(const json& w, const std::string& missing_label, const std::string& kind_label) {
+    if (!w.contains("kind"))
+        fail(missing_label + ": missing required key workload.kind (one of: " + workload_kind_list() + ")");
+    return parse_workload_kind(w["kind"], kind_label);
 }
 
 json load_workload(const std::string& workload_file) {
     if (workload_file.empty()) return json::object();  // chip-only use (e.g. lint)
-    if (ends_with_ci(workload_file, ".jsonl")) return json{{"kind", "tasks"}, {"file", workload_file}};
-    if (!ends_with_ci(workload_file, ".json"))
-        fail(workload_file + ": unknown workload file type (expected a .json workload or a .jsonl task stream)");
+    if (workload_kind_of_file_name(workload_file) == WorkloadKind::tasks)
+        return json{{"kind", "tasks"}, {"file", workload_file}};
 
     json w = parse_json_object_file(workload_file, "workload file");
-    if (!w.contains("kind"))
-        fail(workload_file + ": missing required key workload.kind (one of: " + supported_kinds_text() + ")");
-    check_kind_supported(w["kind"], workload_file);
-
-    // A graph file is the workload itself: the section holds the options
-    // (the file's own "workload" object as per-model defaults), not the graph.
-    if (w["kind"] == "graph") {
-        json section = json::object();
-        if (w.contains("workload")) {
-            if (!w["workload"].is_object())
-                fail(workload_file + ": workload: expected an object of per-model workload options, got " + describe(w["workload"]));
-            section = w["workload"];
+    switch (kind_in(w, workload_file, workload_file)) {
+        case WorkloadKind::graph: {
+            // A graph file is the workload itself: the section holds the options
+            // (the file's own "workload" object as per-model defaults), not the graph.
+            json section = json::object();
+            if (w.contains("workload")) {
+                if (!w["workload"].is_object())
+                    fail(workload_file + ": workload: expected an object of per-model workload options, got " +
+                         describe(w["workload"]));
+                section = w["workload"];
+            }
+            section["kind"] = "graph";
+            section["file"] = workload_file;
+            return section;
         }
-        section["kind"] = "graph";
-        section["file"] = workload_file;
-        return section;
+        case WorkloadKind::tasks:
+            // A task stream named inside a workload file is relative to that file.
+            if (w.contains("file") && w["file"].is_string()) {
+                const fs::path f(w["file"].get<std::string>());
+                if (!f.empty() && f.is_relative())
+                    w["file"] = (fs::path(workload_file).parent_path() / f).lexically_normal().string();
+            }
+            return w;
+        default: return w;
     }
-    // A task stream named inside a workload file is relative to that file.
-    if (w["kind"] == "tasks" && w.contains("file") && w["file"].is_string()) {
-        const fs::path f(w["file"].get<std::string>());
-        if (!f.empty() && f.is_relative())
-            w["file"] = (fs::path(workload_file).parent_path() / f).lexically_normal().string();
-    }
-    return w;
 }
 
 std::string current_kind(const json& doc) {
@@ -441,7 +357,7 @@ private:
                 return;
             case ValueType::enumeration: {
                 if (path == "workload.kind") {
-                    check_kind_supported(v, sources_.label(path));
+                    (void)parse_workload_kind(v, sources_.label(path));
                     return;
                 }
                 const bool ok = v.is_string() &&
@@ -563,11 +479,10 @@ RunConfig RunConfig::load(const std::string& chip_file, const std::string& workl
 
     // Workload section: its kind decides which keys exist.
     json& w = doc["workload"];
+    WorkloadKind kind = WorkloadKind::none;
     if (!w.empty()) {
-        if (!w.contains("kind"))
-            fail(sources.label("workload") + ": missing required key workload.kind (one of: " + supported_kinds_text() + ")");
-        check_kind_supported(w["kind"], sources.label("workload.kind"));
-        const Validator workload_check(sources, w["kind"].get<std::string>());
+        kind = kind_in(w, sources.label("workload"), sources.label("workload.kind"));
+        const Validator workload_check(sources, to_string(kind));
         workload_check.check_object(w, "workload");
         // Missing keys are the fault of whatever set the kind (file or --set).
         workload_check.fill_defaults(doc, "workload", sources.label("workload.kind"));
@@ -577,6 +492,7 @@ RunConfig RunConfig::load(const std::string& chip_file, const std::string& workl
     impl->chip = to_chip_params(doc);
     impl->doc = std::move(doc);
     impl->workload_file = workload_file;
+    impl->kind = kind;
     RunConfig rc;
     rc.impl_ = std::move(impl);
     return rc;
@@ -597,11 +513,9 @@ const nlohmann::json& RunConfig::document() const { return must(impl_).doc; }
 
 std::string RunConfig::dump() const { return must(impl_).doc.dump(2); }
 
-std::string RunConfig::workload_kind() const {
-    const json& w = must(impl_).doc.at("workload");
-    const auto it = w.find("kind");
-    return it != w.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+WorkloadKind RunConfig::kind() const { return must(impl_).kind; }
+
+std::string RunConfig::workload_kind() const { return to_string(must(impl_).kind); }
 
 std::string RunConfig::workload_file() const { return must(impl_).workload_file; }
 

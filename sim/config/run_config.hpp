@@ -9,6 +9,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "chip/chip_params.hpp"
+#include "config/workload_kind.hpp"
 
 namespace npusim {
 
@@ -23,7 +24,10 @@ public:
     const nlohmann::json& document() const;  // resolved, defaults filled in
     std::string dump() const;                // document() as pretty JSON text
 
-    // "tasks" for a .jsonl task stream; other kinds come with the compiler.
+    // What the workload is (config/workload_kind.hpp); none without one.
+    WorkloadKind kind() const;
+    // Its name ("tasks", "graph", "moe"; "" for none), for messages and the
+    // schema's per-kind keys.
     std::string workload_kind() const;
     // Path of the workload file as the user gave it.
     std::string workload_file() const;

@@ -1,4 +1,5 @@
 #include "config/schema.hpp"
+#include "config/workload_kind.hpp"
 
 #include <algorithm>
 #include <set>
@@ -293,7 +294,7 @@ std::vector<KeySpec> build_keys() {
     // A new workload kind adds its name to workload.kind's list, its keys
     // with .kind("name") and a section in build_sections().
     k.push_back(Key("workload.kind", VT::enumeration)
-                    .one_of({"tasks", "graph", "moe"})
+                    .one_of(workload_kind_names())
                     .required()
                     .meaning("What the workload is; selects which other workload keys exist."));
     k.push_back(Key("workload.file", VT::string)

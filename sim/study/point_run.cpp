@@ -7,6 +7,7 @@
 
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
+#include "common/json_file.hpp"
 
 namespace npusim::study {
 
@@ -82,13 +83,10 @@ bool lookup_metric(const json& stats, const std::string& path, json& value, std:
 }
 
 json read_stats(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw InputError(file + ": no statistics file");
-    try {
-        return json::parse(in);
-    } catch (const json::exception& e) {
-        throw InputError(file + ": statistics file is not valid JSON: " + e.what());
-    }
+    JsonFileSpec spec;
+    spec.what = "statistics file";
+    spec.max_bytes = std::size_t(1) << 30;  // written by npusim; no user file is this large
+    return read_json_file<json>(file, spec);
 }
 
 std::string error_from_log(const std::string& log_file, int exit_code) {

@@ -13,6 +13,7 @@
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
 #include "common/input_limits.hpp"
+#include "common/json_file.hpp"
 
 namespace npusim {
 namespace {
@@ -276,27 +277,7 @@ TaskStream parse_task_stream(std::istream& in, const std::string& file) {
                                          file, line, kMaxLineBytes >> 20));
         if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
         LineReader r(file, line);
-        if (const auto deep = json_too_deep_at(text); deep != std::string::npos)
-            throw InputError(fmt::format("{}:{}:{}: invalid JSON: nested deeper than {} levels", file, line, deep + 1,
-                                         kMaxJsonDepth));
-        json j;
-        try {
-            j = json::parse(text, reject_duplicate_keys<json>());
-        } catch (const DuplicateJsonKey& e) {
-            throw InputError(fmt::format("{}:{}: {}duplicate key '{}'", file, line, e.path.empty() ? "" : e.path + ": ", e.key));
-        } catch (const json::parse_error& e) {
-            std::string reason = e.what();
-            const auto p = reason.find("syntax error");
-            if (p != std::string::npos) reason = reason.substr(p);
-            // One object per line, so the byte offset is the column.
-            throw InputError(fmt::format("{}:{}:{}: invalid JSON: {}", file, line, e.byte, reason));
-        } catch (const json::exception& e) {
-            // A number too large for a double ("1e400") is not a parse_error.
-            std::string reason = e.what();
-            const auto br = reason.find("] ");
-            if (br != std::string::npos) reason = reason.substr(br + 2);
-            throw InputError(fmt::format("{}:{}: invalid JSON: {}", file, line, reason));
-        }
+        const json j = parse_json_line(text, file, line);
         if (!j.is_object()) r.fail(fmt::format("expected a JSON object (a task or an event declaration), got {}", LineReader::describe(j)));
         if (j.contains("event")) rd.read_event_line(r, j, line);
         else rd.read_task_line(r, j, line);
