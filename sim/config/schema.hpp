@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chip/chip_params.hpp"
+#include "config/workload_params.hpp"
 
 namespace npusim {
 
@@ -44,6 +45,8 @@ struct KeySpec {
     // Chip keys: copies the validated value into ChipParams. Empty for
     // workload keys and for keys the hardware does not read ("notes").
     std::function<void(ChipParams&, const nlohmann::json&)> apply;
+    // Workload keys: the same into WorkloadParams (empty for "notes").
+    std::function<void(WorkloadParams&, const nlohmann::json&)> apply_workload;
 };
 
 // A group of keys that gets its own section in the reference.
