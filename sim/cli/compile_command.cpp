@@ -7,7 +7,6 @@
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/parse_options.hpp"

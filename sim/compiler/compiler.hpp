@@ -23,7 +23,7 @@ struct CompileResult {
     TaskStream stream;
     std::vector<std::string> notes;        // what each pass did
     std::vector<TilingChoice> tilings;     // per kernel
-    OpTable ops;                           // per kernel, for the host (DESIGN §1.2)
+    OpTable ops;                           // per kernel, for the host (docs/host.md)
     std::size_t kernels = 0;
     std::size_t tasks = 0;
     std::size_t format_converts = 0;       // FormatConvert tasks

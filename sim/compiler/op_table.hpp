@@ -1,5 +1,5 @@
 // What the framework host needs to know about the ops of a compiled graph
-// (DESIGN §1.2), taken from the graph as read (before the passes rewrote it)
+// (docs/host.md), taken from the graph as read (before the passes rewrote it)
 // and the compiled stream: one entry per compiled kernel, in the compiler's
 // (topological) order. The host plans from this alone: it never reads the
 // graph file again.

@@ -1,5 +1,5 @@
-// What the compiler is asked to do: the workload options of DESIGN §4.6, as
-// the passes read them.
+// What the compiler is asked to do: the workload options (docs/compiler.md),
+// as the passes read them.
 #pragma once
 #include <map>
 #include <string>

@@ -1,8 +1,8 @@
 // The one table of configuration keys (DESIGN §4.2): every key of the run
 // document with its type, unit, default, bounds and meaning. Validation,
-// defaults, --set path checks, the ChipParams mapping and the Markdown
-// reference (docs/configuration.md) are all driven from this table, so they
-// cannot disagree.
+// defaults, --set path checks, the ChipParams and WorkloadParams mappings
+// and the Markdown reference (docs/configuration.md) are all driven from this
+// table, so they cannot disagree.
 #pragma once
 #include <functional>
 #include <optional>

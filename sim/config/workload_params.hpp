@@ -12,12 +12,12 @@
 
 namespace npusim {
 
-// Kind "graph": what the built-in compiler is asked to do (DESIGN §4.6).
+// Kind "graph": what the built-in compiler is asked to do (docs/compiler.md).
 enum class SyncGranularity : std::uint8_t { op, tile };
 enum class InputLayout : std::uint8_t { NCHW, NC1HWC0 };
 // At a Cube -> heavy-Vector boundary: decide by cost, or force either way.
 enum class FusionBoundary : std::uint8_t { automatic, fuse, split };
-// The framework host model (DESIGN §1.2, docs/host.md).
+// The framework host model (docs/host.md).
 enum class HostMode : std::uint8_t { off, sync, async, pipeline, hetero };
 
 struct CompilerPasses {
@@ -45,7 +45,7 @@ struct GraphWorkload {
     bool dynamic_shapes{};
 };
 
-// Kind "moe": the MoE Dispatch operator on the supernode (DESIGN §1.3).
+// Kind "moe": the MoE Dispatch operator on the supernode (docs/supernode.md).
 struct MoeWorkload {
     enum class Variant : std::uint8_t { baseline, optimized };
     enum class Distribution : std::uint8_t { uniform, skewed };
