@@ -125,6 +125,7 @@ TEST_CASE("workload: bad values exit 2 with the key path", "[config]") {
     };
     struct Case {
         std::string chip, workload, set, expected;
+        bool names_the_set = true;  // the message starts with the --set that wrote the key
     };
     const Case cases[] = {
         {kA2, kConv, R"(workload.dims={"seq_len": 0})", "workload.dims.seq_len: expected a positive integer, got 0"},
@@ -133,7 +134,7 @@ TEST_CASE("workload: bad values exit 2 with the key path", "[config]") {
         {kA2, kConv, R"(workload.tiling={"conv1": 3})", "workload.tiling.conv1: expected an object"},
         {kA2, kConv, "workload.batch=0", "workload.batch: expected an integer >= 1"},
         {kA2, kConv, "workload.host_mode=fast", "workload.host_mode: expected one of"},
-        {kA3, kMoe, "workload.hidden=48", "workload.hidden: expected a multiple of 32"},
+        {kA3, kMoe, "workload.hidden=48", "workload.hidden: expected a multiple of 32", false},  // checked with the chip
         {kA3, kMoe, "workload.variant=fancy", "workload.variant: expected one of 'baseline', 'optimized'"},
     };
     for (const Case& c : cases) {
@@ -142,7 +143,14 @@ TEST_CASE("workload: bad values exit 2 with the key path", "[config]") {
         CHECK(r.code == 2);
         CHECK_THAT(r.err, Contains(c.expected));
         CHECK(r.err.find('\n') == r.err.size() - 1);  // one line
+        if (c.names_the_set) CHECK_THAT(r.err, Contains("error: --set " + c.set + ": workload."));
     }
-    // Read at load time, so every command that loads the run document sees it.
-    CHECK_THROWS_AS(RunConfig::load(kA2, kConv, {R"(workload.dims={"seq_len": -1})"}), InputError);
+    // Read at load time, so every command that loads the run document sees it;
+    // a value from the graph file's own workload object names that file.
+    CHECK_THROWS_WITH(RunConfig::load(kA2, kConv, {R"(workload.dims={"seq_len": -1})"}),
+                      Contains("workload.dims.seq_len: expected a positive integer, got -1"));
+    const std::string graph = tmp.write("g.json", R"({"kind": "graph", "workload": {"tiling": {"conv1": {"m_blocks": 0}}},
+        "tensors": {"x": {"shape": [1, 64], "input": true}},
+        "nodes": [{"name": "conv1", "op": "ReLU", "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})");
+    CHECK_THROWS_WITH(RunConfig::load(kA2, graph, {}), Contains(graph + ": workload.tiling.conv1.m_blocks: expected an integer in [1, 4096], got 0"));
 }

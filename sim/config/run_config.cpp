@@ -576,7 +576,7 @@ RunConfig RunConfig::load(const std::string& chip_file, const std::string& workl
 
     auto impl = std::make_shared<Impl>();
     impl->chip = to_chip_params(doc);
-    impl->workload = read_workload_params(doc["workload"]);
+    impl->workload = read_workload_params(doc["workload"], [&](const std::string& path) { return sources.label(path); });
     impl->doc = std::move(doc);
     impl->workload_file = workload_file;
     RunConfig rc;

@@ -4,6 +4,7 @@
 // holds what the resolved document says and nothing else.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -69,9 +70,11 @@ struct WorkloadParams {
 };
 
 // The validated, default-filled workload section -> WorkloadParams, through
-// each key's schema binding. InputError (with the key path) for entries of the
-// free-form objects (workload.dims, workload.tiling) that are not well formed.
-WorkloadParams read_workload_params(const nlohmann::json& section);
+// each key's schema binding. InputError with the key path for entries of the
+// free-form objects (workload.dims, workload.tiling) that are not well formed,
+// prefixed with source(key path) when given (the file or --set that wrote it).
+WorkloadParams read_workload_params(const nlohmann::json& section,
+                                    const std::function<std::string(const std::string&)>& source = {});
 
 // A workload of `kind` with every key at its schema default (required keys
 // left empty): what callers that build parameters by hand start from.
