@@ -115,10 +115,10 @@ std::map<std::string, std::int64_t> graph_dims(const GraphWorkload& w) {
 CompileResult compile_workload(const WorkloadParams& w, const ChipParams& chip) {
     const Graph g = read_graph(w.file, graph_dims(w.graph));
     const CompileOptions opt(w.graph);
+    std::vector<std::string> names;
+    for (const auto& n : g.nodes) names.push_back(n.name);
     for (const auto& entry : opt.tiling) {
         const std::string& name = entry.first;
-        std::vector<std::string> names;
-        for (const auto& n : g.nodes) names.push_back(n.name);
         if (std::find(names.begin(), names.end(), name) == names.end())
             throw InputError(fmt::format("workload.tiling.{}: no node of that name in {}{}", name, w.file, did_you_mean(name, names)));
     }
