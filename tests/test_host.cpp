@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -191,9 +192,8 @@ TEST_CASE("host: graph ops Unique, NonZero and the value-dependent Reshape / Red
 TEST_CASE("host: the plan finds value- and compute-dependent ops, views, buffers and frees", "[host][plan]") {
     const ChipParams chip = RunConfig::load(kA2, kSmallOps, {}).chip();
     const RunConfig cfg = RunConfig::load(kA2, kSmallOps, {});
-    const auto compiled = compiler::compile_workload(cfg.document()["workload"], chip);
-    const compiler::Graph g = compiler::read_graph(kSmallOps);
-    const HostPlan plan = make_plan(g, compiled.stream, compiled.tilings, {}, false, chip.host);
+    const auto compiled = compiler::compile_workload(cfg.workload(), chip);
+    const HostPlan plan = make_plan(compiled.ops, compiled.stream, {}, false, chip.host);
     CHECK(plan.ops.size() == compiled.kernels);
     CHECK(plan.value_dependent == 2);
     CHECK(plan.compute_dependent == 2);
@@ -221,19 +221,72 @@ TEST_CASE("host: the plan finds value- and compute-dependent ops, views, buffers
                                                     [](const HostOp& o) { return o.name == "b0.mul"; }) - plan.ops.begin())));
 
     // Hetero: the labelled token branch is the CPU subgraph.
-    const HostPlan het = make_plan(g, compiled.stream, compiled.tilings, {"nonzero"}, true, chip.host);
+    const HostPlan het = make_plan(compiled.ops, compiled.stream, {"nonzero"}, true, chip.host);
     CHECK(het.cpu_ops == 4);  // tokens_flat, unique, unique_shift (labelled in the file) + nonzero
-    CHECK_THROWS_WITH(make_plan(g, compiled.stream, compiled.tilings, {"nonzeroo"}, true, chip.host),
+    CHECK_THROWS_WITH(make_plan(compiled.ops, compiled.stream, {"nonzeroo"}, true, chip.host),
                       Contains("workload.cpu_ops: no node 'nonzeroo'") && Contains("did you mean 'nonzero'"));
+}
+
+TEST_CASE("host: the plan comes from the compiled result's op table (ops, tasks, dependences)", "[host][plan]") {
+    const ChipParams chip = RunConfig::load(kA2, "", {}).chip();
+    const RunConfig cfg = RunConfig::load(kA2, kHetero, {});
+    const compiler::CompileResult compiled = compiler::compile_workload(cfg.workload(), chip);
+    const compiler::OpTable& table = compiled.ops;
+    const HostPlan plan = make_plan(table, compiled.stream, {}, true, chip.host);
+    REQUIRE(plan.ops.size() == compiled.kernels);
+    REQUIRE(table.ops.size() == compiled.kernels);
+    CHECK(table.graph_file == kHetero);
+
+    // The graph as the test reads it: node -> op by the kernel names, and
+    // the ops each op's nodes read from.
+    const compiler::Graph g = compiler::read_graph(kHetero);
+    CHECK(table.node_names.size() == g.nodes.size());
+    std::map<std::string, int> op_of_node;
+    for (std::size_t o = 0; o < plan.ops.size(); ++o) {
+        CHECK(plan.ops[o].name == compiled.tilings[o].kernel);
+        CHECK(plan.ops[o].name == table.ops[o].name);
+        for (const auto& n : table.ops[o].nodes) op_of_node[n.name] = static_cast<int>(o);
+    }
+    std::size_t tasks = 0;
+    for (std::size_t o = 0; o < plan.ops.size(); ++o) {
+        INFO(plan.ops[o].name);
+        std::set<int> expected;
+        for (const auto& n : g.nodes) {
+            if (!op_of_node.count(n.name) || op_of_node[n.name] != static_cast<int>(o)) continue;
+            for (int in : n.inputs) {
+                const int producer = g.tensors[static_cast<std::size_t>(in)].producer;
+                if (producer < 0) continue;
+                const auto it = op_of_node.find(g.nodes[static_cast<std::size_t>(producer)].name);
+                if (it != op_of_node.end() && it->second != static_cast<int>(o)) expected.insert(it->second);
+            }
+        }
+        CHECK(std::vector<int>(expected.begin(), expected.end()) == table.ops[o].deps);
+        CHECK(plan.ops[o].tasks == table.ops[o].tasks);
+        for (std::uint32_t t : plan.ops[o].tasks) CHECK(compiled.stream.name(compiled.stream.tasks[t].op) == plan.ops[o].name);
+        tasks += plan.ops[o].tasks.size();
+    }
+    CHECK(tasks == compiled.stream.tasks.size());  // every task belongs to exactly one op
+
+    // By hand: the CPU gate reads row_sum; out reads gated and the CPU branch.
+    auto op_named = [&](const std::string& name) {
+        const auto it = op_of_node.find(name);
+        REQUIRE(it != op_of_node.end());
+        return it->second;
+    };
+    CHECK(table.ops[static_cast<std::size_t>(op_named("cpu_gate"))].deps == std::vector<int>{op_named("row_sum")});
+    const auto& out_deps = table.ops[static_cast<std::size_t>(op_named("out"))].deps;
+    CHECK(std::count(out_deps.begin(), out_deps.end(), op_named("gated")) == 1);
+    CHECK(std::count(out_deps.begin(), out_deps.end(), op_named("cpu_sum")) == 1);
+    CHECK(plan.ops[static_cast<std::size_t>(op_named("cpu_gate"))].on_cpu);
+    CHECK(table.ops[static_cast<std::size_t>(op_named("cpu_norm"))].deps.empty());  // reads a graph input only
 }
 
 TEST_CASE("host: gating adds a launch event per submission batch and a counting end event per kernel", "[host][gating]") {
     const ChipParams chip = RunConfig::load(kA2, "", {}).chip();
     const RunConfig cfg = RunConfig::load(kA2, kHetero, {});
-    const auto compiled = compiler::compile_workload(cfg.document()["workload"], chip);
-    const compiler::Graph g = compiler::read_graph(kHetero);
+    const auto compiled = compiler::compile_workload(cfg.workload(), chip);
     for (const bool hetero : {false, true}) {
-        const HostPlan plan = make_plan(g, compiled.stream, compiled.tilings, {}, hetero, chip.host);
+        const HostPlan plan = make_plan(compiled.ops, compiled.stream, {}, hetero, chip.host);
         const GatedStream gs = gate_stream(compiled.stream, plan, 4);
         std::size_t device_tasks = 0;
         for (std::size_t o = 0; o < plan.ops.size(); ++o) {
@@ -288,7 +341,7 @@ TEST_CASE("host: in sync mode a kernel is released after prepare + infer + resiz
     compiler::Graph g;
     const compiler::CompileResult compiled = compile_text(kTwoOps, chip, g);
     REQUIRE(compiled.kernels == 2);
-    const HostPlan plan = make_plan(g, compiled.stream, compiled.tilings, {}, false, chip.host);
+    const HostPlan plan = make_plan(compiled.ops, compiled.stream, {}, false, chip.host);
     REQUIRE(plan.ops.size() == 2);
     REQUIRE(plan.ops[0].tasks.size() == 1);
     REQUIRE(plan.ops[1].tasks.size() == 1);

@@ -7,7 +7,6 @@
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/parse_options.hpp"
@@ -38,7 +37,7 @@ int compile_command(const Args& args) {
     if (cfg.kind() != WorkloadKind::graph)
         throw InputError(fmt::format("{}: compile takes a model graph (kind \"graph\"), this workload is kind \"{}\"",
                                      workload_file, cfg.workload_kind()));
-    const compiler::CompileResult r = compiler::compile_workload(cfg.document()["workload"], cfg.chip());
+    const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());
     check_stream_fits_chip(r.stream, cfg.chip());
     const auto dir = std::filesystem::path(out_file).parent_path();
     std::error_code ec;

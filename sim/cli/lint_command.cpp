@@ -7,7 +7,6 @@
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/parse_options.hpp"
@@ -34,12 +33,12 @@ int lint_command(const Args& args) {
     // The same validation as `npusim run`: the chip file, then the stream
     // and whether it fits the chip.
     const RunConfig cfg = RunConfig::load(chip_file, tasks_file, {});
-    const nlohmann::json& workload = cfg.document()["workload"];
-    if (cfg.kind() != WorkloadKind::tasks || !workload.contains("file") || !workload["file"].is_string())
+    const WorkloadParams& workload = cfg.workload();
+    if (cfg.kind() != WorkloadKind::tasks)
         throw InputError(fmt::format("{}: npusim lint checks task streams (.jsonl), not a '{}' workload{}", tasks_file,
                                      cfg.workload_kind(),
                                      cfg.kind() == WorkloadKind::graph ? "; emit its tasks with npusim compile first" : ""));
-    const TaskStream stream = read_task_stream(workload["file"].get<std::string>());
+    const TaskStream stream = read_task_stream(workload.file);
     check_stream_fits_chip(stream, cfg.chip());
 
     const LintReport report = lint_task_stream(stream);

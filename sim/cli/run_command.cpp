@@ -76,14 +76,14 @@ int run_command(const Args& args) {
     const ChipParams& chip = cfg.chip();
     // A graph is compiled on the fly; a stream is read as it is (the
     // resolved path: relative to a .json workload file, or as --set it).
-    const nlohmann::json& workload = cfg.document()["workload"];
+    const WorkloadParams& workload = cfg.workload();
     std::optional<compiler::CompileResult> compiled;
     if (cfg.kind() == WorkloadKind::graph) compiled = compiler::compile_workload(workload, chip);
     // Host runtime (docs/design.md §1.2): with workload.host_mode, kernels wait for the modelled host to launch them.
-    std::unique_ptr<host::HostModel> host = compiled ? host::HostModel::create(cfg.document(), chip, *compiled) : nullptr;
+    std::unique_ptr<host::HostModel> host = compiled ? host::HostModel::create(workload.graph, chip, *compiled) : nullptr;
     const TaskStream stream = host       ? host->take_stream()
                               : compiled ? std::move(compiled->stream)
-                                         : read_task_stream(workload["file"].get<std::string>());
+                                         : read_task_stream(workload.file);
     check_stream_fits_chip(stream, chip);
 
     // The report's timeline reads the trace: without --trace, a temporary one.

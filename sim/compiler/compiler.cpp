@@ -1,9 +1,9 @@
 #include "compiler/compiler.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
@@ -14,6 +14,7 @@
 #include "compiler/layout_pass.hpp"
 #include "compiler/memory_plan.hpp"
 #include "compiler/sync_pass.hpp"
+#include "compiler/tiler.hpp"
 #include "stats/stats.hpp"
 #include "tasks/stream_reader.hpp"
 
@@ -81,6 +82,7 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
     write_task_stream(ts, text);
     r.stream = parse_task_stream(text, g.file + " (compiled)");
     r.tasks = r.stream.tasks.size();
+    r.ops = make_op_table(input, r.tilings, r.stream);
     return r;
 }
 
@@ -104,67 +106,21 @@ std::string CompileResult::summary() const {
     return out;
 }
 
-std::map<std::string, std::int64_t> dims_from_workload(const nlohmann::json& w) {
-    std::map<std::string, std::int64_t> dims;
-    dims["batch"] = w.value("batch", 1);
-    if (w.contains("dims"))
-        for (auto it = w["dims"].begin(); it != w["dims"].end(); ++it) {
-            if (!it->is_number_integer() || it->get<std::int64_t>() < 1)
-                throw InputError(fmt::format("workload.dims.{}: expected a positive integer, got {}", it.key(), it->dump()));
-            dims[it.key()] = it->get<std::int64_t>();
-        }
+std::map<std::string, std::int64_t> graph_dims(const GraphWorkload& w) {
+    std::map<std::string, std::int64_t> dims = {{"batch", w.batch}};
+    for (const auto& [name, value] : w.dims) dims[name] = value;  // an explicit dims.batch wins
     return dims;
 }
 
-CompileOptions options_from_workload(const nlohmann::json& w) {
-    CompileOptions o;
-    o.sync = w.value("sync", "tile") == "op" ? SyncGranularity::op : SyncGranularity::tile;
-    o.input_layout = w.value("input_layout", "NCHW") == "NC1HWC0" ? Layout::NC1HWC0 : Layout::NCHW;
-    if (w.contains("passes")) {
-        const auto& p = w["passes"];
-        o.fold_bn = p.value("fold_bn", true);
-        o.fuse_activation = p.value("fuse_activation", true);
-        o.fuse_vector = p.value("fuse_vector", true);
-        o.hoist_layout = p.value("hoist_layout", true);
-    }
-    const std::string b = w.value("fusion_boundary", "auto");
-    o.boundary = b == "fuse" ? FusionBoundary::fuse : b == "split" ? FusionBoundary::split : FusionBoundary::automatic;
-    if (w.contains("tiling"))
-        for (auto it = w["tiling"].begin(); it != w["tiling"].end(); ++it) {
-            const std::string where = "workload.tiling." + it.key();
-            if (!it->is_object())
-                throw InputError(fmt::format("{}: expected an object like {{\"m_blocks\": 2, \"n_blocks\": 8}}", where));
-            ForcedTiling f;
-            for (auto kv = it->begin(); kv != it->end(); ++kv) {
-                const std::vector<std::string> keys = {"m_blocks", "n_blocks", "tiles"};
-                if (std::find(keys.begin(), keys.end(), kv.key()) == keys.end())
-                    throw InputError(fmt::format("{}.{}: unknown key{}", where, kv.key(), did_you_mean(kv.key(), keys)));
-                if (!kv->is_number_integer() || kv->get<std::int64_t>() < 1 || kv->get<std::int64_t>() > 4096)
-                    throw InputError(fmt::format("{}.{}: expected an integer in [1, 4096], got {}", where, kv.key(), kv->dump()));
-                const int v = static_cast<int>(kv->get<std::int64_t>());
-                if (kv.key() == "m_blocks") f.m_blocks = v;
-                else if (kv.key() == "n_blocks") f.n_blocks = v;
-                else f.tiles = v;
-            }
-            o.tiling[it.key()] = f;
-        }
-    return o;
-}
-
-CompileResult compile_workload(const nlohmann::json& w, const ChipParams& chip) {
-    const std::string file = w.at("file").get<std::string>();
-    const Graph g = read_graph(file, dims_from_workload(w));
-    const CompileOptions opt = options_from_workload(w);
-    for (const auto& [name, f] : opt.tiling) {
-        bool found = false;
-        std::vector<std::string> names;
-        for (const auto& n : g.nodes) {
-            found = found || n.name == name;
-            names.push_back(n.name);
-        }
-        if (!found)
-            throw InputError(fmt::format("workload.tiling.{}: no node of that name in {}{}", name, file, did_you_mean(name, names)));
-        (void)f;
+CompileResult compile_workload(const WorkloadParams& w, const ChipParams& chip) {
+    const Graph g = read_graph(w.file, graph_dims(w.graph));
+    const CompileOptions opt(w.graph);
+    std::vector<std::string> names;
+    for (const auto& n : g.nodes) names.push_back(n.name);
+    for (const auto& entry : opt.tiling) {
+        const std::string& name = entry.first;
+        if (std::find(names.begin(), names.end(), name) == names.end())
+            throw InputError(fmt::format("workload.tiling.{}: no node of that name in {}{}", name, w.file, did_you_mean(name, names)));
     }
     return compile(g, chip, opt);
 }

@@ -1,16 +1,16 @@
 // The built-in compiler (docs/design.md §1.1, §3): model graph -> fused, laid-out,
-// tiled, synchronised task stream. Plain C++; its only output is a
-// TaskStream, the seam to the hardware model.
+// tiled, synchronised task stream. Plain C++; its output is a TaskStream,
+// the seam to the hardware model, and the op table the host plans from.
 #pragma once
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "compiler/graph.hpp"
+#include "compiler/op_table.hpp"
 #include "compiler/options.hpp"
-#include "compiler/tiler.hpp"
+#include "compiler/tiling_choice.hpp"
 #include "chip/chip_params.hpp"
+#include "config/workload_params.hpp"
 #include "tasks/task.hpp"
 
 namespace npusim {
@@ -23,6 +23,7 @@ struct CompileResult {
     TaskStream stream;
     std::vector<std::string> notes;        // what each pass did
     std::vector<TilingChoice> tilings;     // per kernel
+    OpTable ops;                           // per kernel, for the host (docs/host.md)
     std::size_t kernels = 0;
     std::size_t tasks = 0;
     std::size_t format_converts = 0;       // FormatConvert tasks
@@ -37,12 +38,11 @@ struct CompileResult {
 
 CompileResult compile(const Graph& graph, const ChipParams& chip, const CompileOptions& options);
 
-// workload section of the run document -> options (InputError on bad
-// workload.tiling entries); dims for read_graph from workload.batch/dims.
-CompileOptions options_from_workload(const nlohmann::json& workload);
-std::map<std::string, std::int64_t> dims_from_workload(const nlohmann::json& workload);
+// Dims for read_graph: workload.batch and workload.dims.
+std::map<std::string, std::int64_t> graph_dims(const GraphWorkload& workload);
 
-// Reads the graph named by the workload section and compiles it.
-CompileResult compile_workload(const nlohmann::json& workload, const ChipParams& chip);
+// Reads the graph named by the workload (`file`) and compiles it; InputError
+// for a workload.tiling entry that names no node.
+CompileResult compile_workload(const WorkloadParams& workload, const ChipParams& chip);
 
 }  // namespace npusim::compiler

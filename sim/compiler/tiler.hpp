@@ -10,6 +10,7 @@
 #include "compiler/kernel_plan.hpp"
 #include "compiler/memory_plan.hpp"
 #include "compiler/options.hpp"
+#include "compiler/tiling_choice.hpp"
 #include "chip/chip_params.hpp"
 
 namespace npusim::compiler {
@@ -23,14 +24,6 @@ struct TileTask {
     std::vector<Region> reads, writes;
     double est_cycles = 0;    // cost-model estimate
     int paired = -1;          // fused Vector tile: the Cube tile it consumes
-};
-
-struct TilingChoice {
-    std::string kernel;
-    std::string shape;        // e.g. "2 row blocks x 8 channel blocks"
-    int tiles = 0;
-    double est_cycles = 0;
-    bool forced = false;
 };
 
 std::vector<TileTask> tile_kernels(const Graph& g, const KernelPlan& plan, const MemoryPlan& mem, const ChipParams& chip,

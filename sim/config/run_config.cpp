@@ -25,6 +25,7 @@ namespace fs = std::filesystem;
 struct RunConfig::Impl {
     json doc;
     ChipParams chip;
+    WorkloadParams workload;
     std::string workload_file;
     WorkloadKind kind = WorkloadKind::none;
 };
@@ -490,6 +491,7 @@ RunConfig RunConfig::load(const std::string& chip_file, const std::string& workl
 
     auto impl = std::make_shared<Impl>();
     impl->chip = to_chip_params(doc);
+    impl->workload = read_workload_params(doc["workload"], [&](const std::string& path) { return sources.label(path); });
     impl->doc = std::move(doc);
     impl->workload_file = workload_file;
     impl->kind = kind;
@@ -508,6 +510,8 @@ const auto& must(const Ptr& p) {
 }  // namespace
 
 const ChipParams& RunConfig::chip() const { return must(impl_).chip; }
+
+const WorkloadParams& RunConfig::workload() const { return must(impl_).workload; }
 
 const nlohmann::json& RunConfig::document() const { return must(impl_).doc; }
 

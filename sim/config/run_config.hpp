@@ -10,6 +10,7 @@
 
 #include "chip/chip_params.hpp"
 #include "config/workload_kind.hpp"
+#include "config/workload_params.hpp"
 
 namespace npusim {
 
@@ -21,6 +22,7 @@ public:
                           const std::vector<std::string>& set_overrides);
 
     const ChipParams& chip() const;
+    const WorkloadParams& workload() const;  // the workload section, typed
     const nlohmann::json& document() const;  // resolved, defaults filled in
     std::string dump() const;                // document() as pretty JSON text
 

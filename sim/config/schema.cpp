@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "common/did_you_mean.hpp"
+#include "common/errors.hpp"
 #include "common/split.hpp"
 #include "config/host_op_costs.hpp"
 
@@ -15,6 +17,7 @@ namespace {
 
 using json = nlohmann::json;
 using Apply = std::function<void(ChipParams&, const json&)>;
+using ApplyWorkload = std::function<void(WorkloadParams&, const json&)>;
 
 // Fluent builder so each table row reads as one line of facts.
 class Key {
@@ -53,6 +56,31 @@ public:
         return *this;
     }
 
+    // Binds a workload key to a WorkloadParams field. Unlike the chip keys
+    // the default is the row's own def(): WorkloadParams has no initialisers,
+    // so this table is the one place workload defaults live.
+    template <class G, class T>
+    Key& field(G WorkloadParams::*group, T G::*member) {
+        s_.apply_workload = [group, member](WorkloadParams& w, const json& v) { (w.*group).*member = v.get<T>(); };
+        return *this;
+    }
+    template <class T>
+    Key& field(T WorkloadParams::*member) {
+        s_.apply_workload = [member](WorkloadParams& w, const json& v) { w.*member = v.get<T>(); };
+        return *this;
+    }
+    // An enumeration key whose one_of() list names the enum's values in
+    // declaration order (so the strings are written once, here).
+    template <class G, class E>
+    Key& field_enum(G WorkloadParams::*group, E G::*member) {
+        s_.apply_workload = [group, member, allowed = s_.allowed](WorkloadParams& w, const json& v) {
+            const auto at = std::find(allowed.begin(), allowed.end(), v.get<std::string>());
+            (w.*group).*member = static_cast<E>(at - allowed.begin());
+        };
+        return *this;
+    }
+    Key& apply_workload(ApplyWorkload a) { s_.apply_workload = std::move(a); return *this; }
+
     operator KeySpec() const { return s_; }  // NOLINT: builder converts implicitly
 
 private:
@@ -70,6 +98,46 @@ constexpr double kMaxCycles = 1e6;
 
 Key integer(std::string path) { return Key(std::move(path), ValueType::integer); }
 Key number(std::string path) { return Key(std::move(path), ValueType::number); }
+
+// workload.cpu_ops and the like: one string or a list of them.
+std::vector<std::string> strings(const json& v) {
+    if (v.is_string()) return {v.get<std::string>()};
+    return v.get<std::vector<std::string>>();
+}
+
+// workload.dims: the object's keys are the graph's; its values are checked here.
+void read_dims(WorkloadParams& w, const json& v) {
+    w.graph.dims.clear();
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!it->is_number_integer() || it->get<std::int64_t>() < 1)
+            throw InputError(fmt::format("workload.dims.{}: expected a positive integer, got {}", it.key(), it->dump()));
+        w.graph.dims[it.key()] = it->get<std::int64_t>();
+    }
+}
+
+// workload.tiling: node names are the graph's (checked when it is compiled);
+// each entry's keys and values are checked here.
+void read_tiling(WorkloadParams& w, const json& v) {
+    static const std::vector<std::string> keys = {"m_blocks", "n_blocks", "tiles"};
+    w.graph.tiling.clear();
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        const std::string where = "workload.tiling." + it.key();
+        if (!it->is_object())
+            throw InputError(fmt::format("{}: expected an object like {{\"m_blocks\": 2, \"n_blocks\": 8}}", where));
+        ForcedTiling f;
+        for (auto kv = it->begin(); kv != it->end(); ++kv) {
+            if (std::find(keys.begin(), keys.end(), kv.key()) == keys.end())
+                throw InputError(fmt::format("{}.{}: unknown key{}", where, kv.key(), did_you_mean(kv.key(), keys)));
+            if (!kv->is_number_integer() || kv->get<std::int64_t>() < 1 || kv->get<std::int64_t>() > 4096)
+                throw InputError(fmt::format("{}.{}: expected an integer in [1, 4096], got {}", where, kv.key(), kv->dump()));
+            const int n = static_cast<int>(kv->get<std::int64_t>());
+            if (kv.key() == "m_blocks") f.m_blocks = n;
+            else if (kv.key() == "n_blocks") f.n_blocks = n;
+            else f.tiles = n;
+        }
+        w.graph.tiling[it.key()] = f;
+    }
+}
 
 std::vector<KeySpec> build_keys() {
     using VT = ValueType;
@@ -296,69 +364,96 @@ std::vector<KeySpec> build_keys() {
     k.push_back(Key("workload.kind", VT::enumeration)
                     .one_of(workload_kind_names())
                     .required()
-                    .meaning("What the workload is; selects which other workload keys exist."));
+                    .meaning("What the workload is; selects which other workload keys exist.")
+                    .field(&WorkloadParams::kind));
     k.push_back(Key("workload.file", VT::string)
                     .kind("tasks")
                     .required()
-                    .meaning("Task-descriptor stream (JSON Lines) to replay; in a `.json` workload file, relative to that file."));
+                    .meaning("Task-descriptor stream (JSON Lines) to replay; in a `.json` workload file, relative to that file.")
+                    .field(&WorkloadParams::file));
 
     // Kind "graph": a model graph compiled on the fly (docs/design.md §4.6).
     k.push_back(Key("workload.file", VT::string)
                     .kind("graph")
                     .required()
-                    .meaning("The model graph file (set from `--workload`)."));
+                    .meaning("The model graph file (set from `--workload`).")
+                    .field(&WorkloadParams::file));
     k.push_back(Key("workload.batch", VT::integer).kind("graph").def(1).at_least(1).at_most(65536)
-                    .meaning("Batch size: the graph's `batch` dimension."));
+                    .meaning("Batch size: the graph's `batch` dimension.")
+                    .field(&WorkloadParams::graph, &GraphWorkload::batch));
     k.push_back(Key("workload.sync", VT::enumeration).kind("graph").def("tile").one_of({"op", "tile"})
-                    .meaning("Event granularity: `op` waits for all tiles of a producer, `tile` only for the tiles a task reads."));
+                    .meaning("Event granularity: `op` waits for all tiles of a producer, `tile` only for the tiles a task reads.")
+                    .field_enum(&WorkloadParams::graph, &GraphWorkload::sync));
     k.push_back(Key("workload.input_layout", VT::enumeration).kind("graph").def("NCHW").one_of({"NCHW", "NC1HWC0"})
-                    .meaning("Layout the framework hands 4-D graph inputs over in; `NC1HWC0` needs no input conversion."));
+                    .meaning("Layout the framework hands 4-D graph inputs over in; `NC1HWC0` needs no input conversion.")
+                    .field_enum(&WorkloadParams::graph, &GraphWorkload::input_layout));
     k.push_back(Key("workload.passes.fold_bn", VT::boolean).kind("graph").def(true)
-                    .meaning("Fold BatchNorm into the preceding Conv2D's weights and bias."));
+                    .meaning("Fold BatchNorm into the preceding Conv2D's weights and bias.")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.graph.passes.fold_bn = v.get<bool>(); }));
     k.push_back(Key("workload.passes.fuse_activation", VT::boolean).kind("graph").def(true)
-                    .meaning("Apply ReLU in the Cube core's FixPipe instead of a separate Vector task."));
+                    .meaning("Apply ReLU in the Cube core's FixPipe instead of a separate Vector task.")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.graph.passes.fuse_activation = v.get<bool>(); }));
     k.push_back(Key("workload.passes.fuse_vector", VT::boolean).kind("graph").def(true)
-                    .meaning("Fuse chains of element-wise Vector ops into one task (data enters UB once)."));
+                    .meaning("Fuse chains of element-wise Vector ops into one task (data enters UB once).")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.graph.passes.fuse_vector = v.get<bool>(); }));
     k.push_back(Key("workload.passes.hoist_layout", VT::boolean).kind("graph").def(true)
-                    .meaning("Merge FormatConvert tasks per tensor and hoist them toward the graph inputs."));
+                    .meaning("Merge FormatConvert tasks per tensor and hoist them toward the graph inputs.")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.graph.passes.hoist_layout = v.get<bool>(); }));
     k.push_back(Key("workload.fusion_boundary", VT::enumeration).kind("graph").def("auto").one_of({"auto", "fuse", "split"})
-                    .meaning("Cube op followed by heavy Vector work: decide by cost (`auto`) or force fusing / splitting."));
+                    .meaning("Cube op followed by heavy Vector work: decide by cost (`auto`) or force fusing / splitting.")
+                    .field_enum(&WorkloadParams::graph, &GraphWorkload::fusion_boundary));
     k.push_back(Key("workload.dims", VT::object).kind("graph").def(json::object())
-                    .meaning("Values for the graph's symbolic dimensions, e.g. `{\"seq_len\": 256}` (unset ones keep the graph's defaults)."));
+                    .meaning("Values for the graph's symbolic dimensions, e.g. `{\"seq_len\": 256}` (unset ones keep the graph's defaults).")
+                    .apply_workload(read_dims));
     k.push_back(Key("workload.tiling", VT::object).kind("graph").def(json::object())
-                    .meaning("Forced tilings by node name, e.g. `{\"conv1\": {\"m_blocks\": 2, \"n_blocks\": 8}}` (`tiles` for Vector ops)."));
+                    .meaning("Forced tilings by node name, e.g. `{\"conv1\": {\"m_blocks\": 2, \"n_blocks\": 8}}` (`tiles` for Vector ops).")
+                    .apply_workload(read_tiling));
     // Host runtime (docs/design.md §1.2, docs/host.md).
     k.push_back(Key("workload.host_mode", VT::enumeration).kind("graph").def("off")
                     .one_of({"off", "sync", "async", "pipeline", "hetero"})
-                    .meaning("Framework host model: `off` launches every kernel at time 0 (device only); `sync`, `async`, `pipeline`, `hetero` as in docs/host.md."));
+                    .meaning("Framework host model: `off` launches every kernel at time 0 (device only); `sync`, `async`, `pipeline`, `hetero` as in docs/host.md.")
+                    .field_enum(&WorkloadParams::graph, &GraphWorkload::host_mode));
     k.push_back(Key("workload.submit_batch", VT::integer).kind("graph").def(16).at_least(0).at_most(1048576)
-                    .meaning("Task descriptors per submission at launch; 0 = all of a kernel's descriptors in one submission."));
+                    .meaning("Task descriptors per submission at launch; 0 = all of a kernel's descriptors in one submission.")
+                    .field(&WorkloadParams::graph, &GraphWorkload::submit_batch));
     k.push_back(Key("workload.cpu_ops", VT::string_or_strings).kind("graph").def(json::array())
-                    .meaning("Node names run on host CPU threads in `hetero` mode, besides nodes with `\"device\": \"cpu\"`."));
+                    .meaning("Node names run on host CPU threads in `hetero` mode, besides nodes with `\"device\": \"cpu\"`.")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.graph.cpu_ops = strings(v); }));
     k.push_back(Key("workload.dynamic_shapes", VT::boolean).kind("graph").def(false)
-                    .meaning("Host pays the dynamic-shape costs (chip.host.*_dynamic_us) for every op."));
+                    .meaning("Host pays the dynamic-shape costs (chip.host.*_dynamic_us) for every op.")
+                    .field(&WorkloadParams::graph, &GraphWorkload::dynamic_shapes));
 
     // Kind "moe": the MoE Dispatch operator on the supernode (docs/design.md §1.3).
     k.push_back(Key("workload.variant", VT::enumeration).kind("moe").def("optimized").one_of({"baseline", "optimized"})
-                    .meaning("`baseline`: BSP style with SyncAll between phases; `optimized`: counts first, Data-as-Flag tokens, reorder on arrival, no SyncAll."));
+                    .meaning("`baseline`: BSP style with SyncAll between phases; `optimized`: counts first, Data-as-Flag tokens, reorder on arrival, no SyncAll.")
+                    .field_enum(&WorkloadParams::moe, &MoeWorkload::variant));
     k.push_back(Key("workload.flag_in_block", VT::boolean).kind("moe").def(true)
-                    .meaning("Optimized variant: the 8 B flag travels in every 512 B block with the payload (Data-as-Flag); false = one separate flag block after the data, with no barrier (unsafe)."));
+                    .meaning("Optimized variant: the 8 B flag travels in every 512 B block with the payload (Data-as-Flag); false = one separate flag block after the data, with no barrier (unsafe).")
+                    .field(&WorkloadParams::moe, &MoeWorkload::flag_in_block));
     k.push_back(Key("workload.batch", VT::integer).kind("moe").def(128).at_least(1).at_most(256)
-                    .meaning("Tokens per rank (BS)."));
+                    .meaning("Tokens per rank (BS).")
+                    .field(&WorkloadParams::moe, &MoeWorkload::batch));
     k.push_back(Key("workload.hidden", VT::integer).kind("moe").unit("B").def(7168).at_least(32).at_most(7168)
-                    .meaning("Hidden size; int8 tokens carry this many bytes (a multiple of 32) plus a 32 B scale and 12 B of (rank, token, k)."));
+                    .meaning("Hidden size; int8 tokens carry this many bytes (a multiple of 32) plus a 32 B scale and 12 B of (rank, token, k).")
+                    .field(&WorkloadParams::moe, &MoeWorkload::hidden));
     k.push_back(Key("workload.top_k", VT::integer).kind("moe").def(8).at_least(1).at_most(16)
-                    .meaning("Experts each token goes to (distinct)."));
+                    .meaning("Experts each token goes to (distinct).")
+                    .field(&WorkloadParams::moe, &MoeWorkload::top_k));
     k.push_back(Key("workload.experts_per_rank", VT::integer).kind("moe").def(1).at_least(1).at_most(512)
-                    .meaning("Routed experts hosted by each rank; experts = ranks x this, at least top_k."));
+                    .meaning("Routed experts hosted by each rank; experts = ranks x this, at least top_k.")
+                    .field(&WorkloadParams::moe, &MoeWorkload::experts_per_rank));
     k.push_back(Key("workload.distribution", VT::enumeration).kind("moe").def("uniform").one_of({"uniform", "skewed"})
-                    .meaning("Expert choice: `uniform`, or `skewed` (Zipf over a seeded permutation of the experts, exponent `skew`)."));
+                    .meaning("Expert choice: `uniform`, or `skewed` (Zipf over a seeded permutation of the experts, exponent `skew`).")
+                    .field_enum(&WorkloadParams::moe, &MoeWorkload::distribution));
     k.push_back(Key("workload.skew", VT::number).kind("moe").def(1.0).at_least(0).at_most(4)
-                    .meaning("Zipf exponent of the skewed distribution."));
+                    .meaning("Zipf exponent of the skewed distribution.")
+                    .field(&WorkloadParams::moe, &MoeWorkload::skew));
     k.push_back(Key("workload.seed", VT::integer).kind("moe").def(1).at_least(0).at_most(2147483647)
-                    .meaning("Seed of the token routing (top-K expert ids)."));
+                    .meaning("Seed of the token routing (top-K expert ids).")
+                    .field(&WorkloadParams::moe, &MoeWorkload::seed));
     k.push_back(Key("workload.trace_ranks", VT::integer).kind("moe").def(1).at_least(0).at_most(384)
-                    .meaning("With --trace: the first N ranks get a process with their cores' phases and their busy link planes."));
+                    .meaning("With --trace: the first N ranks get a process with their cores' phases and their busy link planes.")
+                    .field(&WorkloadParams::moe, &MoeWorkload::trace_ranks));
     k.push_back(Key("workload.notes", VT::string_or_strings).kind("moe").def(json::array())
                     .meaning("Free text about the workload. Not read by the simulator."));
     return k;

@@ -1,8 +1,8 @@
 // The one table of configuration keys (docs/design.md §4.2): every key of the run
 // document with its type, unit, default, bounds and meaning. Validation,
-// defaults, --set path checks, the ChipParams mapping and the Markdown
-// reference (docs/configuration.md) are all driven from this table, so they
-// cannot disagree.
+// defaults, --set path checks, the ChipParams and WorkloadParams mappings
+// and the Markdown reference (docs/configuration.md) are all driven from this
+// table, so they cannot disagree.
 #pragma once
 #include <functional>
 #include <optional>
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chip/chip_params.hpp"
+#include "config/workload_params.hpp"
 
 namespace npusim {
 
@@ -44,6 +45,8 @@ struct KeySpec {
     // Chip keys: copies the validated value into ChipParams. Empty for
     // workload keys and for keys the hardware does not read ("notes").
     std::function<void(ChipParams&, const nlohmann::json&)> apply;
+    // Workload keys: the same into WorkloadParams (empty for "notes").
+    std::function<void(WorkloadParams&, const nlohmann::json&)> apply_workload;
 };
 
 // A group of keys that gets its own section in the reference.

@@ -9,20 +9,13 @@
 
 #include "chip/chip_params.hpp"
 #include "chip/host_costs.hpp"
-
-namespace npusim::compiler {
-struct Graph;
-struct Node;
-}  // namespace npusim::compiler
+#include "compiler/op_table.hpp"
 
 namespace npusim::host {
 
-// Work of one graph node run on a host CPU thread (hetero mode).
-struct CpuWork {
-    double flops = 0;
-    double bytes = 0;  // inputs read + output written
-};
-CpuWork cpu_work(const compiler::Graph& g, const compiler::Node& n);
+// Work of one graph node run on a host CPU thread (hetero mode); the
+// compiler works it out with the op table (compiler::node_work).
+using CpuWork = compiler::NodeWork;
 // overhead + max(compute, memory) on one thread, in µs.
 double cpu_time_us(const HostParams& p, const CpuWork& w);
 

@@ -1,19 +1,16 @@
 #include "host/host_model.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
-#include "compiler/graph_reader.hpp"
 #include "hw/die.hpp"
 #include "stats/stats.hpp"
 
 namespace npusim::host {
 
-std::unique_ptr<HostModel> HostModel::create(const nlohmann::json& doc, const ChipParams& chip,
+std::unique_ptr<HostModel> HostModel::create(const GraphWorkload& w, const ChipParams& chip,
                                              const compiler::CompileResult& compiled) {
-    const nlohmann::json& w = doc.at("workload");
-    const Mode mode = mode_from_string(w.value("host_mode", "off"));
+    const Mode mode = w.host_mode;
     if (mode == Mode::off) return nullptr;
     if (chip.host.threads < threads_needed(mode))
         throw InputError(fmt::format("workload.host_mode = {} needs {} host threads{}, but chip.host.threads is {}",
@@ -23,17 +20,9 @@ std::unique_ptr<HostModel> HostModel::create(const nlohmann::json& doc, const Ch
     std::unique_ptr<HostModel> m(new HostModel());
     m->chip_ = &chip;
     m->opt_.mode = mode;
-    m->opt_.dynamic_shapes = w.value("dynamic_shapes", false);
-    m->opt_.submit_batch = w.value("submit_batch", 16u);
-    std::vector<std::string> cpu_ops;
-    if (w.contains("cpu_ops")) {
-        const auto& c = w["cpu_ops"];
-        if (c.is_string()) cpu_ops.push_back(c.get<std::string>());
-        else if (c.is_array())
-            for (const auto& e : c) cpu_ops.push_back(e.get<std::string>());
-    }
-    const compiler::Graph g = compiler::read_graph(w.at("file").get<std::string>(), compiler::dims_from_workload(w));
-    m->plan_ = make_plan(g, compiled.stream, compiled.tilings, cpu_ops, mode == Mode::hetero, chip.host);
+    m->opt_.dynamic_shapes = w.dynamic_shapes;
+    m->opt_.submit_batch = w.submit_batch;
+    m->plan_ = make_plan(compiled.ops, compiled.stream, w.cpu_ops, mode == Mode::hetero, chip.host);
     m->gated_ = gate_stream(compiled.stream, m->plan_, m->opt_.submit_batch);
     return m;
 }

@@ -1,13 +1,11 @@
 // The host runtime of a run (docs/design.md §1.2), put together for `npusim run`:
 // reads workload.host_mode and the chip's host section, plans the host ops
-// of the compiled graph, gates the stream, and builds the HostRuntime
+// from the compiled result's op table, gates the stream, and builds the HostRuntime
 // module beside the Die. Off (the default) leaves the run as it was: every
 // kernel launched at time 0.
 #pragma once
 #include <memory>
 #include <string>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "compiler/compiler.hpp"
 #include "host/host_plan.hpp"
@@ -24,9 +22,9 @@ namespace npusim::host {
 
 class HostModel {
 public:
-    // nullptr when workload.host_mode is absent or "off". InputError when the
-    // chip has too few host threads for the mode or cpu_ops names no node.
-    static std::unique_ptr<HostModel> create(const nlohmann::json& document, const ChipParams& chip,
+    // nullptr when workload.host_mode is "off". InputError when the chip has
+    // too few host threads for the mode or cpu_ops names no node.
+    static std::unique_ptr<HostModel> create(const GraphWorkload& workload, const ChipParams& chip,
                                              const compiler::CompileResult& compiled);
 
     // The gated stream for the Die (moved out; call once).

@@ -2,18 +2,12 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
-#include "common/split.hpp"
 #include "host/host_costs.hpp"
 
 namespace npusim::host {
-
-using compiler::Graph;
-using compiler::Node;
-using compiler::OpType;
 
 const char* to_string(Mode m) {
     switch (m) {
@@ -24,12 +18,6 @@ const char* to_string(Mode m) {
         case Mode::hetero: return "hetero";
     }
     return "?";
-}
-
-Mode mode_from_string(const std::string& s) {
-    for (Mode m : {Mode::off, Mode::sync, Mode::async, Mode::pipeline, Mode::hetero})
-        if (s == to_string(m)) return m;
-    throw InputError("workload.host_mode: expected one of off, sync, async, pipeline, hetero, got '" + s + "'");
 }
 
 int threads_needed(Mode m) {
@@ -54,96 +42,66 @@ struct Written {
 
 }  // namespace
 
-HostPlan make_plan(const Graph& g, const TaskStream& stream, const std::vector<compiler::TilingChoice>& kernels,
-                   const std::vector<std::string>& cpu_nodes, bool hetero, const HostParams& params) {
+HostPlan make_plan(const compiler::OpTable& table, const TaskStream& stream, const std::vector<std::string>& cpu_nodes,
+                   bool hetero, const HostParams& params) {
     HostPlan plan;
-    std::unordered_map<std::string, int> node_index;
-    std::vector<std::string> node_names;
-    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-        node_index.emplace(g.nodes[i].name, static_cast<int>(i));
-        node_names.push_back(g.nodes[i].name);
-    }
+    const std::set<std::string> names(table.node_names.begin(), table.node_names.end());
     std::set<std::string> cpu;
     for (const auto& n : cpu_nodes) {
-        if (!node_index.count(n))
-            throw InputError("workload.cpu_ops: no node '" + n + "' in " + g.file + did_you_mean(n, node_names));
+        if (!names.count(n))
+            throw InputError("workload.cpu_ops: no node '" + n + "' in " + table.graph_file +
+                             did_you_mean(n, table.node_names));
         cpu.insert(n);
     }
-    for (const Node& n : g.nodes)
-        if (n.on_cpu) cpu.insert(n.name);
-
-    // Kernels in compiler order; tasks by their `op` label.
-    std::unordered_map<std::string, int> op_of_kernel;
-    for (const auto& k : kernels) {
+    for (const compiler::CompiledOp& c : table.ops) {
         HostOp op;
-        op.name = k.kernel;
-        op.type = "FormatConvert";  // compiler-inserted unless its name is a node
-        for (const std::string& part : split(k.kernel, '+')) {
-            auto it = node_index.find(part);
-            if (it == node_index.end()) continue;
-            op.nodes.push_back(it->second);
-        }
-        if (!op.nodes.empty()) op.type = compiler::to_string(g.nodes[static_cast<std::size_t>(op.nodes[0])].op);
-        op_of_kernel.emplace(op.name, static_cast<int>(plan.ops.size()));
+        op.name = c.name;
+        op.type = c.type;
+        op.tasks = c.tasks;
         plan.ops.push_back(std::move(op));
     }
-    for (std::uint32_t t = 0; t < stream.tasks.size(); ++t) {
-        auto it = op_of_kernel.find(stream.name(stream.tasks[t].op));
-        if (it == op_of_kernel.end())
-            throw std::logic_error("host plan: task '" + stream.tasks[t].id + "' belongs to no compiled kernel");
-        plan.ops[static_cast<std::size_t>(it->second)].tasks.push_back(t);
-    }
 
-    // Node -> op, and the CPU subgraph.
-    std::vector<int> op_of_node(g.nodes.size(), -1);
-    for (std::size_t o = 0; o < plan.ops.size(); ++o)
-        for (int n : plan.ops[o].nodes) op_of_node[static_cast<std::size_t>(n)] = static_cast<int>(o);
+    // The CPU subgraph.
     if (hetero) {
-        for (HostOp& op : plan.ops) {
+        for (std::size_t o = 0; o < plan.ops.size(); ++o) {
+            const auto& nodes = table.ops[o].nodes;
             std::size_t labelled = 0;
-            for (int n : op.nodes) labelled += cpu.count(g.nodes[static_cast<std::size_t>(n)].name);
+            for (const compiler::OpNode& n : nodes) labelled += n.cpu_label || cpu.count(n.name);
             if (labelled == 0) continue;
-            if (labelled != op.nodes.size())
-                throw InputError("workload.cpu_ops: CPU-labelled node(s) of kernel '" + op.name +
+            if (labelled != nodes.size())
+                throw InputError("workload.cpu_ops: CPU-labelled node(s) of kernel '" + plan.ops[o].name +
                                  "' were fused with NPU nodes; label all of them, or keep them apart with "
                                  "workload.passes.fuse_vector=false / fuse_activation=false");
-            op.on_cpu = true;
+            plan.ops[o].on_cpu = true;
         }
     }
-    auto node_on_cpu = [&](int n) {
-        const int o = op_of_node[static_cast<std::size_t>(n)];
-        return o >= 0 && plan.ops[static_cast<std::size_t>(o)].on_cpu;
-    };
+    auto op_on_cpu = [&](int o) { return o >= 0 && plan.ops[static_cast<std::size_t>(o)].on_cpu; };
 
     // Value- and compute-dependence; CPU costs and link traffic.
-    for (HostOp& op : plan.ops) {
-        for (int ni : op.nodes) {
-            const Node& n = g.nodes[static_cast<std::size_t>(ni)];
-            if ((n.op == OpType::Reshape || n.op == OpType::ReduceSum) && n.inputs.size() == 2) {
-                const compiler::Tensor& v = g.tensors[static_cast<std::size_t>(n.inputs[1])];
-                if (v.producer >= 0) {  // inputs and consts are known on the host
-                    op.value_dependent = true;
-                    op.value_bytes += v.bytes();
-                    op.value_on_host = node_on_cpu(v.producer);
-                }
+    for (std::size_t o = 0; o < plan.ops.size(); ++o) {
+        HostOp& op = plan.ops[o];
+        const auto& nodes = table.ops[o].nodes;
+        for (const compiler::OpNode& n : nodes) {
+            if (n.value_input >= 0) {
+                const compiler::OpInput& v = n.inputs[static_cast<std::size_t>(n.value_input)];
+                op.value_dependent = true;
+                op.value_bytes += v.bytes;
+                op.value_on_host = op_on_cpu(v.op);
             }
-            if (n.op == OpType::Unique || n.op == OpType::NonZero) {
+            if (n.compute_dependent) {
                 op.compute_dependent = true;
-                op.shape_bytes += 8 * g.tensors[static_cast<std::size_t>(n.outputs[0])].shape.size();
+                op.shape_bytes += n.shape_bytes;
             }
             if (op.on_cpu) {
-                op.cpu_us += cpu_time_us(params, cpu_work(g, n));
-                for (int in : n.inputs) {
-                    const compiler::Tensor& t = g.tensors[static_cast<std::size_t>(in)];
-                    if (t.producer >= 0 && !node_on_cpu(t.producer)) op.d2h_bytes += t.bytes();
-                }
+                op.cpu_us += cpu_time_us(params, n.work);
+                for (const compiler::OpInput& in : n.inputs)
+                    if (in.computed && !op_on_cpu(in.op)) op.d2h_bytes += in.bytes;
             }
         }
-        if (op.on_cpu && !op.nodes.empty()) {
-            const compiler::Tensor& out = g.tensors[static_cast<std::size_t>(g.nodes[static_cast<std::size_t>(op.nodes.back())].outputs[0])];
+        if (op.on_cpu && !nodes.empty()) {
             bool npu_reader = false;
-            for (int c : out.consumers) npu_reader = npu_reader || !node_on_cpu(c);
-            if (npu_reader) op.h2d_bytes = out.bytes();
+            for (int r : nodes.back().readers) npu_reader = npu_reader || !op_on_cpu(r);
+            if (npu_reader) op.h2d_bytes = nodes.back().out_bytes;
         }
         plan.value_dependent += op.value_dependent;
         plan.compute_dependent += op.compute_dependent;
@@ -201,8 +159,7 @@ HostPlan make_plan(const Graph& g, const TaskStream& stream, const std::vector<c
     for (std::size_t o = 0; o < plan.ops.size(); ++o)
         if (plan.ops[o].out_bytes && last_reader[o] > static_cast<int>(o))
             plan.ops[static_cast<std::size_t>(last_reader[o])].frees.push_back(static_cast<int>(o));
-    for (const compiler::Tensor& t : g.tensors)
-        if (t.is_input || t.is_const) plan.resident_bytes += t.bytes();
+    plan.resident_bytes = table.resident_bytes;
     return plan;
 }
 

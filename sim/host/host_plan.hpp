@@ -10,23 +10,21 @@
 #include <string>
 #include <vector>
 
-#include "compiler/graph.hpp"
-#include "compiler/tiler.hpp"
+#include "compiler/op_table.hpp"
 #include "chip/chip_params.hpp"
+#include "config/workload_params.hpp"
 #include "tasks/task.hpp"
 
 namespace npusim::host {
 
-enum class Mode { off, sync, async, pipeline, hetero };
+using Mode = HostMode;  // workload.host_mode
 const char* to_string(Mode m);
-Mode mode_from_string(const std::string& s);  // InputError for anything else
 // Host threads a mode needs (hetero: 3 + at least one CPU worker).
 int threads_needed(Mode m);
 
 struct HostOp {
     std::string name;                  // the kernel's name: its graph nodes joined by '+'
     std::string type;                  // op type for the cost table (the kernel's first node)
-    std::vector<int> nodes;            // graph node indices (none for compiler-inserted FormatConvert)
     std::vector<std::uint32_t> tasks;  // its tasks in the compiled stream, in stream order
     bool on_cpu = false;               // hetero: the CPU subgraph runs it on a host thread
     // Value-dependent (Reshape with a shape tensor, ReduceSum with an axes
@@ -55,11 +53,11 @@ struct HostPlan {
     std::size_t value_dependent = 0, compute_dependent = 0, cpu_ops = 0, views = 0;
 };
 
-// `kernels` are the compiler's tiling choices (one per kernel, in kernel
-// order); `cpu_nodes` the node names labelled for the CPU besides
-// "device": "cpu" (only used when `hetero`). InputError for a CPU label on a
-// node fused with NPU nodes, or a name that is not a node.
-HostPlan make_plan(const compiler::Graph& g, const TaskStream& stream, const std::vector<compiler::TilingChoice>& kernels,
-                   const std::vector<std::string>& cpu_nodes, bool hetero, const HostParams& params);
+// `ops` and `stream` come from the compiled result; `cpu_nodes` are the
+// node names labelled for the CPU besides "device": "cpu" (only used when
+// `hetero`). InputError for a CPU label on a node fused with NPU nodes, or a
+// name that is not a node.
+HostPlan make_plan(const compiler::OpTable& ops, const TaskStream& stream, const std::vector<std::string>& cpu_nodes,
+                   bool hetero, const HostParams& params);
 
 }  // namespace npusim::host

@@ -33,10 +33,12 @@ class TraceWriter;
 
 namespace npusim::host {
 
+// A host mode and the workload keys the runtime reads; the keys start at
+// their schema defaults (config/schema.cpp), so no default is written here.
 struct RuntimeOptions {
-    Mode mode = Mode::sync;
-    bool dynamic_shapes = false;
-    std::uint32_t submit_batch = 16;
+    Mode mode = Mode::sync;  // a runtime exists only when the mode is not off
+    bool dynamic_shapes = default_workload_params("graph").graph.dynamic_shapes;
+    std::uint32_t submit_batch = default_workload_params("graph").graph.submit_batch;
 };
 
 class HostRuntime : public sc_core::sc_module, private Wakeable {

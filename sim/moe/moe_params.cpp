@@ -1,25 +1,15 @@
 #include "moe/moe_params.hpp"
 
-#include <nlohmann/json.hpp>
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
 
 namespace npusim {
 
-MoeParams MoeParams::from_run(const nlohmann::json& w, const ChipParams& chip) {
+MoeParams MoeParams::from_run(const MoeWorkload& w, const ChipParams& chip) {
     MoeParams p;
-    p.variant = w.at("variant").get<std::string>() == "baseline" ? Variant::baseline : Variant::optimized;
-    p.flag_in_block = w.at("flag_in_block").get<bool>();
+    static_cast<MoeWorkload&>(p) = w;
     p.ranks = chip.interconnect.ranks;
-    p.batch = w.at("batch").get<int>();
-    p.hidden = w.at("hidden").get<int>();
-    p.top_k = w.at("top_k").get<int>();
-    p.experts_per_rank = w.at("experts_per_rank").get<int>();
-    p.skewed = w.at("distribution").get<std::string>() == "skewed";
-    p.skew = w.at("skew").get<double>();
-    p.seed = w.at("seed").get<std::uint64_t>();
-    p.trace_ranks = w.at("trace_ranks").get<int>();
 
     if (p.hidden % 32 != 0)
         throw InputError(fmt::format("workload.hidden: expected a multiple of 32 (B), got {}", p.hidden));

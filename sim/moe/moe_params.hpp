@@ -1,34 +1,24 @@
-// The options of a kind "moe" workload (models/moe_dispatch.json), read from
-// the resolved run document (defaults are already filled in by the schema).
+// The options of a kind "moe" workload (models/moe_dispatch.json): the typed
+// workload section (config/workload_params.hpp, defaults from the schema)
+// plus what the chip decides, checked together.
 #pragma once
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "chip/chip_params.hpp"
+#include "config/workload_params.hpp"
 
 namespace npusim {
 
-struct MoeParams {
-    enum class Variant { baseline, optimized };
-    Variant variant = Variant::optimized;
-    bool flag_in_block = true;
-    int ranks = 1;             // chip.interconnect.ranks
-    int batch = 128;           // tokens per rank
-    int hidden = 7168;         // int8 bytes per token
-    int top_k = 8;
-    int experts_per_rank = 1;
-    bool skewed = false;
-    double skew = 1.0;         // Zipf exponent when skewed
-    std::uint64_t seed = 1;
-    int trace_ranks = 1;
+struct MoeParams : MoeWorkload {
+    int ranks = 1;  // chip.interconnect.ranks
 
     int experts() const { return ranks * experts_per_rank; }
+    bool skewed() const { return distribution == Distribution::skewed; }
     const char* variant_name() const { return variant == Variant::baseline ? "baseline" : "optimized"; }
 
     // Throws InputError for combinations the schema cannot express alone.
-    static MoeParams from_run(const nlohmann::json& workload, const ChipParams& chip);
+    static MoeParams from_run(const MoeWorkload& workload, const ChipParams& chip);
 };
 
 }  // namespace npusim

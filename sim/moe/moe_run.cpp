@@ -8,7 +8,6 @@
 #include <memory>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
 #include "config/run_config.hpp"
@@ -35,7 +34,7 @@ std::string summary(const Stats& s, const MoeParams& p, const ChipParams& chip, 
         p.variant_name(),
         p.variant == MoeParams::Variant::optimized ? (p.flag_in_block ? ", Data-as-Flag" : ", separate flag block") : "",
         chip.name, p.ranks, chip.vector.count, p.batch, p.hidden, p.top_k, p.experts_per_rank,
-        p.skewed ? fmt::format("skewed (Zipf {})", p.skew) : std::string("uniform"));
+        p.skewed() ? fmt::format("skewed (Zipf {})", p.skew) : std::string("uniform"));
     out += fmt::format("  total        {:.0f} cycles  ({:.3f} us)\n", s.number("total_cycles"), s.number("total_ns") / 1000.0);
     out += "  phase        mean us   max us   (per core; end of phase: mean / max us)\n";
     for (const auto& name : prof.phases()) {
@@ -59,8 +58,7 @@ std::string summary(const Stats& s, const MoeParams& p, const ChipParams& chip, 
 
 int run_moe(const RunConfig& cfg, const MoeRunOptions& opt) {
     const ChipParams& chip = cfg.chip();
-    const nlohmann::json& w = cfg.document()["workload"];
-    const MoeParams p = MoeParams::from_run(w, chip);
+    const MoeParams p = MoeParams::from_run(cfg.workload().moe, chip);
     const DispatchLayout layout(p, static_cast<std::uint32_t>(chip.interconnect.datablock_bytes));
     const auto t_build = std::chrono::steady_clock::now();
     const Routing routing(p);

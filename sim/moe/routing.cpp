@@ -34,7 +34,7 @@ Routing::Routing(const MoeParams& p)
     // experts are spread over ranks), sampled through the cumulative sum.
     std::vector<int> perm(static_cast<std::size_t>(experts_));
     std::vector<double> cdf;
-    if (p.skewed) {
+    if (p.skewed()) {
         for (int e = 0; e < experts_; ++e) perm[static_cast<std::size_t>(e)] = e;
         Stream s(p.seed, 0xFFFFFFFFULL, 1);
         for (int e = experts_ - 1; e > 0; --e) std::swap(perm[static_cast<std::size_t>(e)], perm[static_cast<std::size_t>(s.below(e + 1))]);
@@ -51,7 +51,7 @@ Routing::Routing(const MoeParams& p)
             int tries = 0;
             while (static_cast<int>(chosen.size()) < p.top_k) {
                 int e;
-                if (!p.skewed) {
+                if (!p.skewed()) {
                     e = s.below(experts_);
                 } else if (tries < 64) {
                     const double u = s.uniform();

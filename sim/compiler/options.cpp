@@ -1,0 +1,17 @@
+#include "compiler/options.hpp"
+
+namespace npusim::compiler {
+
+CompileOptions::CompileOptions() : CompileOptions(default_workload_params("graph").graph) {}
+
+CompileOptions::CompileOptions(const GraphWorkload& w)
+    : sync(w.sync),
+      input_layout(w.input_layout == InputLayout::NC1HWC0 ? Layout::NC1HWC0 : Layout::NCHW),
+      fold_bn(w.passes.fold_bn),
+      fuse_activation(w.passes.fuse_activation),
+      fuse_vector(w.passes.fuse_vector),
+      hoist_layout(w.passes.hoist_layout),
+      boundary(w.fusion_boundary),
+      tiling(w.tiling) {}
+
+}  // namespace npusim::compiler

@@ -1,0 +1,83 @@
+// The workload section of the run document as plain structs, filled from the
+// schema table (config/schema.cpp) the way ChipParams is. The fields carry no
+// initialisers on purpose: every default lives in the schema, so a field here
+// holds what the resolved document says and nothing else.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace npusim {
+
+// Kind "graph": what the built-in compiler is asked to do (docs/compiler.md).
+enum class SyncGranularity : std::uint8_t { op, tile };
+enum class InputLayout : std::uint8_t { NCHW, NC1HWC0 };
+// At a Cube -> heavy-Vector boundary: decide by cost, or force either way.
+enum class FusionBoundary : std::uint8_t { automatic, fuse, split };
+// The framework host model (docs/host.md).
+enum class HostMode : std::uint8_t { off, sync, async, pipeline, hetero };
+
+struct CompilerPasses {
+    bool fold_bn{}, fuse_activation{}, fuse_vector{}, hoist_layout{};
+};
+
+// One entry of workload.tiling: it names only what it forces, 0 = free.
+struct ForcedTiling {
+    int m_blocks = 0;  // rows (conv: output-row blocks per image; matmul: M blocks)
+    int n_blocks = 0;  // output channels / columns blocks
+    int tiles = 0;     // vector ops: number of tiles
+};
+
+struct GraphWorkload {
+    int batch{};
+    SyncGranularity sync{};
+    InputLayout input_layout{};
+    CompilerPasses passes;
+    FusionBoundary fusion_boundary{};
+    std::map<std::string, std::int64_t> dims;           // symbolic dimension -> value
+    std::map<std::string, ForcedTiling> tiling;         // by graph node name
+    HostMode host_mode{};
+    std::uint32_t submit_batch{};                       // 0 = a kernel's descriptors in one submission
+    std::vector<std::string> cpu_ops;                   // node names for the CPU (hetero)
+    bool dynamic_shapes{};
+};
+
+// Kind "moe": the MoE Dispatch operator on the supernode (docs/supernode.md).
+struct MoeWorkload {
+    enum class Variant : std::uint8_t { baseline, optimized };
+    enum class Distribution : std::uint8_t { uniform, skewed };
+    Variant variant{};
+    bool flag_in_block{};
+    int batch{};             // tokens per rank
+    int hidden{};            // int8 bytes per token
+    int top_k{};
+    int experts_per_rank{};
+    Distribution distribution{};
+    double skew{};           // Zipf exponent when skewed
+    std::uint64_t seed{};
+    int trace_ranks{};
+};
+
+struct WorkloadParams {
+    std::string kind;  // "tasks", "graph", "moe"; "" without a workload
+    std::string file;  // tasks: the stream; graph: the model graph
+    GraphWorkload graph;
+    MoeWorkload moe;
+};
+
+// The validated, default-filled workload section -> WorkloadParams, through
+// each key's schema binding. InputError with the key path for entries of the
+// free-form objects (workload.dims, workload.tiling) that are not well formed,
+// prefixed with source(key path) when given (the file or --set that wrote it).
+WorkloadParams read_workload_params(const nlohmann::json& section,
+                                    const std::function<std::string(const std::string&)>& source = {});
+
+// A workload of `kind` with every key at its schema default (required keys
+// left empty): what callers that build parameters by hand start from.
+const WorkloadParams& default_workload_params(const std::string& kind);
+
+}  // namespace npusim
