@@ -17,6 +17,7 @@
 #include "engine/wake_scheduler.hpp"
 #include "hw/memory_system.hpp"
 #include "hw/scalar_core.hpp"
+#include "host/memory_pool.hpp"
 #include "hw/vector_core.hpp"
 #include "kernel_api/phase_profile.hpp"
 #include "mesh/global_memory.hpp"
@@ -296,4 +297,21 @@ TEST_CASE("phase profile: its report gives each phase's order, mean and max dura
     CHECK(n(s, "phases.copy.end_max_ns") == 5.0);
     CHECK(n(s, "phases.wait.mean_ns") == 1.0);  // over the one core that stamped it
     CHECK(keys(s).size() == 10);
+}
+
+TEST_CASE("memory pool: its report alone gives the peak, reserve, allocations, frees and what is left", "[stats][host]") {
+    host::MemoryPool pool;
+    const std::uint64_t a = pool.allocate(1000);  // one 1024 B block (512 B aligned)
+    const std::uint64_t b = pool.allocate(512);
+    pool.free(a);
+    pool.allocate(100);  // fits the freed block: no new reserve
+    (void)b;
+    Stats s;
+    pool.report(s, "host.memory.");
+    CHECK(s.number("host.memory.pool_peak_bytes") == 1536);
+    CHECK(s.number("host.memory.pool_reserved_bytes") == 1536);
+    CHECK(s.number("host.memory.allocations") == 3);
+    CHECK(s.number("host.memory.frees") == 1);
+    CHECK(s.number("host.memory.live_at_end_bytes") == 1024);
+    CHECK_FALSE(s.has("host.memory.resident_bytes"));  // the host's, not the pool's
 }

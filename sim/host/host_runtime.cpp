@@ -458,11 +458,7 @@ void HostRuntime::collect(Stats& s) const {
     s.set("host.copied_bytes", copied_bytes_);
     s.set("host.peak_device_memory_bytes", plan_.resident_bytes + pool_.peak_in_use());
     s.set("host.memory.resident_bytes", plan_.resident_bytes);
-    s.set("host.memory.pool_peak_bytes", pool_.peak_in_use());
-    s.set("host.memory.pool_reserved_bytes", pool_.reserved());
-    s.set("host.memory.allocations", pool_.allocations());
-    s.set("host.memory.frees", pool_.frees());
-    s.set("host.memory.live_at_end_bytes", pool_.in_use());
+    pool_.report(s, "host.memory.");
     s.set("host.threads.count", static_cast<std::uint64_t>(threads_.size()));
     for (const Thread& t : threads_) {
         s.set("host.threads." + t.name + ".busy_ns", ns(t.busy_ps));

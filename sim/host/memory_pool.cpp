@@ -4,6 +4,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "stats/stats.hpp"
+
 namespace npusim::host {
 
 std::uint64_t MemoryPool::allocate(std::uint64_t bytes) {
@@ -53,6 +55,14 @@ void MemoryPool::free(std::uint64_t addr) {
         }
     }
     free_[addr] = size;
+}
+
+void MemoryPool::report(Stats& s, const std::string& prefix) const {
+    s.set(prefix + "pool_peak_bytes", peak_in_use_);
+    s.set(prefix + "pool_reserved_bytes", top_);
+    s.set(prefix + "allocations", allocations_);
+    s.set(prefix + "frees", frees_);
+    s.set(prefix + "live_at_end_bytes", in_use_);
 }
 
 }  // namespace npusim::host

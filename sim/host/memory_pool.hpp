@@ -5,6 +5,11 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <string>
+
+namespace npusim {
+class Stats;
+}
 
 namespace npusim::host {
 
@@ -23,6 +28,10 @@ public:
     std::uint64_t allocations() const { return allocations_; }
     std::uint64_t frees() const { return frees_; }
     std::uint64_t live_blocks() const { return used_.size(); }
+
+    // Its own figures under `prefix` (e.g. "host.memory."): peak in use,
+    // reserved, allocations, frees, still in use at the end.
+    void report(Stats& s, const std::string& prefix) const;
 
 private:
     std::map<std::uint64_t, std::uint64_t> free_;  // addr -> size, coalesced
