@@ -77,7 +77,8 @@ TEST_CASE("workload: defaults in the struct are the schema's", "[config]") {
     CHECK(rt.submit_batch == g.submit_batch);
     CHECK(rt.dynamic_shapes == g.dynamic_shapes);
 
-    const MoeWorkload& m = RunConfig::load(kA3, kMoe, {}).workload().moe;
+    const RunConfig moe_cfg = RunConfig::load(kA3, kMoe, {});  // the struct lives as long as its RunConfig
+    const MoeWorkload& m = moe_cfg.workload().moe;
     const MoeWorkload& md = default_workload_params("moe").moe;
     CHECK(md.hidden == schema_default("workload.hidden", "moe").get<int>());
     CHECK(md.top_k == schema_default("workload.top_k", "moe").get<int>());
@@ -108,10 +109,9 @@ TEST_CASE("workload: a graph file's own options and --set reach the struct", "[c
     CHECK(g.cpu_ops == std::vector<std::string>{"mm3"});
     CHECK(g.submit_batch == 0);
 
-    const MoeWorkload& m = RunConfig::load(kA3, kMoe, {"workload.variant=baseline", "workload.distribution=skewed",
-                                                       "workload.seed=9", "workload.flag_in_block=false"})
-                               .workload()
-                               .moe;
+    const RunConfig moe_cfg = RunConfig::load(kA3, kMoe, {"workload.variant=baseline", "workload.distribution=skewed",
+                                                        "workload.seed=9", "workload.flag_in_block=false"});
+    const MoeWorkload& m = moe_cfg.workload().moe;
     CHECK(m.variant == MoeWorkload::Variant::baseline);
     CHECK(m.distribution == MoeWorkload::Distribution::skewed);
     CHECK(m.seed == 9);
