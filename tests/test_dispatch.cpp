@@ -15,13 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/run_config.hpp"
-#include "hw/die.hpp"
-#include "stats/stats.hpp"
-#include "tasks/stream_checks.hpp"
-#include "tasks/stream_reader.hpp"
+#include "support/e2e.hpp"
 
 using namespace npusim;
+using namespace npusim::test;
 using json = nlohmann::json;
 
 namespace {
@@ -46,30 +43,31 @@ std::string stream_of(int tasks, std::uint64_t bytes, int streams, bool pin = fa
     return s;
 }
 
+// Each run in its own process (SystemC cannot restart in one).
 double total_cycles(const std::string& stream_text, const std::vector<std::string>& sets) {
-    const RunConfig cfg = RunConfig::load(kA2, "x.jsonl", sets);
-    std::istringstream in(stream_text);
-    const TaskStream ts = parse_task_stream(in, "x.jsonl");
-    check_stream_fits_chip(ts, cfg.chip());
-    Die die("die0", cfg.chip(), ts, nullptr);
-    die.run();
-    Stats s;
-    die.collect(s);
-    REQUIRE(s.has("total_cycles"));
-    return s.number("total_cycles");
+    static int count = 0;
+    TempDir tmp;
+    const std::string stream = tmp.write("s" + std::to_string(count) + ".jsonl", stream_text);
+    const std::string stats = tmp.path("stats" + std::to_string(count++) + ".json");
+    std::vector<std::string> args = {"run", "--chip", kA2, "--workload", stream, "--stats", stats, "-q"};
+    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+    const Result r = run_npusim(tmp, args);
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    return read_json(stats).at("total_cycles").get<double>();
 }
 
 }  // namespace
 
 TEST_CASE("dispatch: many tiny tasks cost more than a few large ones of the same bytes, by the start cost per task",
           "[dispatch]") {
-    // 48 vector cores; 4800 tasks of 2 KB vs 48 of 200 KB (100 tasks per core
-    // vs one). Eight scalar cores so dispatch (32 cycles / 8) stays below a
+    // 48 vector cores; 2400 tasks of 2 KB vs 48 of 100 KB (50 tasks per core
+    // vs one). 48 scalar cores so dispatch (32 cycles / 48 a task) stays below a
     // tiny task's time on its core and the start cost shows.
-    const int cores = 48, fine = 4800, coarse = 48;
+    const int cores = 48, fine = 2400, coarse = 48;
     const std::uint64_t bytes = 2048;
-    const std::string fine_s = stream_of(fine, bytes, cores), coarse_s = stream_of(coarse, bytes * 100, cores);
-    const std::vector<std::string> base = {"chip.cores.scalar.count=8"};
+    const std::string fine_s = stream_of(fine, bytes, cores), coarse_s = stream_of(coarse, bytes * 50, cores);
+    const std::vector<std::string> base = {"chip.cores.scalar.count=48"};
     auto with_start = [&](int start) {
         auto v = base;
         v.push_back("chip.cores.vector.task_start_cycles=" + std::to_string(start));
@@ -79,7 +77,7 @@ TEST_CASE("dispatch: many tiny tasks cost more than a few large ones of the same
     const double fine320 = total_cycles(fine_s, with_start(320)), coarse320 = total_cycles(coarse_s, with_start(320));
     INFO("fine " << fine64 << " -> " << fine320 << ", coarse " << coarse64 << " -> " << coarse320);
     CHECK(fine64 > coarse64);
-    // Raising the start cost by 256 cycles adds about 100 x 256 per core to
+    // Raising the start cost by 256 cycles adds about 50 x 256 per core to
     // the fine stream and about 256 to the coarse one.
     const double per_core = static_cast<double>(fine) / cores;
     CHECK(fine320 - fine64 == Approx(per_core * 256).epsilon(0.25));
@@ -99,7 +97,7 @@ TEST_CASE("dispatch: a core's task queue hides dispatch behind the task it runs"
     CHECK(unqueued - queued == Approx((tasks - 1) * dispatch).epsilon(0.05));
 }
 
-TEST_CASE("dispatch: one scalar core cannot feed 48 vector cores tiny tasks; more scalar cores can", "[dispatch]") {
+TEST_CASE("dispatch: one scalar core cannot feed 48 vector cores tiny tasks, and more scalar cores can", "[dispatch]") {
     // 4800 tasks of 2 KB: on its core each takes start + 8 repeats, well under
     // 48 x 32 cycles, so one scalar core (32 cycles a task) sets the pace.
     const int tasks = 4800;
