@@ -332,8 +332,9 @@ private:
     // A Vector kernel that feeds a Cube kernel (an input FormatConvert) in
     // one wave finishes all its tiles together, and the Cube waits for all
     // of them. In w waves (row order) the first Cube blocks' input is ready
-    // after about 2 of w, at (w - 1) more task overheads per core: the w
-    // with the most Cube start brought forward, net of that cost.
+    // after about two small tiles, but the last rows arrive later by what
+    // the extra tiles cost (each pays start, dispatch and latency): split
+    // only when the start brought forward outweighs the end pushed back.
     i64 producer_waves(const Kernel& k, std::uint64_t bytes, i64 tiles) const {
         const i64 vectors = std::max(1, chip_.vector.count);
         if (tiles > vectors) return 1;
@@ -341,15 +342,19 @@ private:
         for (const Kernel& c : plan_.kernels)
             if (c.core == CoreType::cube && std::find(c.inputs.begin(), c.inputs.end(), k.output) != c.inputs.end())
                 feeds_cube = true;
-        if (!feeds_cube) return 1;
-        const auto per = static_cast<std::uint64_t>(tiles);
-        const double t = vector_task_cycles(VectorWork{bytes / per, bytes / per, k.cycles_per_repeat, false}, chip_,
-                                            static_cast<int>(tiles));
-        const double o = task_overhead_cycles(CoreType::vector, chip_);
+        // Under op sync the Cube waits for every tile anyway.
+        if (!feeds_cube || opt_.sync != SyncGranularity::tile) return 1;
+        const auto tile_cycles = [&](i64 n) {
+            const auto per = static_cast<std::uint64_t>(n);
+            return vector_task_cycles(VectorWork{bytes / per, bytes / per, k.cycles_per_repeat, false}, chip_,
+                                      static_cast<int>(std::min(n, vectors)));
+        };
+        const double one = tile_cycles(tiles);
         i64 best_w = 1;
         double best_gain = 0;
         for (i64 w = 2; w <= 8; w *= 2) {
-            const double gain = t * (1.0 - 2.0 / static_cast<double>(w)) - static_cast<double>(w - 1) * o;
+            const double small = tile_cycles(tiles * w);
+            const double gain = (one - 2 * small) - (static_cast<double>(w) * small - one);
             if (gain > best_gain) {
                 best_gain = gain;
                 best_w = w;
