@@ -30,6 +30,9 @@ struct VectorParams {
 struct ScalarParams {
     int count = 1;
     int dispatch_cycles = 32;  // per task, serial on a scalar core
+    // Tasks a core's own queue holds beside the one it runs: the scalar core
+    // fills it while the core works, so dispatch overlaps execution.
+    int queue_depth = 2;
 };
 
 struct BufferParams {

@@ -13,19 +13,20 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
     std::vector<double> vector_free(static_cast<std::size_t>(std::max(1, chip.vector.count)), 0.0);
     // Vector cores per Cube core (2 on split A2-class parts, 1 coupled).
     const int ratio = std::max(1, chip.vector.count / std::max(1, chip.cube.count));
-    for (std::size_t t = 0; t < n; ++t) {
+    // Tiles of the kernel being placed, per core, and the most one core may
+    // take: so a kernel of N tiles uses at least min(N, cores)/2 cores even
+    // when the estimate (serial, coarse) would stack them on a few.
+    std::vector<int> on_core;
+    int cap = 0;
+    const auto place = [&](std::size_t t) {
         double ready = 0;
         for (int p : preds[t]) ready = std::max(ready, out[static_cast<std::size_t>(p)].est_end);
         auto& free = tasks[t].core == CoreType::cube ? cube_free : vector_free;
-        int best = 0;
-        double best_start = std::max(ready, free[0]);
-        for (std::size_t c = 1; c < free.size(); ++c) {
-            const double s = std::max(ready, free[c]);
-            if (s < best_start) {
-                best_start = s;
-                best = static_cast<int>(c);
-            }
-        }
+        int best = -1;
+        for (std::size_t c = 0; c < free.size(); ++c)
+            if (on_core[c] < cap && (best < 0 || free[c] < free[static_cast<std::size_t>(best)])) best = static_cast<int>(c);
+        if (best < 0) best = 0;
+        double best_start = std::max(ready, free[static_cast<std::size_t>(best)]);
         if (tasks[t].paired >= 0) {
             // In place: the tile sits in the paired core's UB / its L2 slice.
             const int cube = out[static_cast<std::size_t>(tasks[t].paired)].core;
@@ -37,9 +38,11 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
             for (int p : preds[t]) {
                 if (tasks[static_cast<std::size_t>(p)].core != CoreType::cube) continue;
                 const int c = out[static_cast<std::size_t>(p)].core;
-                if (c < static_cast<int>(free.size())) {
+                if (c < static_cast<int>(free.size()) && on_core[static_cast<std::size_t>(c)] < cap) {
+                    // By load, not start: when all wait on the producer,
+                    // every start ties and the near core would take them all.
                     const double s = std::max(ready, free[static_cast<std::size_t>(c)]);
-                    if (s <= best_start + 0.1 * tasks[t].est_cycles) {
+                    if (free[static_cast<std::size_t>(c)] <= free[static_cast<std::size_t>(best)] + 0.1 * tasks[t].est_cycles) {
                         best = c;
                         best_start = s;
                     }
@@ -51,6 +54,34 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
         out[t].est_start = best_start;
         out[t].est_end = best_start + tasks[t].est_cycles;
         free[static_cast<std::size_t>(best)] = out[t].est_end;
+        ++on_core[static_cast<std::size_t>(best)];
+    };
+    // Kernel by kernel (the tiler emits a kernel's tiles together), longest
+    // estimate first, each tile to the core that frees first given the
+    // kernels before it: the earliest start too, since a tile starts at
+    // max(ready, free). Ties (all cores idle when a tile's inputs arrive) go
+    // to the lowest index, but a core just given a tile is no longer free, so
+    // a kernel whose tiles all wait on the same producer still spreads.
+    std::vector<std::size_t> order;
+    for (std::size_t lo = 0; lo < n;) {
+        std::size_t hi = lo + 1;
+        while (hi < n && tasks[hi].kernel == tasks[lo].kernel) ++hi;
+        order.resize(hi - lo);
+        const auto cores = static_cast<std::size_t>(tasks[lo].core == CoreType::cube ? cube_free.size() : vector_free.size());
+        const auto tiles = static_cast<int>(hi - lo);
+        const int spread = (std::min(tiles, static_cast<int>(cores)) + 1) / 2;
+        cap = (tiles + spread - 1) / spread;
+        on_core.assign(cores, 0);
+        for (std::size_t i = lo; i < hi; ++i) order[i - lo] = i;
+        // Tiles of one kernel that read each other keep their order.
+        bool independent = true;
+        for (std::size_t i = lo; i < hi && independent; ++i)
+            for (int p : preds[i]) independent = independent && static_cast<std::size_t>(p) < lo;
+        if (independent)
+            std::stable_sort(order.begin(), order.end(),
+                             [&](std::size_t a, std::size_t b) { return tasks[a].est_cycles > tasks[b].est_cycles; });
+        for (const std::size_t t : order) place(t);
+        lo = hi;
     }
     // Priority: the estimated work still ahead of a task (bottom level).
     std::vector<double> bottom(n, 0.0);

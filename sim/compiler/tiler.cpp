@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "chip/timing.hpp"
 #include "compiler/cost_model.hpp"
 
 namespace npusim::compiler {
@@ -116,7 +119,7 @@ private:
         const auto in_rows = [&](i64 h0, i64 h1) {
             return std::pair<i64, i64>{std::max<i64>(0, h0 * sh - ph), std::min<i64>(xs[2], (h1 - 1) * sh - ph + kh)};
         };
-        auto work = [&](i64 rows, i64 oc) {
+        auto work = [&](i64 rows, i64 oc, i64 /*k_part: convolutions are not split along K*/) {
             CubeWork cw;
             cw.m = static_cast<std::uint64_t>(rows * Wo);
             cw.n = static_cast<std::uint64_t>(oc);
@@ -127,7 +130,8 @@ private:
             cw.dtype = T(x).dtype;
             return cw;
         };
-        const auto [mb, nb] = choose_cube(k, N, Ho, O, work, choice, "row blocks per image", "channel blocks", 1);
+        const auto [mb, nb, ks] = choose_cube(k, N, Ho, O, K, work, choice, "row blocks per image", "channel blocks", 1, false);
+        (void)ks;
         const Space dst = cube_dst(ki);
         for (i64 b = 0; b < N; ++b)
             for (const auto& [h0, h1] : split(Ho, mb))
@@ -145,7 +149,7 @@ private:
                     t.params.k = static_cast<std::uint64_t>(K);
                     t.params.dtype = T(x).dtype == DType::int8 ? DType::int8 : DType::fp16;
                     t.params.a_bytes = a;
-                    finish_cube(t, dst, work(h1 - h0, o1 - o0));
+                    finish_cube(t, dst, work(h1 - h0, o1 - o0, K));
                 }
     }
 
@@ -164,83 +168,124 @@ private:
         i64 b_batch = 1;
         for (std::size_t i = 0; i + 2 < bs.size(); ++i) b_batch *= bs[i];
         const int e = dtype_bytes(T(a).dtype);
-        auto work = [&](i64 rows, i64 cols) {
+        auto work = [&](i64 rows, i64 cols, i64 kp) {
             CubeWork cw;
             cw.m = static_cast<std::uint64_t>(rows);
             cw.n = static_cast<std::uint64_t>(cols);
-            cw.k = static_cast<std::uint64_t>(K);
-            cw.gm_in_bytes = static_cast<std::uint64_t>((rows + cols) * K * e);
+            cw.k = static_cast<std::uint64_t>(kp);
+            cw.gm_in_bytes = static_cast<std::uint64_t>((rows + cols) * kp * e);
             cw.out_bytes = static_cast<std::uint64_t>(rows * cols * 2);
             cw.dtype = T(a).dtype;
             return cw;
         };
-        const auto [mb, nb] = choose_cube(k, batch, M, N, work, choice, "row blocks", "column blocks", 16);
         const Space dst = cube_dst(ki);
+        // Split-K accumulates partial sums by atomic-add writes into the
+        // output (in L2), so each part writes its whole block; a fused
+        // epilogue would see a partial sum, so only for a GM result.
+        const auto [mb, nb, ks] =
+            choose_cube(k, batch, M, N, K, work, choice, "row blocks", "column blocks", 16, dst == Space::hbm);
         for (i64 b = 0; b < batch; ++b)
             for (const auto& [m0, m1] : split(M, mb, 16))
-                for (const auto& [n0, n1] : split(N, nb, 16)) {
-                    TileTask t = cube_task(ki, fmt::format("b{}/m{}-{}/n{}-{}", b, m0, m1, n0, n1));
+                for (const auto& [n0, n1] : split(N, nb, 16))
+                    for (const auto& [k0, k1] : split(K, ks, 16)) {
+                    TileTask t = cube_task(ki, ks > 1 ? fmt::format("b{}/m{}-{}/n{}-{}/k{}-{}", b, m0, m1, n0, n1, k0, k1)
+                                                      : fmt::format("b{}/m{}-{}/n{}-{}", b, m0, m1, n0, n1));
                     const i64 a_batch = as.size() > 2 ? b : 0;
-                    mem_.regions(a, Block{a_batch, a_batch + 1, m0, m1, 0, K}, t.reads);
+                    mem_.regions(a, Block{a_batch, a_batch + 1, m0, m1, k0, k1}, t.reads);
                     const i64 bb = b_batch > 1 ? b % b_batch : 0;
-                    if (T(bt).is_const) {
+                    if (T(bt).is_const && ks == 1) {
                         t.reads.push_back(mem_.physical(bt, static_cast<std::uint64_t>(n0 * K * e),
                                                         static_cast<std::uint64_t>(n1 * K * e)));
+                    } else if (T(bt).is_const) {
+                        // Weights are laid out for the Cube in 16-column
+                        // blocks of K x 16: a K range is one run per block.
+                        for (i64 c = n0; c < n1; c += 16) {
+                            const i64 w = std::min<i64>(16, N - c);
+                            t.reads.push_back(mem_.physical(bt, static_cast<std::uint64_t>((c * K + k0 * w) * e),
+                                                            static_cast<std::uint64_t>((c * K + k1 * w) * e)));
+                        }
                     } else if (tb) {
-                        mem_.regions(bt, Block{bb, bb + 1, n0, n1, 0, K}, t.reads);
+                        mem_.regions(bt, Block{bb, bb + 1, n0, n1, k0, k1}, t.reads);
                     } else {
-                        mem_.regions(bt, Block{bb, bb + 1, 0, K, n0, n1}, t.reads);
+                        mem_.regions(bt, Block{bb, bb + 1, k0, k1, n0, n1}, t.reads);
                     }
                     add_consts(k, 2, t.reads);
                     mem_.regions(k.output, Block{b, b + 1, m0, m1, n0, n1}, t.writes);
                     t.params.m = static_cast<std::uint64_t>(m1 - m0);
                     t.params.n = static_cast<std::uint64_t>(n1 - n0);
-                    t.params.k = static_cast<std::uint64_t>(K);
+                    t.params.k = static_cast<std::uint64_t>(k1 - k0);
                     t.params.dtype = T(a).dtype == DType::int8 ? DType::int8 : DType::fp16;
-                    finish_cube(t, dst, work(m1 - m0, n1 - n0));
+                    finish_cube(t, dst, work(m1 - m0, n1 - n0, k1 - k0));
                 }
     }
 
+    struct CubeBlocks {
+        i64 m = 1, n = 1, k = 1;  // row, column and K blocks
+    };
+
+    // The block counts with the least estimated kernel time: whole waves of
+    // tiles over the cube cores (a last wave with idle cores costs a full
+    // tile), the scalar cores' serial dispatch of every tile, and half a
+    // tile a consumer sees exposed; split-K parts each write their block.
     template <class Work>
-    std::pair<i64, i64> choose_cube(const Kernel& k, i64 outer, i64 rows, i64 cols, Work work, TilingChoice& choice,
-                                    const char* rows_name, const char* cols_name, i64 row_unit) {
+    CubeBlocks choose_cube(const Kernel& k, i64 outer, i64 rows, i64 cols, i64 K, Work work, TilingChoice& choice,
+                           const char* rows_name, const char* cols_name, i64 row_unit, bool split_k) {
         const int cubes = std::max(1, chip_.cube.count);
-        i64 best_m = 1, best_n = 1;
+        CubeBlocks best_b;
+        // One tile's cycles per distinct shape (many block counts round to
+        // the same tile): bounds compile time.
+        std::map<std::tuple<i64, i64, i64, i64>, double> memo;
+        const auto tile_cycles = [&](const CubeBlocks& b, i64 tiles) {
+            const i64 r = ceil_div(rows, b.m * row_unit) * row_unit, c = ceil_div(cols, b.n * 16) * 16;
+            const i64 kp = b.k > 1 ? ceil_div(K, b.k * 16) * 16 : K;
+            const i64 active = std::min<i64>(tiles, cubes);
+            auto [it, fresh] = memo.emplace(std::make_tuple(std::min(r, rows), std::min(c, cols), std::min(kp, K), active), 0.0);
+            if (fresh) it->second = cube_task_cycles(work(std::min(r, rows), std::min(c, cols), std::min(kp, K)), chip_,
+                                                     static_cast<int>(active));
+            return it->second;
+        };
+        const auto estimate = [&](const CubeBlocks& b) {
+            const i64 tiles = outer * b.m * b.n * b.k;
+            const double t = tile_cycles(b, tiles);
+            const double waves = static_cast<double>(ceil_div(tiles, cubes)) * t;
+            const double dispatch = static_cast<double>(tiles) * timing::dispatch_cycles(chip_) /
+                                    std::max(1, chip_.scalar.count);
+            return std::max(waves, dispatch) + 0.5 * t;
+        };
         if (const ForcedTiling* f = forced(k); f && (f->m_blocks > 0 || f->n_blocks > 0)) {
-            best_m = std::max(1, f->m_blocks);
-            best_n = std::max(1, f->n_blocks);
-            if (best_m > ceil_div(rows, row_unit) || best_n > ceil_div(cols, 16))
+            best_b.m = std::max(1, f->m_blocks);
+            best_b.n = std::max(1, f->n_blocks);
+            if (best_b.m > ceil_div(rows, row_unit) || best_b.n > ceil_div(cols, 16))
                 throw InputError(fmt::format("workload.tiling.{}: {} x {} blocks, but the op has {} rows (at most {} "
                                              "blocks of {}) and {} columns (at most {} blocks of 16)",
-                                             g_.nodes[static_cast<std::size_t>(k.nodes[0])].name, best_m, best_n, rows,
+                                             g_.nodes[static_cast<std::size_t>(k.nodes[0])].name, best_b.m, best_b.n, rows,
                                              ceil_div(rows, row_unit), row_unit, cols, ceil_div(cols, 16)));
             choice.forced = true;
         } else {
+            // Up to four waves of tiles per image, beyond the core count.
+            const i64 per_outer = std::max<i64>(64, 4 * cubes);
+            const i64 k_units = ceil_div(K, 16);
             double best = std::numeric_limits<double>::max();
-            for (i64 mb = 1; mb <= std::min<i64>(ceil_div(rows, row_unit), 32); ++mb) {
-                for (i64 nb = 1; nb <= std::min<i64>(ceil_div(cols, 16), 16); ++nb) {
-                    const i64 tiles = outer * mb * nb;
-                    const i64 waves = ceil_div(tiles, cubes);
-                    const double t = cube_task_cycles(work(ceil_div(rows, mb), ceil_div(cols, nb)), chip_,
-                                                      static_cast<int>(std::min<i64>(tiles, cubes)));
-                    // A consumer waits for the first tile and drains after the
-                    // last: half a tile of exposed time.
-                    const double est = static_cast<double>(waves) * t + 0.5 * t;
-                    if (est < best * 0.999) {
-                        best = est;
-                        best_m = mb;
-                        best_n = nb;
+            for (i64 ks = 1; ks <= (split_k ? std::min<i64>(k_units, 8) : 1); ks *= 2) {
+                if (ks > 1 && outer * ks > per_outer) break;
+                for (i64 mb = 1; mb <= std::min<i64>(ceil_div(rows, row_unit), per_outer / ks); ++mb) {
+                    for (i64 nb = 1; nb <= std::min<i64>(ceil_div(cols, 16), per_outer / (ks * mb)); ++nb) {
+                        const CubeBlocks b{mb, nb, ks};
+                        const double est = estimate(b);
+                        if (est < best * 0.999) {
+                            best = est;
+                            best_b = b;
+                        }
                     }
                 }
             }
         }
-        const i64 tiles = outer * best_m * best_n;
-        choice.est_cycles = static_cast<double>(ceil_div(tiles, cubes)) *
-                            cube_task_cycles(work(ceil_div(rows, best_m), ceil_div(cols, best_n)), chip_,
-                                             static_cast<int>(std::min<i64>(tiles, cubes)));
-        choice.shape = fmt::format("{} {} x {} {}{}", best_m, rows_name, best_n, cols_name,
+        const i64 tiles = outer * best_b.m * best_b.n * best_b.k;
+        choice.est_cycles = static_cast<double>(ceil_div(tiles, cubes)) * tile_cycles(best_b, tiles);
+        choice.shape = fmt::format("{} {} x {} {}{}{}", best_b.m, rows_name, best_b.n, cols_name,
+                                   best_b.k > 1 ? fmt::format(" x {} K blocks (atomic-add)", best_b.k) : std::string(),
                                    outer > 1 ? fmt::format(" x {} batch", outer) : std::string());
-        return {best_m, best_n};
+        return best_b;
     }
 
     TileTask cube_task(int ki, std::string label) const {
@@ -277,10 +322,45 @@ private:
         }
         constexpr std::uint64_t kMaxTaskBytes = 256 * 1024, kMinTaskBytes = 8 * 1024;
         const i64 by_size = ceil_div(static_cast<i64>(bytes), static_cast<i64>(vectors * kMaxTaskBytes)) * vectors;
-        const i64 tiles = std::max<i64>(1, std::min<i64>(by_size, ceil_div(static_cast<i64>(bytes), kMinTaskBytes)));
+        i64 tiles = std::max<i64>(1, std::min<i64>(by_size, ceil_div(static_cast<i64>(bytes), kMinTaskBytes)));
+        tiles = std::min<i64>(tiles * producer_waves(k, bytes, tiles), ceil_div(static_cast<i64>(bytes), kMinTaskBytes));
         if (tasks_.size() + static_cast<std::uint64_t>(tiles) > kMaxCompiledTasks)
             too_many_tasks(k.name, tasks_.size() + static_cast<std::uint64_t>(tiles));
         return tiles;
+    }
+
+    // A Vector kernel that feeds a Cube kernel (an input FormatConvert) in
+    // one wave finishes all its tiles together, and the Cube waits for all
+    // of them. In w waves (row order) the first Cube blocks' input is ready
+    // after about two small tiles, but the last rows arrive later by what
+    // the extra tiles cost (each pays start, dispatch and latency): split
+    // only when the start brought forward outweighs the end pushed back.
+    i64 producer_waves(const Kernel& k, std::uint64_t bytes, i64 tiles) const {
+        const i64 vectors = std::max(1, chip_.vector.count);
+        if (tiles > vectors) return 1;
+        bool feeds_cube = false;
+        for (const Kernel& c : plan_.kernels)
+            if (c.core == CoreType::cube && std::find(c.inputs.begin(), c.inputs.end(), k.output) != c.inputs.end())
+                feeds_cube = true;
+        // Under op sync the Cube waits for every tile anyway.
+        if (!feeds_cube || opt_.sync != SyncGranularity::tile) return 1;
+        const auto tile_cycles = [&](i64 n) {
+            const auto per = static_cast<std::uint64_t>(n);
+            return vector_task_cycles(VectorWork{bytes / per, bytes / per, k.cycles_per_repeat, false}, chip_,
+                                      static_cast<int>(std::min(n, vectors)));
+        };
+        const double one = tile_cycles(tiles);
+        i64 best_w = 1;
+        double best_gain = 0;
+        for (i64 w = 2; w <= 8; w *= 2) {
+            const double small = tile_cycles(tiles * w);
+            const double gain = (one - 2 * small) - (static_cast<double>(w) * small - one);
+            if (gain > best_gain) {
+                best_gain = gain;
+                best_w = w;
+            }
+        }
+        return best_w;
     }
 
     [[noreturn]] void too_many_tasks(const std::string& kernel, std::uint64_t tasks) const {

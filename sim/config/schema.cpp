@@ -214,8 +214,13 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Scalar (control) cores that fetch descriptors and dispatch tasks.")
                     .field(&ChipParams::scalar, &ScalarParams::count));
     k.push_back(integer("chip.cores.scalar.dispatch_cycles").unit("cycles").at_least(0).at_most(kMaxCycles)
-                    .meaning("Cost per dispatched task, serial on one scalar core.")
+                    .meaning("Cost per dispatched task, serial on one scalar core; overlaps the target core's work "
+                             "while its task queue has room.")
                     .field(&ChipParams::scalar, &ScalarParams::dispatch_cycles));
+    k.push_back(integer("chip.cores.scalar.queue_depth").unit("tasks").at_least(0).at_most(1024)
+                    .meaning("Dispatched tasks each Cube/Vector core's queue holds beside the one it runs (0: the scalar "
+                             "core dispatches to a core only once it is idle).")
+                    .field(&ChipParams::scalar, &ScalarParams::queue_depth));
 
     // --- chip.buffers -----------------------------------------------------
     k.push_back(integer("chip.buffers.ub_kb").unit("KB").required().at_least(1).at_most(kMaxKb)

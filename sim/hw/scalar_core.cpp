@@ -14,7 +14,9 @@ namespace npusim {
 ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
     : sc_core::sc_module(name),
       ctx_(ctx),
-      free_cores_(2),
+      room_cores_(2),
+      idle_cores_(2),
+      queue_capacity_(1 + static_cast<std::uint32_t>(std::max(0, ctx.chip.scalar.queue_depth))),
       streams_(ctx.stream.streams.size()),
       events_(ctx.stream.events.size()),
       slot_busy_(static_cast<std::size_t>(ctx.chip.scalar.count), 0),
@@ -71,12 +73,17 @@ ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
 void ScalarCore::attach_cores(std::vector<AiCore*> cube, std::vector<AiCore*> vector) {
     cube_ = std::move(cube);
     vector_ = std::move(vector);
-    free_cores_[0].assign((cube_.size() + 63) / 64, 0);
-    free_cores_[1].assign((vector_.size() + 63) / 64, 0);
-    running_[0].assign(cube_.size(), Running{});
-    running_[1].assign(vector_.size(), Running{});
-    for (std::size_t i = 0; i < cube_.size(); ++i) free_cores_[0][i / 64] |= 1ULL << (i % 64);
-    for (std::size_t i = 0; i < vector_.size(); ++i) free_cores_[1][i / 64] |= 1ULL << (i % 64);
+    const std::size_t counts[2] = {cube_.size(), vector_.size()};
+    for (int type = 0; type < 2; ++type) {
+        const std::size_t n = counts[type];
+        room_cores_[type].assign((n + 63) / 64, 0);
+        idle_cores_[type].assign((n + 63) / 64, 0);
+        queues_[type].assign(n, CoreQueue{std::vector<Running>(queue_capacity_), 0, 0, 0});
+        for (std::size_t i = 0; i < n; ++i) {
+            room_cores_[type][i / 64] |= 1ULL << (i % 64);
+            idle_cores_[type][i / 64] |= 1ULL << (i % 64);
+        }
+    }
     ready_.resize(3 + cube_.size() + vector_.size());
     ready_[0].type = CoreType::scalar;
     ready_[1].type = CoreType::cube;
@@ -147,7 +154,7 @@ void ScalarCore::make_ready(std::uint32_t s) {
 
 bool ScalarCore::core_available(const ReadyQueue& q) const {
     if (q.type == CoreType::scalar) return true;
-    const auto& free = free_cores_[q.type == CoreType::cube ? 0 : 1];
+    const auto& free = room_cores_[q.type == CoreType::cube ? 0 : 1];
     if (q.core >= 0) return free[static_cast<std::size_t>(q.core) / 64] >> (q.core % 64) & 1;
     for (std::uint64_t w : free)
         if (w) return true;
@@ -157,12 +164,23 @@ bool ScalarCore::core_available(const ReadyQueue& q) const {
 AiCore* ScalarCore::claim_core(const ReadyQueue& q) {
     if (q.type == CoreType::scalar) return nullptr;
     const int type = q.type == CoreType::cube ? 0 : 1;
-    std::vector<std::uint64_t>& free = free_cores_[type];
     int idx = q.core;
-    for (std::size_t w = 0; w < free.size() && idx < 0; ++w)
-        if (free[w]) idx = static_cast<int>(w * 64) + __builtin_ctzll(free[w]);
-    free[static_cast<std::size_t>(idx) / 64] &= ~(1ULL << (idx % 64));
-    return (type == 0 ? cube_ : vector_)[static_cast<std::size_t>(idx)];
+    // Unpinned: an idle core first, else one whose queue has room.
+    for (const auto* set : {&idle_cores_[type], &room_cores_[type]})
+        for (std::size_t w = 0; w < set->size() && idx < 0; ++w)
+            if ((*set)[w]) idx = static_cast<int>(w * 64) + __builtin_ctzll((*set)[w]);
+    const auto i = static_cast<std::size_t>(idx);
+    set_claimed(type, i, queues_[type][i].claimed + 1);
+    return (type == 0 ? cube_ : vector_)[i];
+}
+
+void ScalarCore::set_claimed(int type, std::size_t core, std::uint32_t claimed) {
+    queues_[type][core].claimed = claimed;
+    const std::uint64_t bit = 1ULL << (core % 64);
+    std::uint64_t& room = room_cores_[type][core / 64];
+    std::uint64_t& idle = idle_cores_[type][core / 64];
+    room = claimed < queue_capacity_ ? room | bit : room & ~bit;
+    idle = claimed == 0 ? idle | bit : idle & ~bit;
 }
 
 void ScalarCore::try_dispatch() {
@@ -186,17 +204,15 @@ void ScalarCore::try_dispatch() {
         ++dispatched_;
         std::uint64_t cycles = static_cast<std::uint64_t>(timing::dispatch_cycles(ctx_.chip));
         const bool on_scalar = best->type == CoreType::scalar;
-        const Running run{head.signal_begin, head.signal_end};
+        const Running run{head.signal_begin, head.signal_end, t};
         if (run.signal_begin != run.signal_end) __builtin_prefetch(&events_[signals_[run.signal_begin]]);
         __builtin_prefetch(&ctx_.timing[t]);
         if (on_scalar) {
             ctx_.timing[t].start_ps = now_ps();
             ctx_.timing[t].trace_tid = slot_tid_[slot];
             cycles += descs_[desc].scalar_cycles;
-            slot_running_[slot] = run;
-        } else {
-            running_[best->type == CoreType::cube ? 0 : 1][static_cast<std::size_t>(core->index())] = run;
         }
+        slot_running_[slot] = run;
         const std::uint64_t dur = ctx_.cycles_to_ps(static_cast<double>(cycles));
         busy_ps_ += dur;
         if (ctx_.tracing) {
@@ -225,17 +241,35 @@ void ScalarCore::wake(std::uint64_t action) {
             emit_flows(task);
             signal(slot_running_[slot], task);
         } else {
-            slot_core_[slot]->start(task);
-            emit_flows(task);
+            // Into the core's queue; an idle core starts it at once.
+            AiCore* core = slot_core_[slot];
+            CoreQueue& q = queues_[core->type() == CoreType::cube ? 0 : 1][static_cast<std::size_t>(core->index())];
+            q.ring[(q.front + q.size) % queue_capacity_] = slot_running_[slot];
+            if (q.size++ == 0) {
+                core->start(task);
+                emit_flows(task);
+            }
         }
     }
     try_dispatch();
 }
 
 void ScalarCore::task_finished(CoreType type, int core, std::uint32_t task) {
-    free_cores_[type == CoreType::cube ? 0 : 1][static_cast<std::size_t>(core) / 64] |= 1ULL << (core % 64);
+    const int ti = type == CoreType::cube ? 0 : 1;
+    const auto c = static_cast<std::size_t>(core);
+    CoreQueue& q = queues_[ti][c];
+    const Running done = q.ring[q.front];
+    q.front = (q.front + 1) % queue_capacity_;
+    --q.size;
+    set_claimed(ti, c, q.claimed - 1);
     ++done_;
-    signal(running_[type == CoreType::cube ? 0 : 1][static_cast<std::size_t>(core)], task);
+    // The next queued task starts without waiting for the scalar core.
+    if (q.size > 0) {
+        const std::uint32_t next = q.ring[q.front].task;
+        (ti == 0 ? cube_ : vector_)[c]->start(next);
+        emit_flows(next);
+    }
+    signal(done, task);
     try_dispatch();
 }
 

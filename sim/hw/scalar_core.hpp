@@ -1,6 +1,9 @@
 // Scalar core: fetches descriptors from the streams in order, resolves
-// counting events, and dispatches each task to a free core of its type
-// (or its pinned core), paying dispatch_cycles of scalar time per task.
+// counting events, and dispatches each task into the task queue of a core
+// of its type (or its pinned core), paying dispatch_cycles of scalar time
+// per task. A core's queue holds queue_depth tasks beside the one it runs,
+// so dispatch overlaps the core's work; a core takes its next task from
+// its queue the moment it finishes one.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -74,6 +77,14 @@ private:
     // then: a cache miss per task in the profile).
     struct Running {
         std::uint32_t signal_begin = 0, signal_end = 0;
+        std::uint32_t task = 0;
+    };
+    // One core's task queue: a ring of the tasks dispatched to it, the
+    // front one running; `claimed` also counts tasks still in dispatch.
+    struct CoreQueue {
+        std::vector<Running> ring;  // capacity 1 + queue_depth
+        std::uint32_t front = 0, size = 0;
+        std::uint32_t claimed = 0;
     };
     struct Stream {
         std::size_t begin = 0, end = 0;   // its descriptors in descs_
@@ -117,14 +128,17 @@ private:
     void try_dispatch();
     bool core_available(const ReadyQueue& q) const;
     AiCore* claim_core(const ReadyQueue& q);
+    void set_claimed(int type, std::size_t core, std::uint32_t claimed);
     void signal(const Running& r, std::uint32_t task);
     void signal_event(EventIndex e, std::uint32_t by_task);
     void emit_flows(std::uint32_t task);
 
     SimContext& ctx_;
     std::vector<AiCore*> cube_, vector_;
-    // Free cores per type (cube, vector) as bit sets: lowest index first.
-    std::vector<std::vector<std::uint64_t>> free_cores_;
+    // Per type (cube, vector), as bit sets, lowest index first: cores whose
+    // queue has room, and cores with nothing dispatched to them.
+    std::vector<std::vector<std::uint64_t>> room_cores_, idle_cores_;
+    std::uint32_t queue_capacity_ = 1;  // running + queued per core
     std::vector<Stream> streams_;
     std::vector<EventState> events_;
     std::vector<ReadyQueue> ready_;          // indexed by queue_index()
@@ -134,7 +148,7 @@ private:
     std::vector<Desc> descs_;
     std::vector<EventIndex> waits_;
     std::vector<EventIndex> signals_;
-    std::vector<Running> running_[2];     // per cube / vector core
+    std::vector<CoreQueue> queues_[2];    // per cube / vector core
     std::vector<Running> slot_running_;   // per dispatch slot (scalar-kernel tasks)
     struct Waiter {
         std::uint32_t stream;
