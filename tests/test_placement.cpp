@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/compiler.hpp"
+#include "compiler/memory_plan.hpp"
 #include "config/run_config.hpp"
 #include "tasks/task.hpp"
 
@@ -74,4 +75,40 @@ TEST_CASE("placement: BERT at seq 512 runs its attention context on at least 12 
         CHECK(it->second.first >= 12);
         CHECK(it->second.second.size() >= 12);
     }
+}
+
+TEST_CASE("memory plan: a 4-D tensor in a matrix layout gets storage for every byte it holds", "[compiler][memory]") {
+    Tensor heads;
+    heads.shape = {1, 12, 512, 64};  // attention heads [B, heads, S, D]
+    heads.dtype = DType::fp16;
+    const std::uint64_t bytes = 12 * 512 * 64 * 2;
+    for (const Layout l : {Layout::ND, Layout::NCHW, Layout::FRACTAL_NZ}) {
+        CAPTURE(to_string(l));
+        heads.layout = l;
+        CHECK(padded_bytes(heads) == bytes);
+    }
+    // An image layout pads channels to C0: 12 channels take 16.
+    heads.layout = Layout::NC1HWC0;
+    CHECK(padded_bytes(heads) == 16 * 512 * 64 * 2);
+}
+
+TEST_CASE("placement: BERT at seq 512 computes its attention heads side by side, not one after another",
+          "[compiler][memory][placement]") {
+    // Each head's context reads only that head's probabilities and values, so
+    // no attn.context task may wait for another one (an undersized 4-D value
+    // tensor once made every head read the previous head's output).
+    const CompileResult r = compile_model("a2", "bert_layer", {"workload.dims.seq_len=512"});
+    std::map<EventIndex, std::string> signalled_by;
+    for (const Task& t : r.stream.tasks)
+        for (EventIndex e : t.signal) signalled_by[e] = r.stream.name(t.op);
+    int context = 0;
+    for (const Task& t : r.stream.tasks) {
+        if (r.stream.name(t.op) != "attn.context") continue;
+        ++context;
+        for (EventIndex e : t.wait) {
+            CAPTURE(t.id, r.stream.events[e].id);
+            CHECK(signalled_by[e] != "attn.context");
+        }
+    }
+    CHECK(context >= 12);
 }

@@ -15,10 +15,15 @@ struct Dims {
     std::int64_t b = 1, rows = 1, cols = 1, w = 1;  // w: inner extent of a 4-D row
 };
 
-Dims dims_of(const Tensor& t) {
+// (N, C columns, H rows, W) for a 4-D tensor in an image layout (NCHW,
+// NC1HWC0); otherwise (or as a matrix operand) the matrices it holds: the
+// product of the leading dims, then rows and columns. FRACTAL_NZ and ND are
+// matrix layouts whatever the rank.
+Dims dims_of(const Tensor& t, bool matrix = false) {
     Dims d;
     const Shape& s = t.shape;
-    if (s.size() == 4) {
+    const bool image = t.layout == Layout::NCHW || t.layout == Layout::NC1HWC0;
+    if (s.size() == 4 && image && !matrix) {
         d.b = s[0];
         d.cols = s[1];
         d.rows = s[2];
@@ -100,9 +105,16 @@ Region MemoryPlan::physical(int t, std::uint64_t lo, std::uint64_t hi) const {
     return Region{Space::hbm, addr(t) + lo, hi - lo};
 }
 
-void MemoryPlan::regions(int ti, const Block& b, std::vector<Region>& out) const {
+void MemoryPlan::regions(int ti, const Block& b, std::vector<Region>& out) const { regions(ti, b, false, out); }
+
+void MemoryPlan::matrix_regions(int ti, const Block& b, std::vector<Region>& out) const {
+    const Layout l = g_.tensors[static_cast<std::size_t>(ti)].layout;
+    regions(ti, b, l == Layout::NCHW, out);
+}
+
+void MemoryPlan::regions(int ti, const Block& b, bool matrix, std::vector<Region>& out) const {
     const Tensor& t = g_.tensors[static_cast<std::size_t>(ti)];
-    const Dims d = dims_of(t);
+    const Dims d = dims_of(t, matrix);
     const auto e = static_cast<std::uint64_t>(dtype_bytes(t.dtype));
     const std::uint64_t base = addr(ti);
     const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
@@ -117,7 +129,7 @@ void MemoryPlan::regions(int ti, const Block& b, std::vector<Region>& out) const
     std::uint64_t upper = count(b.b1 - b.b0, 1);
     if (t.layout == Layout::NC1HWC0) upper = count(b.b1 - b.b0, ceil_div(b.c1, c0_of(t)) - b.c0 / c0_of(t));
     else if (t.layout == Layout::FRACTAL_NZ) upper = count(b.b1 - b.b0, ceil_div(b.c1, 16) - b.c0 / 16);
-    else if (t.layout == Layout::NCHW && t.shape.size() == 4) upper = count(b.b1 - b.b0, b.c1 - b.c0);
+    else if (t.layout == Layout::NCHW && t.shape.size() == 4 && !matrix) upper = count(b.b1 - b.b0, b.c1 - b.c0);
     else if (!(b.c0 == 0 && b.c1 == d.cols)) upper = count(b.b1 - b.b0, b.r1 - b.r0);
     if (upper > kMaxRegions - std::min(regions_made_, kMaxRegions))
         throw InputError(g_.file + ": tensor '" + t.name + "': the compiled tasks would name more than " +
@@ -140,7 +152,7 @@ void MemoryPlan::regions(int ti, const Block& b, std::vector<Region>& out) const
             return;
         }
         case Layout::NCHW:
-            if (t.shape.size() == 4) {
+            if (t.shape.size() == 4 && !matrix) {
                 for (std::int64_t n = b.b0; n < b.b1; ++n)
                     for (std::int64_t c = b.c0; c < b.c1; ++c)
                         push_merged(out, base + u(((n * d.cols + c) * d.rows + b.r0) * d.w) * e, u((b.r1 - b.r0) * d.w) * e);

@@ -30,12 +30,20 @@ public:
     std::uint64_t bytes(int t) const { return bytes_[static_cast<std::size_t>(t)]; }  // padded
     std::uint64_t total() const { return next_; }
 
-    // Address ranges of block b of tensor t (adjacent ranges merged).
+    // Address ranges of block b of tensor t (adjacent ranges merged). A 4-D
+    // tensor's block is (N, H rows, C columns) in its image layout.
     void regions(int t, const Block& b, std::vector<Region>& out) const;
+    // The same for a matrix operand: b indexes the product of the leading
+    // dims, rows and columns are the last two. A row-major 4-D tensor (NCHW
+    // or ND, e.g. attention heads [B, heads, S, D]) is then the matrices it
+    // holds, not channels: each head's block names that head's bytes only.
+    void matrix_regions(int t, const Block& b, std::vector<Region>& out) const;
     // Bytes [lo, hi) of the tensor's storage.
     Region physical(int t, std::uint64_t lo, std::uint64_t hi) const;
 
 private:
+    void regions(int t, const Block& b, bool matrix, std::vector<Region>& out) const;
+
     const Graph& g_;
     std::vector<std::uint64_t> addr_, bytes_;
     mutable std::uint64_t regions_made_ = 0;  // by regions(), bounded by kMaxRegions in memory_plan.cpp

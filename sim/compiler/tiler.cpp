@@ -191,7 +191,7 @@ private:
                     TileTask t = cube_task(ki, ks > 1 ? fmt::format("b{}/m{}-{}/n{}-{}/k{}-{}", b, m0, m1, n0, n1, k0, k1)
                                                       : fmt::format("b{}/m{}-{}/n{}-{}", b, m0, m1, n0, n1));
                     const i64 a_batch = as.size() > 2 ? b : 0;
-                    mem_.regions(a, Block{a_batch, a_batch + 1, m0, m1, k0, k1}, t.reads);
+                    mem_.matrix_regions(a, Block{a_batch, a_batch + 1, m0, m1, k0, k1}, t.reads);
                     const i64 bb = b_batch > 1 ? b % b_batch : 0;
                     if (T(bt).is_const && ks == 1) {
                         t.reads.push_back(mem_.physical(bt, static_cast<std::uint64_t>(n0 * K * e),
@@ -205,12 +205,12 @@ private:
                                                             static_cast<std::uint64_t>((c * K + k1 * w) * e)));
                         }
                     } else if (tb) {
-                        mem_.regions(bt, Block{bb, bb + 1, n0, n1, k0, k1}, t.reads);
+                        mem_.matrix_regions(bt, Block{bb, bb + 1, n0, n1, k0, k1}, t.reads);
                     } else {
-                        mem_.regions(bt, Block{bb, bb + 1, k0, k1, n0, n1}, t.reads);
+                        mem_.matrix_regions(bt, Block{bb, bb + 1, k0, k1, n0, n1}, t.reads);
                     }
                     add_consts(k, 2, t.reads);
-                    mem_.regions(k.output, Block{b, b + 1, m0, m1, n0, n1}, t.writes);
+                    mem_.matrix_regions(k.output, Block{b, b + 1, m0, m1, n0, n1}, t.writes);
                     t.params.m = static_cast<std::uint64_t>(m1 - m0);
                     t.params.n = static_cast<std::uint64_t>(n1 - n0);
                     t.params.k = static_cast<std::uint64_t>(k1 - k0);
