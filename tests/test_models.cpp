@@ -470,7 +470,9 @@ std::uint64_t cube_cycles(const ChipParams& c, DType dt, std::uint64_t m, std::u
     return npusim::timing::mmad_cycles(c, dt, m, k, n);
 }
 std::uint64_t vector_chunk_bytes(const KernelParams& p, const ChipParams& c) {
-    return npusim::timing::vector_chunk_bytes(p.bytes, p.out_bytes, c);
+    npusim::timing::VectorShape s;
+    s.bytes = p.bytes, s.out_bytes = p.out_bytes, s.dtype = p.dtype, s.row_bytes = p.row_bytes;
+    return npusim::timing::vector_chunk_bytes(s, c);
 }
 }  // namespace
 
