@@ -21,6 +21,7 @@
 
 #include "common/errors.hpp"
 #include "compiler/compiler.hpp"
+#include "compiler/cost_model.hpp"
 #include "compiler/graph_reader.hpp"
 #include "config/run_config.hpp"
 #include "support/e2e.hpp"
@@ -744,4 +745,40 @@ TEST_CASE("compiler e2e: bad graphs and bad tilings exit 2 with a clear message"
     SHOW(r);
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Contains("did you mean 'conv1'"));
+}
+
+TEST_CASE("compiler: row ops carry their row length, element-wise ops are contiguous", "[compiler][vector]") {
+    // Softmax over the last axis of [4096, 40] fp16: 80 B rows, each a
+    // masked repeat; the ReLU after it is contiguous.
+    const Graph g = graph(graph_text(R"("x": {"shape": [4096, 40], "input": true})",
+                                     R"({"name": "sm", "op": "Softmax", "inputs": ["x"], "outputs": ["s"]},
+                                        {"name": "relu", "op": "ReLU", "inputs": ["s"], "outputs": ["y"]})",
+                                     R"(["y"])"));
+    CompileOptions opt;
+    opt.fuse_vector = false;  // keep the two kernels apart
+    const ChipParams a2 = chip(kA2);
+    const CompileResult r = compile(g, a2, opt);
+    std::size_t rows = 0, flat = 0;
+    double row_est = 0;
+    for (const Task& t : r.stream.tasks) {
+        if (t.kernel != npusim::Kernel::vector) continue;
+        const std::string& op = r.stream.name(t.op);
+        if (op.find("sm") != std::string::npos) {
+            CHECK(t.params.row_bytes == 80);
+            CHECK(t.params.bytes % 80 == 0);
+            ++rows;
+        } else if (op.find("relu") != std::string::npos) {
+            CHECK(t.params.row_bytes == 0);
+            ++flat;
+        }
+        CHECK(t.params.dtype == DType::fp16);
+    }
+    CHECK(rows > 0);
+    CHECK(flat > 0);
+    // The cost model sees the rows: the same bytes as 80 B rows cost more
+    // V time than contiguous.
+    compiler::VectorWork w{4096 * 80, 4096 * 80, 6, false, DType::fp16, 80};
+    row_est = compiler::vector_task_cycles(w, a2, 1);
+    w.row_bytes = 0;
+    CHECK(row_est > 1.5 * compiler::vector_task_cycles(w, a2, 1));
 }

@@ -10,7 +10,9 @@
 //   ax300: 1.0 GHz (1 cycle = 1000 ps, so cycle counts are exact), 4 cube +
 //          4 vector cores, scalar dispatch_cycles D = 32, task_start_cycles
 //          S = 64, L0A/L0B 64 KB (32 KB per buffer), MTE1 512 B/cycle,
-//          FixPipe 128 B/cycle (to L1/UB), vector repeat 256 B, tile 8 KB.
+//          FixPipe 128 B/cycle (to L1/UB), vector repeat 256 B, tile 8 KB,
+//          I = 16 V cycles per vector instruction (issue), at most 255
+//          repeats per instruction.
 //   a2:    1.85 GHz, 24 cube + 48 vector cores, HBM 1600 GB/s, L2 64 KB
 //          regions, vector tile 32 KB, per-core GM port 32 B/cycle.
 // A task dispatched at t runs on its core from t + D and is busy for
@@ -44,6 +46,10 @@ const std::string kA2 = kSrc + "/configs/chips/a2.json";
 
 constexpr double D = 32;  // scalar dispatch_cycles (both chips)
 constexpr double S = 64;  // task_start_cycles (both chips)
+constexpr double I = 16;  // vector issue_cycles (both chips)
+// The scheduling cases below time UB-resident vector tasks by repeats alone:
+// without the per-instruction issue cost their arithmetic stays readable.
+const std::vector<std::string> kNoIssue = {"chip.cores.vector.issue_cycles=0"};
 
 // --- stream building -------------------------------------------------------
 
@@ -201,7 +207,8 @@ TEST_CASE("die: matmul cost grows with k by the M cycles of the added k tiles (f
 
 TEST_CASE("die: vector cycles scale with bytes and with cycles_per_repeat", "[die][vector]") {
     // UB-resident (src/dst "ub"): MTE2 and MTE3 have no work, only V runs:
-    // V = ceil(bytes / 256) * cycles_per_repeat, in 8 KB chunks on ax300.
+    // per 8 KB chunk (32 repeats, one instruction per pass) V = 32 * c +
+    // ceil(c) * I; 64 KB is 8 chunks.
     const Stats s = simulate(kAx300, jsonl({
                                          pinned(ub_vector("b64k_c1", "s0", 65536, 1), 0),
                                          pinned(ub_vector("b128k_c1", "s1", 131072, 1), 1),
@@ -210,30 +217,31 @@ TEST_CASE("die: vector cycles scale with bytes and with cycles_per_repeat", "[di
                                      }));
     const double v0 = n(s, "cores.vector0.pipes.v.busy_cycles"), v1 = n(s, "cores.vector1.pipes.v.busy_cycles");
     const double v2 = n(s, "cores.vector2.pipes.v.busy_cycles"), v3 = n(s, "cores.vector3.pipes.v.busy_cycles");
-    CHECK(v0 == 65536 / 256);  // 256
-    CHECK(v1 == 2 * v0);       // twice the bytes
-    CHECK(v2 == 2 * v0);       // twice the cost per repeat
+    CHECK(v0 == 65536 / 256 + 8 * I);  // 384
+    CHECK(v1 == 2 * v0);               // twice the bytes
+    CHECK(v2 == 2 * v0);               // twice the cost per repeat (and two passes to issue)
     CHECK(v3 == 4 * v0);
     // The task time is the fixed start cost plus V.
-    CHECK(n(s, "cores.vector0.busy_cycles") == S + 256);
-    CHECK(n(s, "cores.vector1.busy_cycles") == S + 512);
-    CHECK(n(s, "cores.vector2.busy_cycles") == S + 512);
-    CHECK(n(s, "cores.vector3.busy_cycles") == S + 1024);
+    CHECK(n(s, "cores.vector0.busy_cycles") == S + v0);
+    CHECK(n(s, "cores.vector1.busy_cycles") == S + 2 * v0);
+    CHECK(n(s, "cores.vector2.busy_cycles") == S + 2 * v0);
+    CHECK(n(s, "cores.vector3.busy_cycles") == S + 4 * v0);
     for (int c = 0; c < 4; ++c) {
         CHECK(n(s, "cores.vector" + std::to_string(c) + ".pipes.mte2.busy_cycles") == 0);
         CHECK(n(s, "cores.vector" + std::to_string(c) + ".pipes.mte3.busy_cycles") == 0);
     }
-    // The last task is dispatched at 3 D, runs from 4 D: 4 * 32 + 64 + 1024.
-    CHECK(n(s, "total_cycles") == 4 * D + S + 1024);
+    // The last task is dispatched at 3 D, runs from 4 D.
+    CHECK(n(s, "total_cycles") == 4 * D + S + 4 * v0);
     CHECK(n(s, "memory.transfers") == 0);
 }
 
 TEST_CASE("die: a lone vector task with a partial repeat rounds up per chunk", "[die][vector]") {
     // 1000 B at 3 cycles per repeat: chunks of 768 B (whole repeats) and
-    // 232 B: 3 + 1 repeats = ceil(1000 / 256) = 4 -> V = 12 cycles.
+    // 232 B: 3 + 1 repeats = ceil(1000 / 256) = 4 -> 12 cycles, plus three
+    // passes issued per chunk: 2 * 3 * I.
     const Stats s = simulate(kAx300, jsonl({ub_vector("v", "s", 1000, 3)}));
-    CHECK(n(s, "cores.vector0.pipes.v.busy_cycles") == 12);
-    CHECK(n(s, "total_cycles") == D + S + 12);
+    CHECK(n(s, "cores.vector0.pipes.v.busy_cycles") == 12 + 6 * I);
+    CHECK(n(s, "total_cycles") == D + S + 12 + 6 * I);
 }
 
 // ---------------------------------------------------------------------------
@@ -245,7 +253,7 @@ TEST_CASE("die: a vector task waiting on a cube task's event starts after it end
     const Stats s = simulate(kAx300, jsonl({
                                          l1_matmul("mm", "c", 64, 1024, 64, "fp16", {}, {"mm_done"}),
                                          ub_vector("v", "v", 65536, 1, {"mm_done"}),
-                                     }));
+                                     }), kNoIssue);
     const double cube_alone = D + S + 1216, vector_busy = S + 256;
     CHECK(n(s, "total_cycles") == cube_alone + D + vector_busy);  // 1664
     CHECK(n(s, "overlap.both_busy_cycles") == 0);
@@ -263,7 +271,7 @@ TEST_CASE("die: independent cube and vector tasks overlap", "[die][events]") {
     const Stats s = simulate(kAx300, jsonl({
                                          l1_matmul("mm", "c", 64, 1024, 64),
                                          ub_vector("v", "v", 65536, 1),
-                                     }));
+                                     }), kNoIssue);
     const double cube_alone = D + S + 1216, vector_alone = D + S + 256;
     CHECK(n(s, "total_cycles") < cube_alone + vector_alone);
     CHECK(n(s, "total_cycles") == cube_alone);
@@ -282,7 +290,7 @@ TEST_CASE("die: a counting event fires only after its count of signals", "[die][
                                              ub_vector("p1", "s1", 65536, 2, {}, {"three"}),
                                              ub_vector("p2", "s2", 65536, 4, {}, {"three"}),
                                              l1_matmul("w", "sw", 64, 1024, 64, "fp16", {"three"}),
-                                         }));
+                                         }), kNoIssue);
     const double third_end = 3 * D + S + 1024;  // 1184
     CHECK(n(s, "total_cycles") == third_end + D + S + 1216);
     CHECK(n(s, "overlap.both_busy_cycles") == 0);
@@ -301,7 +309,7 @@ TEST_CASE("die: a task behind a blocked head in its stream does not start before
                                          l1_matmul("x", "c", 64, 1024, 64, "fp16", {}, {"x_done"}),
                                          ub_vector("A", "v", 65536, 1, {"x_done"}),
                                          ub_vector("B", "v", 131072, 1),
-                                     }));
+                                     }), kNoIssue);
     const double cube_alone = D + S + 1216;
     CHECK(n(s, "total_cycles") == cube_alone + 2 * D + S + 512);
     CHECK(n(s, "overlap.both_busy_cycles") == 0);
@@ -322,7 +330,7 @@ TEST_CASE("die: a pinned task runs on its core", "[die][events]") {
                                          pinned(ub_vector("p1", "b", 65536), 2),
                                          pinned(ub_vector("p2", "c", 65536), 2),
                                          ub_vector("free", "d", 65536),
-                                     }));
+                                     }), kNoIssue);
     CHECK(n(s, "cores.vector2.tasks") == 3);
     CHECK(n(s, "cores.vector0.tasks") == 1);
     CHECK(n(s, "cores.vector1.tasks") == 0);
@@ -332,7 +340,7 @@ TEST_CASE("die: a pinned task runs on its core", "[die][events]") {
 }
 
 TEST_CASE("die: a single pinned task runs on that core", "[die][events]") {
-    const Stats s = simulate(kAx300, jsonl({pinned(ub_vector("p", "s", 65536), 2)}));
+    const Stats s = simulate(kAx300, jsonl({pinned(ub_vector("p", "s", 65536), 2)}), kNoIssue);
     CHECK(n(s, "cores.vector2.tasks") == 1);
     for (int c : {0, 1, 3}) CHECK(n(s, "cores.vector" + std::to_string(c) + ".tasks") == 0);
     CHECK(n(s, "total_cycles") == D + S + 256);

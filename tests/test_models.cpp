@@ -470,7 +470,9 @@ std::uint64_t cube_cycles(const ChipParams& c, DType dt, std::uint64_t m, std::u
     return npusim::timing::mmad_cycles(c, dt, m, k, n);
 }
 std::uint64_t vector_chunk_bytes(const KernelParams& p, const ChipParams& c) {
-    return npusim::timing::vector_chunk_bytes(p.bytes, p.out_bytes, c);
+    npusim::timing::VectorShape s;
+    s.bytes = p.bytes, s.out_bytes = p.out_bytes, s.dtype = p.dtype, s.row_bytes = p.row_bytes;
+    return npusim::timing::vector_chunk_bytes(s, c);
 }
 }  // namespace
 
@@ -735,6 +737,31 @@ TEST_CASE("stream_reader: errors name file, line, task and key", "[models][strea
     CHECK_THAT(parse_error("{\"event\":\"e\",\"count\":2}\n{\"event\":\"e\",\"count\":3}\n" + kGoodTask),
                Contains("t.jsonl:2:") && Contains("event 'e' declared twice (first on line 1)"));
     CHECK_THAT(parse_error("{\"event\":\"e\",\"count\":0}\n" + kGoodTask), Contains("count: expected an integer in [1,"));
+}
+
+TEST_CASE("stream_reader: a vector task's dtype and row_bytes", "[models][stream][vector]") {
+    const std::string head = R"({"id":"sm","core_type":"vector","kernel":"vector","stream":"s","wait":[],"signal":[],"params":{"bytes":327680,)";
+    const TaskStream ts = parse(head + R"("cycles_per_repeat":6,"dtype":"fp32","row_bytes":160}})" "\n" + kGoodTask + "\n");
+    CHECK(ts.tasks[0].params.dtype == DType::fp32);
+    CHECK(ts.tasks[0].params.row_bytes == 160);
+    CHECK(ts.tasks[1].params.dtype == DType::fp16);  // defaults: fp16, contiguous
+    CHECK(ts.tasks[1].params.row_bytes == 0);
+    // Written back only when set, and read back the same.
+    std::ostringstream out;
+    write_task_stream(ts, out);
+    CHECK_THAT(out.str(), Contains(R"("dtype":"fp32")") && Contains(R"("row_bytes":160)"));
+    const TaskStream back = parse(out.str());
+    CHECK(back.tasks[0].params.dtype == DType::fp32);
+    CHECK(back.tasks[0].params.row_bytes == 160);
+    CHECK(back.tasks[1].params.row_bytes == 0);
+    // A row of a partial element, a zero row, an unknown dtype: errors naming the task and key.
+    CHECK_THAT(parse_error(head + R"("dtype":"fp32","row_bytes":162}})"),
+               Contains("t.jsonl:1:") && Contains("task 'sm'") && Contains("params.row_bytes") && Contains("fp32"));
+    CHECK_THAT(parse_error(head + R"("row_bytes":0}})"), Contains("task 'sm'") && Contains("params.row_bytes"));
+    CHECK_THAT(parse_error(head + R"("dtype":"fp23"}})"), Contains("params.dtype") && Contains("fp32") && Contains("did you mean"));
+    // A copy has no V work: no rows.
+    CHECK_THAT(parse_error(R"({"id":"c","core_type":"vector","kernel":"copy","stream":"s","wait":[],"signal":[],"params":{"bytes":64,"row_bytes":32}})"),
+               Contains("params.row_bytes") && Contains("unknown key"));
 }
 
 TEST_CASE("stream_reader: write_task_stream round trip", "[models][stream]") {

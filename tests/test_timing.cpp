@@ -27,10 +27,13 @@ const std::string kAx300 = std::string(NPUSIM_SOURCE_DIR) + "/configs/chips/ax30
 const std::string kA2 = std::string(NPUSIM_SOURCE_DIR) + "/configs/chips/a2.json";
 
 // Simulated cycles of a one-task stream (a .jsonl of one line) on `chip_file`.
-double simulate(const TempDir& tmp, const std::string& chip_file, const std::string& task_line) {
+double simulate(const TempDir& tmp, const std::string& chip_file, const std::string& task_line,
+                const std::string& set = "") {
     const std::string stream = tmp.write("one.jsonl", task_line + "\n");
     const std::string stats = tmp.path("stats.json");
-    const Result r = run_npusim(tmp, {"run", "--chip", chip_file, "--workload", stream, "--stats", stats});
+    std::vector<std::string> args = {"run", "--chip", chip_file, "--workload", stream, "--stats", stats};
+    if (!set.empty()) args.insert(args.end(), {"--set", set});
+    const Result r = run_npusim(tmp, args);
     INFO(r.err);
     REQUIRE(r.code == 0);
     return read_json(stats).at("total_cycles").get<double>();
@@ -42,9 +45,9 @@ std::string matmul_line(std::uint64_t m, std::uint64_t n, std::uint64_t k, const
                        m, n, k, dtype);
 }
 
-std::string vector_line(const char* kernel, std::uint64_t bytes, double cycles_per_repeat) {
+std::string vector_line(const char* kernel, std::uint64_t bytes, double cycles_per_repeat, const std::string& extra = "") {
     const std::string cpr =
-        std::string(kernel) == "copy" ? "" : fmt::format(R"("cycles_per_repeat":{},)", cycles_per_repeat);
+        std::string(kernel) == "copy" ? "" : fmt::format(R"("cycles_per_repeat":{},)", cycles_per_repeat) + extra;
     return fmt::format(R"({{"id":"v","core_type":"vector","kernel":"{}","stream":"s","wait":[],"signal":[],)"
                        R"("params":{{"bytes":{},{}"addr":4294967296,"out_addr":8589934592}}}})",
                        kernel, bytes, cpr);
@@ -58,9 +61,28 @@ double estimate_matmul(const ChipParams& chip, std::uint64_t m, std::uint64_t n,
     return compiler::cube_task_cycles(w, chip, 1);
 }
 
-double estimate_vector(const ChipParams& chip, std::uint64_t bytes, double cpr, bool copy) {
-    compiler::VectorWork w{bytes, bytes, copy ? 1.0 : cpr, copy};
+double estimate_vector(const ChipParams& chip, std::uint64_t bytes, double cpr, bool copy, DType dt = DType::fp16,
+                       std::uint64_t row_bytes = 0, std::uint64_t out_bytes = ~0ULL) {
+    compiler::VectorWork w{bytes, out_bytes == ~0ULL ? bytes : out_bytes, copy ? 1.0 : cpr, copy, dt, row_bytes};
     return compiler::vector_task_cycles(w, chip, 1);
+}
+
+// Sum over a task's chunks of their V repeats.
+std::uint64_t task_repeats(const ChipParams& chip, const timing::VectorShape& s) {
+    const timing::VectorPlan p = timing::plan_vector(s, chip);
+    std::uint64_t r = 0;
+    for (std::uint64_t t = 0; t < p.tiles; ++t)
+        r += timing::vector_repeats(s, chip, timing::vector_tile(p, s, chip, t).in_bytes);
+    return r;
+}
+
+timing::VectorShape vshape(std::uint64_t bytes, DType dt = DType::fp16, std::uint64_t row_bytes = 0, double cpr = 1) {
+    timing::VectorShape s;
+    s.bytes = s.out_bytes = bytes;
+    s.dtype = dt;
+    s.row_bytes = row_bytes;
+    s.cycles_per_repeat = cpr;
+    return s;
 }
 
 }  // namespace
@@ -93,7 +115,105 @@ TEST_CASE("timing: the compiler's estimate of an isolated kernel is the simulate
             CAPTURE(sim, est);
             CHECK(std::abs(est - sim) <= 0.05 * sim);
         }
+        // fp32 element-wise; a Softmax-like op over 4096 rows of 40 fp16
+        // (80 B rows: one masked repeat each, 409 rows and so 2 instructions
+        // per pass in a 32 KB chunk); rows longer than UB (cut in pieces).
+        struct Vec {
+            std::uint64_t bytes;
+            double cpr;
+            DType dt;
+            std::uint64_t row;
+        };
+        for (const Vec& c : {Vec{1 << 20, 2, DType::fp32, 0}, Vec{4096 * 80, 6, DType::fp16, 80},
+                             Vec{4 * 200000, 3, DType::fp16, 200000}}) {
+            CAPTURE(c.bytes, c.cpr, to_string(c.dt), c.row);
+            std::string extra = fmt::format(R"("dtype":"{}",)", to_string(c.dt));
+            if (c.row) extra += fmt::format(R"("row_bytes":{},)", c.row);
+            const double sim = simulate(tmp, file, vector_line("vector", c.bytes, c.cpr, extra));
+            const double est = estimate_vector(chip, c.bytes, c.cpr, false, c.dt, c.row);
+            CAPTURE(sim, est);
+            CHECK(std::abs(est - sim) <= 0.05 * sim);
+        }
+        // More than 255 contiguous repeats per chunk (96 KB chunks with
+        // little output): each pass takes two instructions.
+        {
+            const std::string line = fmt::format(
+                R"({{"id":"v","core_type":"vector","kernel":"vector","stream":"s","wait":[],"signal":[],)"
+                R"("params":{{"bytes":{},"out_bytes":1024,"cycles_per_repeat":2}}}})",
+                1 << 20);
+            ChipParams big = chip;
+            big.vector.tile_kb = 96;
+            timing::VectorShape shape = vshape(1 << 20, DType::fp16, 0, 2);
+            shape.out_bytes = 1024;
+            REQUIRE(timing::plan_vector(shape, big).chunk / 256 > 255);
+            const double sim = simulate(tmp, file, line, "chip.cores.vector.tile_kb=96");
+            const double est = estimate_vector(big, 1 << 20, 2, false, DType::fp16, 0, 1024);
+            CAPTURE(sim, est);
+            CHECK(std::abs(est - sim) <= 0.05 * sim);
+        }
     }
+}
+
+TEST_CASE("timing: vector lanes by dtype, mask waste on short rows, the repeat limit", "[timing][vector]") {
+    const ChipParams a2 = RunConfig::load(kA2, "", {}).chip();
+    // fp32: the same repeats per byte as fp16 (256 B each) ...
+    CHECK(task_repeats(a2, vshape(1 << 20, DType::fp32)) == task_repeats(a2, vshape(1 << 20)));
+    CHECK(task_repeats(a2, vshape(1 << 20)) == (1 << 20) / 256);
+    // ... so twice the repeats per element: 64 lanes, not 128.
+    CHECK(task_repeats(a2, vshape(4 * 65536, DType::fp32)) == 2 * task_repeats(a2, vshape(2 * 65536)));
+    CHECK(estimate_vector(a2, 4 * 65536, 2, false, DType::fp32) > 1.5 * estimate_vector(a2, 2 * 65536, 2, false));
+    // int8: 256 lanes, half the repeats of fp16 per element.
+    CHECK(task_repeats(a2, vshape(65536, DType::int8)) * 2 == task_repeats(a2, vshape(2 * 65536)));
+
+    // A [4096, 40] fp16 row op: every 80 B row takes a whole 128-lane repeat.
+    const auto rows = vshape(4096 * 80, DType::fp16, 80, 6);
+    CHECK(task_repeats(a2, rows) == 4096);
+    CHECK(task_repeats(a2, vshape(4096 * 80)) == 1280);  // contiguous: 4096 * 80 / 256
+    const double waste = estimate_vector(a2, 4096 * 80, 6, false, DType::fp16, 80);
+    const double dense = estimate_vector(a2, 4096 * 80, 6, false);
+    // V time ~4096 / 1280 (issue cost on top); the task, V-bound, about 2x
+    // (the dense one moves at the GM port's rate).
+    const auto dense_rows = vshape(4096 * 80, DType::fp16, 0, 6);
+    CHECK(timing::vector_task_v_cycles(timing::plan_vector(rows, a2), rows, a2) >
+          3 * timing::vector_task_v_cycles(timing::plan_vector(dense_rows, a2), dense_rows, a2));
+    CHECK(waste > 1.8 * dense);
+    // Chunks hold whole rows.
+    const timing::VectorPlan rp = timing::plan_vector(rows, a2);
+    CHECK(rp.chunk % 80 == 0);
+    CHECK(rp.chunk == 32768 / 80 * 80);
+    // A row longer than UB's share is cut into pieces; only its last pays padding.
+    const auto longrow = vshape(3 * 100000, DType::fp16, 100000);
+    const timing::VectorPlan lp = timing::plan_vector(longrow, a2);
+    CHECK(lp.pieces == 4);  // 32 KB pieces
+    CHECK(lp.tiles == 3 * lp.pieces);
+    CHECK(task_repeats(a2, longrow) == 3 * ((100000 + 255) / 256));
+
+    // The repeat limit: 255 repeats are one instruction, 256 are two, each
+    // paying issue_cycles.
+    CHECK(timing::vector_instructions(vshape(0), a2, 255) == 1);
+    CHECK(timing::vector_instructions(vshape(0), a2, 256) == 2);
+    const double at255 = timing::vector_v_cycles(vshape(0), a2, 255 * 256);
+    const double at256 = timing::vector_v_cycles(vshape(0), a2, 256 * 256);
+    CHECK(at256 - at255 == Approx(1 + a2.vector.issue_cycles));
+    // An op of 6 cycles per repeat issues 6 passes.
+    CHECK(timing::vector_instructions(vshape(0, DType::fp16, 0, 6), a2, 256) == 12);
+    // A larger limit or no issue cost removes the jump; more issue cost grows it.
+    ChipParams wide = a2;
+    wide.vector.max_repeats = 1024;
+    CHECK(timing::vector_v_cycles(vshape(0), wide, 256 * 256) == Approx(256 + a2.vector.issue_cycles));
+    ChipParams free_issue = a2;
+    free_issue.vector.issue_cycles = 0;
+    CHECK(timing::vector_v_cycles(vshape(0), free_issue, 256 * 256) == Approx(256));
+    ChipParams slow_issue = a2;
+    slow_issue.vector.issue_cycles *= 4;
+    CHECK(estimate_vector(slow_issue, 4096 * 80, 6, false, DType::fp16, 80) > waste);
+    CHECK(estimate_vector(free_issue, 4096 * 80, 6, false, DType::fp16, 80) < waste);
+    CHECK(estimate_vector(wide, 4096 * 80, 6, false, DType::fp16, 80) < waste);  // 409 rows: one instruction
+
+    // cycles_per_repeat still scales the repeats.
+    CHECK(timing::vector_v_cycles(vshape(0, DType::fp16, 0, 4), free_issue, 32768) ==
+          Approx(4 * timing::vector_v_cycles(vshape(0), free_issue, 32768)));
+    CHECK(estimate_vector(a2, 4096 * 80, 12, false, DType::fp16, 80) > 1.8 * waste);
 }
 
 TEST_CASE("timing: the estimate follows the chip the way the hardware does", "[timing]") {

@@ -24,6 +24,8 @@ struct VectorParams {
     double gm_bytes_per_cycle = 32;   // MTE2 / MTE3 port to L2
     double ub_bytes_per_cycle = 128;  // on-core moves into/out of UB
     int tile_kb = 32;                 // per-instruction chunk moved through UB
+    int max_repeats = 255;            // repeats one vector instruction may run
+    double issue_cycles = 16;         // V-pipe cycles per instruction beyond its repeats
     int task_start_cycles = 64;
 };
 

@@ -74,36 +74,102 @@ double fixpipe_local_cycles(const ChipParams& chip, std::uint64_t bytes) {
     return static_cast<double>(bytes) / chip.cube.fixpipe_bytes_per_cycle;
 }
 
-std::uint64_t vector_chunk_bytes(std::uint64_t bytes, std::uint64_t out_bytes, const ChipParams& chip) {
+namespace {
+std::uint64_t vector_lanes(const VectorShape& s, const ChipParams& chip) {
+    return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(chip.vector.repeat_bytes) /
+                                          static_cast<std::uint64_t>(dtype_bytes(s.dtype)));
+}
+// Repeats of one contiguous run of `bytes` (its last repeat partly masked).
+std::uint64_t run_repeats(const VectorShape& s, const ChipParams& chip, std::uint64_t bytes) {
+    return ceil_div(ceil_div(bytes, static_cast<std::uint64_t>(dtype_bytes(s.dtype))), vector_lanes(s, chip));
+}
+// Input bytes that fit UB: two buffers, each an input chunk and its output.
+std::uint64_t ub_fit_bytes(const VectorShape& s, const ChipParams& chip) {
     const std::uint64_t ub = static_cast<std::uint64_t>(chip.buffers.ub_kb) * 1024;
+    const double out_per_in = s.bytes ? static_cast<double>(s.out_bytes) / static_cast<double>(s.bytes) : 1.0;
+    return static_cast<std::uint64_t>(static_cast<double>(ub) / (2.0 * (1.0 + out_per_in)));
+}
+}  // namespace
+
+std::uint64_t vector_chunk_bytes(const VectorShape& s, const ChipParams& chip) {
     const std::uint64_t tile = static_cast<std::uint64_t>(chip.vector.tile_kb) * 1024;
-    const double out_per_in = bytes ? static_cast<double>(out_bytes) / static_cast<double>(bytes) : 1.0;
-    // Two buffers, each holding an input chunk and its output chunk.
-    const auto fit = static_cast<std::uint64_t>(static_cast<double>(ub) / (2.0 * (1.0 + out_per_in)));
+    const std::uint64_t fit = ub_fit_bytes(s, chip);
+    const std::uint64_t row = s.row_bytes;
+    if (row > 0 && row < s.bytes && row <= fit)  // whole rows, at least one
+        return std::max<std::uint64_t>(1, std::min(tile, fit) / row) * row;
     const std::uint64_t repeat = static_cast<std::uint64_t>(chip.vector.repeat_bytes);
-    std::uint64_t chunk = std::min({tile, fit, bytes});
+    std::uint64_t chunk = std::min({tile, fit, s.bytes});
     if (chunk > repeat) chunk = chunk / repeat * repeat;  // whole repeats
     return std::max<std::uint64_t>(1, chunk);
 }
 
-VectorPlan plan_vector(std::uint64_t bytes, std::uint64_t out_bytes, const ChipParams& chip) {
+VectorPlan plan_vector(const VectorShape& s, const ChipParams& chip) {
     VectorPlan p;
-    p.chunk = vector_chunk_bytes(bytes, out_bytes, chip);
-    p.tiles = (bytes + p.chunk - 1) / p.chunk;
-    p.out_per_chunk = bytes ? out_bytes * p.chunk / bytes : 0;
+    p.chunk = vector_chunk_bytes(s, chip);
+    const std::uint64_t row = s.row_bytes;
+    if (row > p.chunk && row < s.bytes) {  // rows longer than a chunk: pieces of one row
+        p.pieces = ceil_div(row, p.chunk);
+        const std::uint64_t rows = s.bytes / row, rest = s.bytes - rows * row;
+        p.tiles = rows * p.pieces + ceil_div(rest, p.chunk);
+    } else {
+        p.tiles = ceil_div(s.bytes, p.chunk);
+    }
     return p;
 }
 
-VectorTile vector_tile(const VectorPlan& p, std::uint64_t bytes, std::uint64_t out_bytes, double cycles_per_repeat,
-                       bool is_copy, const ChipParams& chip, std::uint64_t tile) {
+std::uint64_t vector_repeats(const VectorShape& s, const ChipParams& chip, std::uint64_t bytes) {
+    if (s.row_bytes == 0 || bytes <= s.row_bytes) return run_repeats(s, chip, bytes);
+    const std::uint64_t rows = bytes / s.row_bytes;
+    return rows * run_repeats(s, chip, s.row_bytes) + run_repeats(s, chip, bytes - rows * s.row_bytes);
+}
+
+std::uint64_t vector_instructions(const VectorShape& s, const ChipParams& chip, std::uint64_t repeats) {
+    // The tolerance keeps a cost of 2.0000001 (a scaled figure) at two passes.
+    const auto passes = static_cast<std::uint64_t>(std::max(1.0, std::ceil(s.cycles_per_repeat - 1e-6)));
+    return passes * ceil_div(repeats, static_cast<std::uint64_t>(std::max(1, chip.vector.max_repeats)));
+}
+
+double vector_v_cycles(const VectorShape& s, const ChipParams& chip, std::uint64_t bytes) {
+    if (s.copy) return 0;
+    const std::uint64_t repeats = vector_repeats(s, chip, bytes);
+    return static_cast<double>(repeats) * s.cycles_per_repeat +
+           static_cast<double>(vector_instructions(s, chip, repeats)) * chip.vector.issue_cycles;
+}
+
+VectorTile vector_tile(const VectorPlan& p, const VectorShape& s, const ChipParams& chip, std::uint64_t tile) {
     VectorTile v;
-    v.in_bytes = std::min(p.chunk, bytes - tile * p.chunk);
-    v.out_bytes = tile + 1 == p.tiles ? out_bytes - p.out_per_chunk * (p.tiles - 1) : p.out_per_chunk;
-    v.in_offset = tile * p.chunk;
-    v.out_offset = tile * p.out_per_chunk;
-    if (!is_copy)
-        v.v_cycles = std::ceil(static_cast<double>(v.in_bytes) / chip.vector.repeat_bytes) * cycles_per_repeat;
+    if (p.pieces > 1) {
+        const std::uint64_t row = fast_div(tile, p.pieces), piece = tile - row * p.pieces;
+        v.in_offset = row * s.row_bytes + piece * p.chunk;
+        v.in_bytes = std::min({p.chunk, s.row_bytes - piece * p.chunk, s.bytes - v.in_offset});
+    } else {
+        v.in_offset = tile * p.chunk;
+        v.in_bytes = std::min(p.chunk, s.bytes - v.in_offset);
+    }
+    // Output in proportion to the input, so the chunks' shares sum to out_bytes.
+    const auto share = [&](std::uint64_t in) -> std::uint64_t {
+        if (in >= s.bytes || s.out_bytes == s.bytes) return in >= s.bytes ? s.out_bytes : in;  // the common cases
+        std::uint64_t prod = 0;
+        if (!__builtin_mul_overflow(s.out_bytes, in, &prod)) return prod / s.bytes;
+        return static_cast<std::uint64_t>(static_cast<unsigned __int128>(s.out_bytes) * in / s.bytes);
+    };
+    v.out_offset = share(v.in_offset);
+    v.out_bytes = share(v.in_offset + v.in_bytes) - v.out_offset;
+    v.v_cycles = vector_v_cycles(s, chip, v.in_bytes);
     return v;
+}
+
+double vector_task_v_cycles(const VectorPlan& p, const VectorShape& s, const ChipParams& chip) {
+    if (s.copy || p.tiles == 0) return 0;
+    // Chunks repeat with a period of one row's pieces (or are all alike);
+    // sum one period and the tail, not every chunk.
+    const std::uint64_t period = p.pieces;
+    double one = 0;
+    for (std::uint64_t t = 0; t < std::min(period, p.tiles); ++t) one += vector_tile(p, s, chip, t).v_cycles;
+    const std::uint64_t periods = (p.tiles - 1) / period;  // whole periods before the last one
+    double total = one * static_cast<double>(periods);
+    for (std::uint64_t t = periods * period; t < p.tiles; ++t) total += vector_tile(p, s, chip, t).v_cycles;
+    return total;
 }
 
 double ub_move_cycles(const ChipParams& chip, std::uint64_t bytes) {

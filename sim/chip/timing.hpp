@@ -7,7 +7,8 @@
 // M (the cube: ceil(m/16)·ceil(k/16)·ceil(n/16) cycles in fp16, k in 32s for
 // int8) and FixPipe (L0C -> out, after the last k step).
 // Vector task: the input is cut into UB chunks; each passes MTE2 (GM -> UB),
-// V (repeats of 256 B) and MTE3 (UB -> GM).
+// V (repeats of 256 B of lanes, rows padded to whole repeats, at most
+// max_repeats per instruction) and MTE3 (UB -> GM).
 #pragma once
 #include <cstdint>
 
@@ -64,24 +65,51 @@ double fixpipe_local_cycles(const ChipParams& chip, std::uint64_t bytes);
 
 // ---- Vector ----------------------------------------------------------------
 
+// What one vector task asks of its core. A repeat covers repeat_bytes of
+// lanes (128 fp16 or 64 fp32 elements in 256 B); a row starts a new repeat,
+// so a row shorter than a repeat leaves the rest of its lanes masked off.
+struct VectorShape {
+    std::uint64_t bytes = 0;      // input
+    std::uint64_t out_bytes = 0;
+    DType dtype = DType::fp16;    // element type: its size sets the lanes per repeat
+    std::uint64_t row_bytes = 0;  // independent rows of this many input bytes; 0 = contiguous
+    double cycles_per_repeat = 1;
+    bool copy = false;            // no V work
+};
+
 // Bytes of input one chunk moves through UB: tile_kb, what fits UB with
-// double buffering and the output chunk, whole repeats.
-std::uint64_t vector_chunk_bytes(std::uint64_t bytes, std::uint64_t out_bytes, const ChipParams& chip);
+// double buffering and the output chunk; whole repeats, or whole rows when a
+// row fits UB (a row op needs its row resident), else whole-repeat pieces of
+// one row.
+std::uint64_t vector_chunk_bytes(const VectorShape& s, const ChipParams& chip);
 
 struct VectorPlan {
-    std::uint64_t chunk = 1;          // input bytes per chunk
-    std::uint64_t tiles = 0;          // chunks
-    std::uint64_t out_per_chunk = 0;  // output bytes per chunk (the last takes the rest)
+    std::uint64_t chunk = 1;   // input bytes per chunk (the last of a row or task may be shorter)
+    std::uint64_t pieces = 1;  // chunks per row when a row is longer than a chunk
+    std::uint64_t tiles = 0;   // chunks
 };
-VectorPlan plan_vector(std::uint64_t bytes, std::uint64_t out_bytes, const ChipParams& chip);
+VectorPlan plan_vector(const VectorShape& s, const ChipParams& chip);
+
+// V repeats of `bytes` of input that start on a row boundary or lie within
+// one row: each row (or the contiguous run) rounds up to whole repeats of
+// repeat_bytes / element-size lanes.
+std::uint64_t vector_repeats(const VectorShape& s, const ChipParams& chip, std::uint64_t bytes);
+// Vector instructions those repeats take: each op pass (about
+// ceil(cycles_per_repeat) of them) needs one instruction per max_repeats.
+std::uint64_t vector_instructions(const VectorShape& s, const ChipParams& chip, std::uint64_t repeats);
+// V-pipe cycles of one chunk: repeats x cycles_per_repeat plus issue_cycles
+// per instruction.
+double vector_v_cycles(const VectorShape& s, const ChipParams& chip, std::uint64_t bytes);
 
 struct VectorTile {
     std::uint64_t in_bytes = 0, out_bytes = 0;
     std::uint64_t in_offset = 0, out_offset = 0;
     double v_cycles = 0;  // 0 for a copy
 };
-VectorTile vector_tile(const VectorPlan& p, std::uint64_t bytes, std::uint64_t out_bytes, double cycles_per_repeat,
-                       bool is_copy, const ChipParams& chip, std::uint64_t tile);
+// Chunk `tile` of the plan; its output is the same share of out_bytes.
+VectorTile vector_tile(const VectorPlan& p, const VectorShape& s, const ChipParams& chip, std::uint64_t tile);
+// V-pipe cycles of all chunks of the plan.
+double vector_task_v_cycles(const VectorPlan& p, const VectorShape& s, const ChipParams& chip);
 
 // On-core moves into / out of UB (L1 <-> UB on a coupled core).
 double ub_move_cycles(const ChipParams& chip, std::uint64_t bytes);

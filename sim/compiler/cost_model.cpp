@@ -14,8 +14,6 @@ double gm_rate(double port, const ChipParams& chip, int active) {
     return timing::gm_share_bytes_per_cycle(port, chip, active);
 }
 
-double ceil_div(double a, double b) { return std::ceil(a / b); }
-
 // A GM transfer stage: the engine at the core's share, then HBM latency.
 timing::StageCost transfer(std::uint64_t bytes, double rate, const ChipParams& chip) {
     if (bytes == 0) return timing::StageCost{true, 0, 0};
@@ -24,6 +22,17 @@ timing::StageCost transfer(std::uint64_t bytes, double rate, const ChipParams& c
 }
 
 timing::StageCost compute(double cycles) { return timing::StageCost{false, cycles, 0}; }
+
+timing::VectorShape vector_shape(const VectorWork& w) {
+    timing::VectorShape s;
+    s.bytes = std::max<std::uint64_t>(1, w.in_bytes);
+    s.out_bytes = w.out_bytes;
+    s.dtype = w.dtype;
+    s.row_bytes = w.row_bytes;
+    s.cycles_per_repeat = w.cycles_per_repeat;
+    s.copy = w.copy;
+    return s;
+}
 
 }  // namespace
 
@@ -58,11 +67,11 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active) {
 
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active) {
     // The chunk plan and pipe work of the vector core, GM in and out.
-    const std::uint64_t in = std::max<std::uint64_t>(1, w.in_bytes);
-    const timing::VectorPlan p = timing::plan_vector(in, w.out_bytes, chip);
+    const timing::VectorShape s = vector_shape(w);
+    const timing::VectorPlan p = timing::plan_vector(s, chip);
     const double rate = gm_rate(chip.vector.gm_bytes_per_cycle, chip, active);
     const auto cost = [&](int stage, std::uint64_t tile) {
-        const timing::VectorTile c = timing::vector_tile(p, in, w.out_bytes, w.cycles_per_repeat, w.copy, chip, tile);
+        const timing::VectorTile c = timing::vector_tile(p, s, chip, tile);
         switch (stage) {
             case 0: return transfer(c.in_bytes, rate, chip);
             case 1: return w.copy ? timing::StageCost{true, 0, 0} : compute(c.v_cycles);
@@ -88,6 +97,7 @@ BoundaryEstimate estimate_boundary(const Graph& g, const Kernel& c, const Kernel
     cw.dtype = mid.dtype;
     const double cube_t = cube_task_cycles(cw, chip, cubes) / cubes;
     VectorWork vw{mid.bytes(), out.bytes(), v.cycles_per_repeat};
+    vw.dtype = mid.dtype;
     // Split: the Vector op reads the intermediate back from GM on all vector
     // cores, after (op sync) or alongside (tile sync) the Cube op.
     const double vec_split = vector_task_cycles(vw, chip, vectors) / vectors;
@@ -95,8 +105,9 @@ BoundaryEstimate estimate_boundary(const Graph& g, const Kernel& c, const Kernel
     e.split_cycles = sync == SyncGranularity::op ? cube_t + vec_split : std::max(cube_t, vec_split) + vec_split / 8;
     // Fused: each Cube tile's Vector work runs on the paired vector core from
     // UB / L2 (no HBM read), but only on as many vector cores as cube cores.
-    VectorWork fw{mid.bytes(), out.bytes(), v.cycles_per_repeat};
-    const double v_compute = ceil_div(static_cast<double>(fw.in_bytes), chip.vector.repeat_bytes) * fw.cycles_per_repeat;
+    VectorWork fw = vw;
+    const timing::VectorShape fs = vector_shape(fw);
+    const double v_compute = timing::vector_task_v_cycles(timing::plan_vector(fs, chip), fs, chip);
     const double vec_fused = std::max(v_compute, static_cast<double>(fw.out_bytes) /
                                                      gm_rate(chip.vector.gm_bytes_per_cycle, chip, cubes)) /
                              std::min(cubes, vectors);

@@ -26,6 +26,8 @@ struct VectorWork {
     std::uint64_t out_bytes = 0;
     double cycles_per_repeat = 1;
     bool copy = false;  // no V pipe work
+    DType dtype = DType::fp16;
+    std::uint64_t row_bytes = 0;  // independent rows of this many input bytes; 0 = contiguous
 };
 
 // Cycles of one task, with `active` cores of its type streaming at once

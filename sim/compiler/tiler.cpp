@@ -399,10 +399,44 @@ private:
                 : std::max(0.01, cycles_per_out_repeat * static_cast<double>(t.params.out_bytes) /
                                      static_cast<double>(t.params.bytes));
         if (t.type == npusim::Kernel::copy) t.params.out_bytes = t.params.bytes;
-        VectorWork vw{t.params.bytes, t.params.out_bytes, t.params.cycles_per_repeat, t.type == npusim::Kernel::copy};
+        VectorWork vw{t.params.bytes, t.params.out_bytes, t.params.cycles_per_repeat, t.type == npusim::Kernel::copy,
+                      t.params.dtype, t.params.row_bytes};
         t.est_cycles = vector_task_cycles(vw, chip_, chip_.vector.count);
         if (tasks_.size() >= kMaxCompiledTasks) too_many_tasks(plan_.kernels[static_cast<std::size_t>(t.kernel)].name, tasks_.size() + 1);
         tasks_.push_back(std::move(t));
+    }
+
+    // Bytes of one independent row of a row op over trailing axes (Softmax,
+    // LayerNorm, a ReduceSum of the last axes): each row starts a new V
+    // repeat, so short rows waste lanes. 0 = contiguous work (other axes,
+    // element-wise, pools, conversions).
+    std::uint64_t row_bytes(const Node& n, const Tensor& in) const {
+        const Shape& s = in.shape;
+        const i64 rank = static_cast<i64>(s.size());
+        if (rank == 0) return 0;
+        const auto from_axis = [&](i64 a) { return a < 0 ? a + rank : a; };
+        i64 first = rank;  // rows span axes [first, rank)
+        switch (n.op) {
+            case OpType::Softmax:
+                if (from_axis(n.attr_int("axis", -1)) == rank - 1) first = rank - 1;
+                break;
+            case OpType::LayerNorm: first = from_axis(n.attr_int("axis", -1)); break;
+            case OpType::ReduceSum: {
+                const auto axes = n.attr_ints("axes", {});
+                std::vector<bool> reduced(s.size(), axes.empty());
+                for (const auto a : axes) reduced[static_cast<std::size_t>(from_axis(a))] = true;
+                while (first > 0 && reduced[static_cast<std::size_t>(first - 1)]) --first;
+                for (std::size_t d = 0; d < static_cast<std::size_t>(first); ++d)
+                    if (reduced[d]) return 0;  // not a suffix: reduces across rows
+                break;
+            }
+            default: return 0;
+        }
+        if (first >= rank) return 0;
+        // A fractal (NZ) tensor pads its last axis to 16 columns.
+        i64 elts = in.layout == Layout::FRACTAL_NZ ? ceil_div(s.back(), 16) * 16 : s.back();
+        for (i64 d = first; d < rank - 1; ++d) elts *= s[static_cast<std::size_t>(d)];
+        return static_cast<std::uint64_t>(elts) * static_cast<std::uint64_t>(dtype_bytes(in.dtype));
     }
 
     // Element-wise chains and transposes: equal slices of the output storage;
@@ -436,6 +470,7 @@ private:
             t.writes.push_back(mem_.physical(out, lo, hi));
             t.params.bytes = in_bytes;
             t.params.out_bytes = hi - lo;
+            t.params.dtype = T(k.inputs[0]).dtype;  // contiguous: lanes by the input's elements
             finish_vector(t, k.cycles_per_repeat);
         }
         choice.est_cycles = tasks_.empty() ? 0 : tasks_.back().est_cycles * ceil_div(tiles, chip_.vector.count);
@@ -467,6 +502,7 @@ private:
             t.params.src = ct.params.dst;
             t.params.bytes = sum_bytes(ct.writes);
             t.params.out_bytes = sum_bytes(t.writes);
+            t.params.dtype = T(plan_.kernels[static_cast<std::size_t>(c)].output).dtype;
             finish_vector(t, k.cycles_per_repeat);
         }
     }
@@ -485,6 +521,7 @@ private:
         // Split the batch first, then rows (channels for GlobalAvgPool).
         const i64 outer = ob.b1;
         const i64 per = std::max<i64>(1, ceil_div(tiles, outer));
+        const std::uint64_t row = row_bytes(n, T(in));
         choice.forced = forced(k) != nullptr;
         int i = 0;
         for (i64 b = 0; b < outer; ++b) {
@@ -509,6 +546,8 @@ private:
                 add_consts(k, 1, t.reads);
                 t.params.bytes = sum_bytes(t.reads);
                 t.params.out_bytes = sum_bytes(t.writes);
+                t.params.dtype = T(in).dtype;
+                t.params.row_bytes = row;
                 finish_vector(t, k.cycles_per_repeat);
                 ++i;
             }

@@ -205,6 +205,12 @@ std::vector<KeySpec> build_keys() {
     k.push_back(integer("chip.cores.vector.tile_kb").unit("KB").at_least(1).at_most(kMaxKb)
                     .meaning("Chunk one vector instruction sequence moves through UB; double-buffered, so 2x must fit in UB.")
                     .field(&ChipParams::vector, &VectorParams::tile_kb));
+    k.push_back(integer("chip.cores.vector.max_repeats").unit("repeats").at_least(1).at_most(65535)
+                    .meaning("Repeats one vector instruction may run (the repeat count field); more need another instruction.")
+                    .field(&ChipParams::vector, &VectorParams::max_repeats));
+    k.push_back(number("chip.cores.vector.issue_cycles").unit("cycles").at_least(0).at_most(kMaxCycles)
+                    .meaning("V-pipe cycles each vector instruction costs beyond its repeats (issue and pipeline start).")
+                    .field(&ChipParams::vector, &VectorParams::issue_cycles));
     k.push_back(integer("chip.cores.vector.task_start_cycles").unit("cycles").at_least(0).at_most(kMaxCycles)
                     .meaning("Fixed cost of entering a kernel on a vector core.")
                     .field(&ChipParams::vector, &VectorParams::task_start_cycles));

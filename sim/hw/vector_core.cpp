@@ -10,21 +10,34 @@ VectorCore::VectorCore(sc_core::sc_module_name name, int index, SimContext& ctx,
     : AiCore(name, CoreType::vector, index, ctx, listener, {"mte2", "v", "mte3"}),
       gm_cap_(ctx.bytes_per_ps(ctx.chip.vector.gm_bytes_per_cycle)) {}
 
+timing::VectorShape VectorCore::shape_of(const Task& t) {
+    const KernelParams& p = t.params;
+    timing::VectorShape s;
+    s.bytes = p.bytes;
+    s.out_bytes = p.out_bytes;
+    s.dtype = p.dtype;
+    s.row_bytes = p.row_bytes;
+    s.cycles_per_repeat = p.cycles_per_repeat;
+    s.copy = t.kernel == Kernel::copy;
+    return s;
+}
+
 std::uint64_t VectorCore::plan(const Task& t) {
     // Consecutive tasks on a core are often the same shape (tiles of one
     // op): their plan is the last one's.
-    if (planned_ && t.params.bytes == planned_bytes_ && t.params.out_bytes == planned_out_bytes_) return plan_.tiles;
+    const timing::VectorShape s = shape_of(t);
+    const bool same = planned_ && s.bytes == shape_.bytes && s.out_bytes == shape_.out_bytes &&
+                      s.row_bytes == shape_.row_bytes && s.dtype == shape_.dtype;
+    shape_ = s;
+    if (same) return plan_.tiles;
     planned_ = true;
-    planned_bytes_ = t.params.bytes;
-    planned_out_bytes_ = t.params.out_bytes;
-    plan_ = timing::plan_vector(t.params.bytes, t.params.out_bytes, ctx_.chip);
+    plan_ = timing::plan_vector(s, ctx_.chip);
     return plan_.tiles;
 }
 
 StageWork VectorCore::work(const Task& t, int stage, std::uint64_t tile) {
     const KernelParams& p = t.params;
-    const timing::VectorTile c = timing::vector_tile(plan_, p.bytes, p.out_bytes, p.cycles_per_repeat,
-                                                     t.kernel == Kernel::copy, ctx_.chip, tile);
+    const timing::VectorTile c = timing::vector_tile(plan_, shape_, ctx_.chip, tile);
     StageWork w;
     switch (stage) {
         case mte2:

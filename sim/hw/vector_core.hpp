@@ -1,6 +1,7 @@
-// Vector core: pipes MTE2 (GM->UB), V (repeat_bytes per repeat, times the
-// op's cycles per repeat) and MTE3 (UB->GM), double-buffered through UB in
-// chunks. The chunk plan and each pipe's work per chunk are the chip layer's
+// Vector core: pipes MTE2 (GM->UB), V (repeats of repeat_bytes of lanes,
+// rows padded to whole repeats, times the op's cycles per repeat, plus an
+// issue cost per instruction) and MTE3 (UB->GM), double-buffered through UB
+// in chunks. The chunk plan and each pipe's work per chunk are the chip layer's
 // formulas (chip/timing.hpp).
 #pragma once
 #include "chip/timing.hpp"
@@ -21,9 +22,11 @@ private:
     StageWork work(const Task& t, int stage, std::uint64_t tile) override;
     int task_start_cycles() const override { return timing::task_start_cycles(CoreType::vector, ctx_.chip); }
 
+    // The task being run, as the timing layer sees it, and its chunk plan.
+    static timing::VectorShape shape_of(const Task& t);
+    timing::VectorShape shape_;
     timing::VectorPlan plan_;
-    bool planned_ = false;  // plan_ is for these sizes:
-    std::uint64_t planned_bytes_ = 0, planned_out_bytes_ = 0;
+    bool planned_ = false;  // plan_ is for shape_'s sizes
     double gm_cap_;         // MTE2/MTE3 GM rate, bytes/ps (a division, kept)
 };
 

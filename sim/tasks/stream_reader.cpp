@@ -159,7 +159,7 @@ struct Reader {
                 required = {"m", "n", "k"};
                 break;
             case Kernel::vector:
-                for (const char* k : {"bytes", "out_bytes", "cycles_per_repeat"}) allowed.push_back(k);
+                for (const char* k : {"bytes", "out_bytes", "cycles_per_repeat", "dtype", "row_bytes"}) allowed.push_back(k);
                 required = {"bytes"};
                 break;
             case Kernel::copy:
@@ -182,9 +182,13 @@ struct Reader {
             if (k == "m") kp.m = r.uint(v, key, 1, kMaxDim);
             else if (k == "n") kp.n = r.uint(v, key, 1, kMaxDim);
             else if (k == "k") kp.k = r.uint(v, key, 1, kMaxDim);
+            else if (k == "dtype" && t.kernel == Kernel::vector)
+                kp.dtype = r.choice(v, key, std::vector<std::pair<std::string, DType>>{
+                                                {"fp16", DType::fp16}, {"bf16", DType::bf16}, {"int8", DType::int8}, {"fp32", DType::fp32}});
             else if (k == "dtype")
                 kp.dtype = r.choice(v, key, std::vector<std::pair<std::string, DType>>{
                                                 {"fp16", DType::fp16}, {"bf16", DType::bf16}, {"int8", DType::int8}});
+            else if (k == "row_bytes") kp.row_bytes = r.uint(v, key, 1, kMaxBytes);
             else if (k == "a_bytes") kp.a_bytes = r.uint(v, key, 1, kMaxBytes);
             else if (k == "bytes") kp.bytes = r.uint(v, key, 1, kMaxBytes);
             else if (k == "out_bytes") kp.out_bytes = r.uint(v, key, 0, kMaxBytes);
@@ -200,6 +204,10 @@ struct Reader {
             else if (k == "writes") t.writes = regions(r, v, key);
         }
         if (t.kernel == Kernel::vector && !p.contains("out_bytes")) kp.out_bytes = kp.bytes;
+        // A row is whole elements (its lanes are counted in elements).
+        if (kp.row_bytes % static_cast<std::uint64_t>(dtype_bytes(kp.dtype)) != 0)
+            r.fail(fmt::format("params.row_bytes: {} is not a whole number of {} elements ({} B each)", kp.row_bytes,
+                               to_string(kp.dtype), dtype_bytes(kp.dtype)));
         if (t.kernel == Kernel::copy) kp.out_bytes = kp.bytes;
     }
 
@@ -324,6 +332,8 @@ void write_task_stream(const TaskStream& ts, std::ostream& out) {
                 break;
             case Kernel::vector:
                 pj = {{"bytes", p.bytes}, {"out_bytes", p.out_bytes}, {"cycles_per_repeat", p.cycles_per_repeat}};
+                if (p.dtype != DType::fp16) pj["dtype"] = to_string(p.dtype);
+                if (p.row_bytes) pj["row_bytes"] = p.row_bytes;
                 break;
             case Kernel::copy: pj = {{"bytes", p.bytes}}; break;
             case Kernel::scalar: pj = {{"cycles", p.cycles}}; break;

@@ -23,7 +23,7 @@ struct Region {
 struct KernelParams {
     // matmul
     std::uint64_t m = 0, n = 0, k = 0;
-    DType dtype = DType::fp16;
+    DType dtype = DType::fp16;  // matmul operands; a vector task's elements (lanes per repeat)
     // Bytes of operand A read from GM; 0 = m·k·elt. Smaller for a convolution
     // whose im2col matrix the cube core expands on-chip from the input tile.
     std::uint64_t a_bytes = 0;
@@ -31,14 +31,17 @@ struct KernelParams {
     std::uint64_t bytes = 0;
     std::uint64_t out_bytes = 0;
     double cycles_per_repeat = 1.0;
+    // Independent rows of this many input bytes (a row op over the last
+    // axis): each row starts a new repeat. 0 = contiguous.
+    std::uint64_t row_bytes = 0;
     // scalar
     std::uint64_t cycles = 0;
     // common
     Space src = Space::hbm;
     Space dst = Space::hbm;
-    bool has_addr = false;
-    std::uint64_t addr = 0;       // base address read (L2 reuse)
+    bool has_addr = false;        // (the flags sit together: no padding between them)
     bool has_out_addr = false;
+    std::uint64_t addr = 0;       // base address read (L2 reuse)
     std::uint64_t out_addr = 0;   // base address written
     std::uint64_t ub_bytes = 0;   // declared resident footprint
     std::uint64_t l1_bytes = 0;
