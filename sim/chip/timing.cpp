@@ -126,6 +126,7 @@ double hbm_efficiency(const HbmParams& hbm, double write_fraction) {
 }
 
 double hbm_latency_cycles(const ChipParams& chip) { return chip.hbm.latency_ns * chip.clock_ghz; }
+double gm_write_latency_cycles(const ChipParams& chip) { return chip.l2.latency_ns * chip.clock_ghz; }
 
 int task_start_cycles(CoreType t, const ChipParams& chip) {
     return t == CoreType::cube ? chip.cube.task_start_cycles : chip.vector.task_start_cycles;

@@ -99,6 +99,8 @@ inline double transfer_cycles(double bytes, double bytes_per_cycle) { return byt
 double hbm_efficiency(const HbmParams& hbm, double write_fraction);
 // Cycles from a transfer's last byte leaving to its data arriving (unloaded).
 double hbm_latency_cycles(const ChipParams& chip);
+// The same for a store to GM: the write-back L2 takes it (L2 latency).
+double gm_write_latency_cycles(const ChipParams& chip);
 // Per-task fixed cost on a core of type t: kernel entry on the core.
 int task_start_cycles(CoreType t, const ChipParams& chip);
 // The scalar core's serial dispatch of one task.
