@@ -35,7 +35,11 @@ double Hbm::channel_cap(std::uint64_t bytes) const {
 
 void Hbm::refresh_capacity(std::uint64_t now_ps) {
     const std::uint64_t flows = active_reads_ + active_writes_;
-    const double w = flows == 0 ? 0.0 : static_cast<double>(active_writes_) / static_cast<double>(flows);
+    // The mix in eighths: a capacity change re-times every flow, so the
+    // share changes only when the mix moves by a visible step.
+    const double w = flows == 0 ? 0.0 : std::round(8.0 * static_cast<double>(active_writes_) / static_cast<double>(flows)) / 8.0;
+    if (w == last_mix_) return;
+    last_mix_ = w;
     share_.set_capacity(now_ps, peak_ * timing::hbm_efficiency(p_, w));
 }
 

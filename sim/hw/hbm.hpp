@@ -46,6 +46,7 @@ private:
     double burst_ps_;     // one interleave block on one channel
     BandwidthShare share_;
     std::uint64_t active_reads_ = 0, active_writes_ = 0;
+    double last_mix_ = 0;  // write fraction the capacity was last set for
     std::vector<std::uint64_t> raw_;  // reused buffer
 };
 

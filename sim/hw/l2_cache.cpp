@@ -24,6 +24,7 @@ L2Cache::L2Cache(const L2Geometry& g)
     ways_ = std::min(ways_, lines);  // a cache smaller than one set is fully associative
     sets_ = std::max<std::uint64_t>(1, lines / ways_);
     if ((line_ & (line_ - 1)) == 0) line_shift_ = __builtin_ctzll(line_);
+    if ((slice_block_ & (slice_block_ - 1)) == 0) slice_shift_ = __builtin_ctzll(slice_block_);
     slice_bytes_.assign(slices_, 0);
 }
 
@@ -34,24 +35,31 @@ std::uint64_t L2Cache::slice_of(std::uint64_t block) const {
 std::uint64_t L2Cache::dirty_lines() const {
     if (!lines_) return 0;
     std::uint64_t n = 0;
-    for (std::uint64_t i = 0; i < sets_ * ways_; ++i) n += (lines_[i].tag & kDirty) ? 1 : 0;
+    for (std::uint64_t s = 0; s < sets_; ++s)
+        for (std::uint64_t w = 0; w < ways_; ++w) n += (lines_[s * 2 * ways_ + w] & kDirty) ? 1 : 0;
     return n;
 }
 
 bool L2Cache::touch(std::uint64_t line, std::uint64_t set, bool write, L2Access& out) {
-    Line* ways = &lines_[set * ways_];
+    std::uint64_t* tags = &lines_[set * 2 * ways_];
+    std::uint64_t* stamps = tags + ways_;
     const std::uint64_t tag = line + 1;
     ++clock_;
-    Line* victim = ways;
     for (std::uint64_t w = 0; w < ways_; ++w) {
-        Line& l = ways[w];
-        if ((l.tag & ~kDirty) == tag) {
-            l.stamp = clock_;
-            if (write) l.tag |= kDirty;
+        if ((tags[w] & ~kDirty) == tag) {
+            stamps[w] = clock_;
+            if (write) tags[w] |= kDirty;
             return true;
         }
-        // Invalid ways first (stamp 0 and tag 0), then the least recent.
-        if (victim->tag != 0 && (l.tag == 0 || l.stamp < victim->stamp)) victim = &l;
+    }
+    // Victim: an invalid way first, else the least recent.
+    std::uint64_t v = 0;
+    for (std::uint64_t w = 0; w < ways_; ++w) {
+        if (tags[w] == 0) {
+            v = w;
+            break;
+        }
+        if (stamps[w] < stamps[v]) v = w;
     }
     // Miss: set dueling updates the policy selector.
     const std::uint64_t lead = set % kLeaderPeriod;
@@ -61,20 +69,20 @@ bool L2Cache::touch(std::uint64_t line, std::uint64_t set, bool write, L2Access&
     if (bip_leader) psel_ = std::max(psel_ - 1, 0);
     const bool bimodal = bip_leader || (!lru_leader && followers_bimodal());
 
-    if (victim->tag == 0) {
+    if (tags[v] == 0) {
         ++resident_;
     } else {
         ++counters_.evictions;
-        if (victim->tag & kDirty) {
+        if (tags[v] & kDirty) {
             ++counters_.dirty_evictions;
             out.dirty_evicted_bytes += line_;
         }
     }
-    const std::uint64_t old_stamp = victim->tag == 0 ? 0 : victim->stamp;
-    victim->tag = tag | (write ? kDirty : 0);
+    const std::uint64_t old_stamp = tags[v] == 0 ? 0 : stamps[v];
+    tags[v] = tag | (write ? kDirty : 0);
     // Bimodal insertion: at the LRU end (the evicted line's age), so a line
     // that is not reused soon is the next to go; every 32nd at the MRU end.
-    victim->stamp = bimodal && (bip_count_++ % 32 != 0) ? old_stamp : clock_;
+    stamps[v] = bimodal && (bip_count_++ % 32 != 0) ? old_stamp : clock_;
     return false;
 }
 
@@ -82,9 +90,9 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
     L2Access out;
     if (bytes == 0) return out;
     if (!lines_) {
-        void* p = std::calloc(sets_ * ways_, sizeof(Line));
+        void* p = std::calloc(sets_ * 2 * ways_, sizeof(std::uint64_t));
         if (!p) throw std::bad_alloc();
-        lines_.reset(static_cast<Line*>(p));
+        lines_.reset(static_cast<std::uint64_t*>(p));
     }
     const std::uint64_t end = addr + bytes;
     std::uint64_t line = line_shift_ >= 0 ? addr >> line_shift_ : addr / line_;
@@ -95,6 +103,7 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
     std::uint64_t page = line / sets_, in_page = line % sets_;
     std::uint64_t rot = mix(page) % sets_;
     bool touched_slice = false;
+    std::uint64_t last_block = UINT64_MAX, last_slice = 0;
     for (std::uint64_t lo = addr; lo < end; ++line) {
         const std::uint64_t line_end = (line + 1) * line_;
         const std::uint64_t hi = std::min(end, line_end);
@@ -113,7 +122,12 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
         if (hit) out.hit_bytes += n;
         else out.miss_bytes += n;
         if (hit || write) {  // bytes the slices serve
-            slice_bytes_[slice_of(lo / slice_block_)] += n;
+            const std::uint64_t block = slice_shift_ >= 0 ? lo >> slice_shift_ : lo / slice_block_;
+            if (block != last_block) {
+                last_block = block;
+                last_slice = slice_of(block);
+            }
+            slice_bytes_[last_slice] += n;
             touched_slice = true;
         }
         lo = hi;

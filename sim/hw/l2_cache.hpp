@@ -67,12 +67,11 @@ private:
     static constexpr std::uint64_t kDirty = 1ULL << 63;
     static constexpr int kPselMax = 1024;
     static constexpr std::uint64_t kLeaderPeriod = 64;  // one leader of each kind per 64 sets
-    struct Line {
-        std::uint64_t tag;    // line number + 1 (0 = invalid), | kDirty
-        std::uint64_t stamp;  // last use; smallest is the LRU victim
-    };
+    // Per set: `ways` tags (line number + 1, 0 = invalid, | kDirty), then
+    // `ways` stamps (last use; smallest is the LRU victim). Tags of a set
+    // are contiguous so the lookup reads as few host cache lines as it can.
     struct Free {
-        void operator()(Line* p) const { std::free(p); }
+        void operator()(std::uint64_t* p) const { std::free(p); }
     };
 
     L2Access access(std::uint64_t addr, std::uint64_t bytes, bool write);
@@ -82,7 +81,8 @@ private:
 
     std::uint64_t line_, ways_, sets_, slices_, slice_block_;
     int line_shift_ = -1;  // log2(line_) when a power of two
-    std::unique_ptr<Line[], Free> lines_;  // sets_ * ways_, allocated on first access
+    std::unique_ptr<std::uint64_t[], Free> lines_;  // sets_ * 2 * ways_, allocated on first access
+    int slice_shift_ = -1;  // log2(slice_block_) when a power of two
     std::uint64_t clock_ = 0;
     std::uint64_t bip_count_ = 0;
     int psel_ = 0;  // < kPselMax/2: followers use LRU insertion
