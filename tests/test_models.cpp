@@ -175,7 +175,8 @@ TEST_CASE("BandwidthShare: many flows never exceed the capacity", "[models][band
 
 // ---------------------------------------------------------------------------
 // L2Cache. Small caches (fewer than 64 sets) have no leader sets and are
-// plain LRU per set; 256 B of 64 B lines, 4 ways = one fully associative set.
+// plain LRU per set; 256 B of 64 B lines, 4 ways = one fully associative set,
+// one line per tag block.
 
 namespace {
 L2Cache small_l2(std::uint64_t capacity = 256, std::uint64_t line = 64, std::uint64_t ways = 4) {
@@ -183,6 +184,7 @@ L2Cache small_l2(std::uint64_t capacity = 256, std::uint64_t line = 64, std::uin
     g.capacity_bytes = capacity;
     g.line_bytes = line;
     g.ways = ways;
+    g.slice_block_bytes = line;  // one line per tag: plain line-level LRU
     return L2Cache(g);
 }
 std::uint64_t hits(L2Cache& l2, std::uint64_t addr, std::uint64_t bytes) { return l2.read(addr, bytes).hit_bytes; }
@@ -288,7 +290,7 @@ TEST_CASE("L2Cache: a cyclic re-read just above capacity keeps most hits (no LRU
         L2Geometry g;
         g.capacity_bytes = capacity;
         g.line_bytes = 512;
-        g.ways = 16;  // 4096 sets: 64 leader sets of each policy decide
+        g.ways = 16;  // 512 sets of 4 KB blocks: 32 leader sets of each policy decide
         L2Cache l2(g);
         const std::uint64_t ws = static_cast<std::uint64_t>(ratio * capacity) / 512 * 512;
         std::uint64_t hit = 0;
@@ -313,15 +315,15 @@ TEST_CASE("L2Cache: a cyclic re-read just above capacity keeps most hits (no LRU
 // stream of data read once, a tensor written and read back still hits.
 TEST_CASE("L2Cache: data written then read back hits after a long one-touch stream", "[models][l2]") {
     L2Geometry g;
-    g.capacity_bytes = 8ull << 20;
+    g.capacity_bytes = 32ull << 20;  // 512 sets of 4 KB blocks, 16 of them bimodal leaders
     g.line_bytes = 512;
     L2Cache l2(g);
-    for (std::uint64_t a = 0; a < (32ull << 20); a += 64 << 10) l2.read(a, 64 << 10);  // 4x capacity, once
-    const std::uint64_t base = 1ull << 32, bytes = 4ull << 20;
+    for (std::uint64_t a = 0; a < (128ull << 20); a += 64 << 10) l2.read(a, 64 << 10);  // 4x capacity, once
+    const std::uint64_t base = 1ull << 32, bytes = 16ull << 20;
     for (std::uint64_t a = 0; a < bytes; a += 64 << 10) l2.write(base + a, 64 << 10);
     std::uint64_t hit = 0;
     for (std::uint64_t a = 0; a < bytes; a += 64 << 10) hit += hits(l2, base + a, 64 << 10);
-    CHECK(static_cast<double>(hit) >= 0.95 * static_cast<double>(bytes));
+    CHECK(static_cast<double>(hit) >= 0.9 * static_cast<double>(bytes));
     CHECK_FALSE(l2.followers_bimodal());
 }
 

@@ -420,6 +420,10 @@ void cross_checks(const json& doc, const Sources& sources) {
     if ((region_kb * 1024) % line != 0)
         fail(label_of("chip.l2.line_bytes", "chip.l2.region_kb") + ": chip.l2.line_bytes = " + std::to_string(line) +
              " B must divide chip.l2.region_kb = " + std::to_string(region_kb) + " KB");
+    if (region_kb * 1024 / line > 64)
+        fail(label_of("chip.l2.line_bytes", "chip.l2.region_kb") + ": chip.l2.region_kb = " + std::to_string(region_kb) +
+             " KB holds " + std::to_string(region_kb * 1024 / line) + " lines of chip.l2.line_bytes = " + std::to_string(line) +
+             " B; one tag covers at most 64");
     const double l2_bytes = at_path(doc, "chip.l2.size_mb").get<double>() * 1024 * 1024;
     if (l2_bytes < static_cast<double>(line))
         fail(label_of("chip.l2.line_bytes", "chip.l2.size_mb") + ": chip.l2.size_mb must hold at least one line of chip.l2.line_bytes = " +

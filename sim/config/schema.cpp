@@ -245,7 +245,7 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Latency of an L2 hit.")
                     .field(&ChipParams::l2, &L2Params::latency_ns));
     k.push_back(integer("chip.l2.region_kb").unit("KB").at_least(1).at_most(kMaxKb)
-                    .meaning("Slice interleave: consecutive blocks of this size are hashed to slices (a multiple of line_bytes).")
+                    .meaning("Tag block and slice interleave: one tag covers this many bytes of lines (a multiple of line_bytes, at most 64 lines), each block hashed to a slice.")
                     .field(&ChipParams::l2, &L2Params::region_kb));
     k.push_back(integer("chip.l2.line_bytes").unit("B").at_least(32).at_most(65536)
                     .meaning("Cache line: the unit of tags, fills and dirty write-backs to HBM (divides region_kb).")

@@ -46,8 +46,11 @@ void Hbm::refresh_capacity(std::uint64_t now_ps) {
 void Hbm::add(std::uint64_t now_ps, std::uint64_t bytes, bool write, double cap, std::uint32_t token) {
     (write ? active_writes_ : active_reads_) += 1;
     refresh_capacity(now_ps);
-    share_.add(now_ps, static_cast<double>(bytes), std::min(cap, channel_cap(bytes)),
-               token | (write ? kWriteBit : 0));
+    const double c = std::min(cap, channel_cap(bytes));
+    if (token >= demand_of_.size()) demand_of_.resize(token + 1, 0.0);
+    demand_of_[token] = c;
+    demand_ += c;
+    share_.add(now_ps, static_cast<double>(bytes), c, token | (write ? kWriteBit : 0));
 }
 
 void Hbm::pop_finished(std::uint64_t now_ps, std::vector<std::uint64_t>& tokens) {
@@ -55,13 +58,18 @@ void Hbm::pop_finished(std::uint64_t now_ps, std::vector<std::uint64_t>& tokens)
     tokens.clear();
     for (std::uint64_t t : raw_) {
         (t & kWriteBit ? active_writes_ : active_reads_) -= 1;
-        tokens.push_back(t & ~kWriteBit);
+        const std::uint64_t token = t & ~kWriteBit;
+        demand_ -= demand_of_[token];
+        tokens.push_back(token);
     }
     if (!raw_.empty()) refresh_capacity(now_ps);
+    if (active_reads_ + active_writes_ == 0) demand_ = 0;  // no drift from rounding
 }
 
 std::uint64_t Hbm::latency_ps() {
-    const double rho = std::min(kMaxRho, share_.current_rate() / share_.capacity());
+    // Offered load: what the active flows would draw if nothing limited
+    // them but their own caps, over what the channels deliver.
+    const double rho = std::min(kMaxRho, std::max(0.0, demand_) / share_.capacity());
     return base_latency_ps_ + static_cast<std::uint64_t>(std::llround(burst_ps_ * rho / (2 * (1 - rho))));
 }
 

@@ -8,7 +8,8 @@
 // - a transfer spread over few channels (a small one) is capped at what
 //   those channels move: bytes x channel rate / bytes on its busiest channel;
 // - latency = base + M/D/1 queueing wait of one interleave burst at the
-//   current utilisation, rho / (2 (1 - rho)) bursts.
+//   offered load rho (active flows' caps over the channels' rate, at most
+//   0.95): rho / (2 (1 - rho)) bursts.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -47,6 +48,8 @@ private:
     BandwidthShare share_;
     std::uint64_t active_reads_ = 0, active_writes_ = 0;
     double last_mix_ = 0;  // write fraction the capacity was last set for
+    double demand_ = 0;    // sum of the active flows' caps (bytes/ps)
+    std::vector<double> demand_of_;  // each active token's cap
     std::vector<std::uint64_t> raw_;  // reused buffer
 };
 

@@ -20,11 +20,21 @@ L2Cache::L2Cache(const L2Geometry& g)
       sets_(1),
       slices_(std::max<std::uint64_t>(1, g.slices)),
       slice_block_(std::max<std::uint64_t>(1, g.slice_block_bytes)) {
-    const std::uint64_t lines = std::max<std::uint64_t>(1, g.capacity_bytes / line_);
-    ways_ = std::min(ways_, lines);  // a cache smaller than one set is fully associative
-    sets_ = std::max<std::uint64_t>(1, lines / ways_);
+    // One tag per block of whole lines, at most 64 (one mask bit each),
+    // never more than the cache holds.
+    block_ = slice_block_ % line_ == 0 ? slice_block_ : line_;
+    block_ = std::min(block_, 64 * line_);
+    while (block_ > line_ && block_ > g.capacity_bytes) block_ -= line_;
+    lines_per_block_ = block_ / line_;
+    const std::uint64_t blocks = std::max<std::uint64_t>(1, g.capacity_bytes / block_);
+    ways_ = std::min(ways_, blocks);  // a cache smaller than one set is fully associative
+    sets_ = std::max<std::uint64_t>(1, blocks / ways_);
+    if (sets_ >= 64) {
+        leader_period_ = 64;
+        while (leader_period_ > 2 && sets_ / leader_period_ < 16) leader_period_ /= 2;
+    }
     if ((line_ & (line_ - 1)) == 0) line_shift_ = __builtin_ctzll(line_);
-    if ((slice_block_ & (slice_block_ - 1)) == 0) slice_shift_ = __builtin_ctzll(slice_block_);
+    if ((block_ & (block_ - 1)) == 0) block_shift_ = __builtin_ctzll(block_);
     slice_bytes_.assign(slices_, 0);
 }
 
@@ -33,24 +43,27 @@ std::uint64_t L2Cache::slice_of(std::uint64_t block) const {
 }
 
 std::uint64_t L2Cache::dirty_lines() const {
-    if (!lines_) return 0;
+    if (!ways_mem_) return 0;
     std::uint64_t n = 0;
-    for (std::uint64_t s = 0; s < sets_; ++s)
-        for (std::uint64_t w = 0; w < ways_; ++w) n += (lines_[s * 2 * ways_ + w] & kDirty) ? 1 : 0;
+    for (std::uint64_t i = 0; i < sets_ * ways_; ++i) n += static_cast<std::uint64_t>(__builtin_popcountll(dirty_[i]));
     return n;
 }
 
-bool L2Cache::touch(std::uint64_t line, std::uint64_t set, bool write, L2Access& out) {
-    std::uint64_t* tags = &lines_[set * 2 * ways_];
-    std::uint64_t* stamps = tags + ways_;
-    const std::uint64_t tag = line + 1;
+std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out) {
+    const std::uint64_t base = set * ways_;
+    std::uint64_t* tags = &tags_[base];
+    std::uint64_t* stamps = &stamps_[base];
+    const std::uint64_t tag = block + 1;
     ++clock_;
     for (std::uint64_t w = 0; w < ways_; ++w) {
-        if ((tags[w] & ~kDirty) == tag) {
-            stamps[w] = clock_;
-            if (write) tags[w] |= kDirty;
-            return true;
-        }
+        if (tags[w] != tag) continue;
+        stamps[w] = clock_;
+        const std::uint64_t present = valid_[base + w] & covered;
+        const std::uint64_t added = covered & ~valid_[base + w];
+        valid_[base + w] |= covered;
+        resident_ += static_cast<std::uint64_t>(__builtin_popcountll(added));
+        if (write) dirty_[base + w] |= covered;
+        return present;
     }
     // Victim: an invalid way first, else the least recent.
     std::uint64_t v = 0;
@@ -62,72 +75,83 @@ bool L2Cache::touch(std::uint64_t line, std::uint64_t set, bool write, L2Access&
         if (stamps[w] < stamps[v]) v = w;
     }
     // Miss: set dueling updates the policy selector.
-    const std::uint64_t lead = set % kLeaderPeriod;
-    const bool lru_leader = sets_ >= kLeaderPeriod && lead == 0;
-    const bool bip_leader = sets_ >= kLeaderPeriod && lead == kLeaderPeriod / 2;
-    if (lru_leader) psel_ = std::min(psel_ + 1, kPselMax - 1);
-    if (bip_leader) psel_ = std::max(psel_ - 1, 0);
+    const std::uint64_t lead = leader_period_ ? set % leader_period_ : 1;
+    const bool lru_leader = leader_period_ && lead == 0;
+    const bool bip_leader = leader_period_ && lead == leader_period_ / 2;
+    if (lru_leader) psel_ = std::min(psel_ + 1, kPselMax);
+    if (bip_leader) psel_ = std::max(psel_ - 1, -kPselMax);
     const bool bimodal = bip_leader || (!lru_leader && followers_bimodal());
 
-    if (tags[v] == 0) {
-        ++resident_;
-    } else {
-        ++counters_.evictions;
-        if (tags[v] & kDirty) {
-            ++counters_.dirty_evictions;
-            out.dirty_evicted_bytes += line_;
-        }
-    }
     const std::uint64_t old_stamp = tags[v] == 0 ? 0 : stamps[v];
-    tags[v] = tag | (write ? kDirty : 0);
-    // Bimodal insertion: at the LRU end (the evicted line's age), so a line
-    // that is not reused soon is the next to go; every 32nd at the MRU end.
+    if (tags[v] != 0) {
+        const auto lines = static_cast<std::uint64_t>(__builtin_popcountll(valid_[base + v]));
+        const auto dirty = static_cast<std::uint64_t>(__builtin_popcountll(dirty_[base + v]));
+        counters_.evictions += lines;
+        counters_.dirty_evictions += dirty;
+        out.dirty_evicted_bytes += dirty * line_;
+        resident_ -= lines;
+    }
+    tags[v] = tag;
+    valid_[base + v] = covered;
+    dirty_[base + v] = write ? covered : 0;
+    resident_ += static_cast<std::uint64_t>(__builtin_popcountll(covered));
+    // Bimodal insertion: at the LRU end (the evicted block's age), so a
+    // block that is not reused soon is the next to go; every 32nd at the
+    // MRU end.
     stamps[v] = bimodal && (bip_count_++ % 32 != 0) ? old_stamp : clock_;
-    return false;
+    return 0;
 }
 
 L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
     L2Access out;
     if (bytes == 0) return out;
-    if (!lines_) {
-        void* p = std::calloc(sets_ * 2 * ways_, sizeof(std::uint64_t));
+    if (!ways_mem_) {
+        const std::uint64_t n = sets_ * ways_;
+        void* p = std::calloc(4 * n, sizeof(std::uint64_t));
         if (!p) throw std::bad_alloc();
-        lines_.reset(static_cast<std::uint64_t*>(p));
+        ways_mem_.reset(static_cast<std::uint64_t*>(p));
+        tags_ = ways_mem_.get();
+        stamps_ = tags_ + n;
+        valid_ = stamps_ + n;
+        dirty_ = valid_ + n;
     }
     const std::uint64_t end = addr + bytes;
-    std::uint64_t line = line_shift_ >= 0 ? addr >> line_shift_ : addr / line_;
-    // Set index: line mod sets, rotated by a hash of the line's "page" (every
-    // `sets` consecutive lines). A contiguous range still spreads evenly
-    // over the sets; ranges a multiple of the cache size apart do not
-    // collide set for set.
-    std::uint64_t page = line / sets_, in_page = line % sets_;
+    std::uint64_t block = block_shift_ >= 0 ? addr >> block_shift_ : addr / block_;
+    // Set index: block mod sets, rotated by a hash of the block's "page"
+    // (every `sets` consecutive blocks). A contiguous range still spreads
+    // evenly over the sets; ranges a multiple of the cache size apart do
+    // not collide set for set.
+    std::uint64_t page = block / sets_, in_page = block % sets_;
     std::uint64_t rot = mix(page) % sets_;
     bool touched_slice = false;
-    std::uint64_t last_block = UINT64_MAX, last_slice = 0;
-    for (std::uint64_t lo = addr; lo < end; ++line) {
-        const std::uint64_t line_end = (line + 1) * line_;
-        const std::uint64_t hi = std::min(end, line_end);
+    for (std::uint64_t lo = addr; lo < end; ++block) {
+        const std::uint64_t bbase = block * block_;
+        const std::uint64_t hi = std::min(end, bbase + block_);
         std::uint64_t set = in_page + rot;
         if (set >= sets_) set -= sets_;
-        const bool hit = touch(line, set, write, out);
-        const std::uint64_t n = hi - lo;
+        const std::uint64_t first = line_shift_ >= 0 ? (lo - bbase) >> line_shift_ : (lo - bbase) / line_;
+        const std::uint64_t last = line_shift_ >= 0 ? (hi - 1 - bbase) >> line_shift_ : (hi - 1 - bbase) / line_;
+        const std::uint64_t covered = (last == 63 ? ~0ULL : (1ULL << (last + 1)) - 1) & ~((1ULL << first) - 1);
+        const std::uint64_t hit = touch(block, set, covered, write, out);
+        const auto n_hit = static_cast<std::uint64_t>(__builtin_popcountll(hit));
+        const auto n_all = last - first + 1;
         if (write) {
-            if (hit) ++counters_.write_hits;
-            else ++counters_.write_misses;
-        } else if (hit) {
-            ++counters_.hits;
+            counters_.write_hits += n_hit;
+            counters_.write_misses += n_all - n_hit;
         } else {
-            ++counters_.misses;
+            counters_.hits += n_hit;
+            counters_.misses += n_all - n_hit;
         }
-        if (hit) out.hit_bytes += n;
-        else out.miss_bytes += n;
-        if (hit || write) {  // bytes the slices serve
-            const std::uint64_t block = slice_shift_ >= 0 ? lo >> slice_shift_ : lo / slice_block_;
-            if (block != last_block) {
-                last_block = block;
-                last_slice = slice_of(block);
-            }
-            slice_bytes_[last_slice] += n;
+        // Hit bytes: whole hit lines, minus the parts of the edge lines
+        // outside [lo, hi).
+        std::uint64_t hit_bytes = n_hit * line_;
+        if (hit >> first & 1) hit_bytes -= (lo - bbase) - first * line_;
+        if (hit >> last & 1) hit_bytes -= (last + 1) * line_ - (hi - bbase);
+        out.hit_bytes += hit_bytes;
+        out.miss_bytes += (hi - lo) - hit_bytes;
+        const std::uint64_t served = write ? hi - lo : hit_bytes;  // bytes the slice serves
+        if (served > 0) {
+            slice_bytes_[slice_of(block)] += served;
             touched_slice = true;
         }
         lo = hi;

@@ -9,9 +9,12 @@
 // lines instead of losing all of them (LRU's cliff), while producer ->
 // consumer reuse keeps LRU's recency.
 //
-// One pass over a transfer's lines, no events: the caller times the bytes.
-// Tags live in one array allocated on first use (calloc: pages the run never
-// touches cost no memory), sized capacity / line.
+// Sectored: one tag per block of slice_block_bytes (at most 64 lines), each
+// line valid and dirty on its own (fills and write-backs stay per line);
+// a block lives on one slice and is replaced whole. One lookup per block a
+// transfer touches, no events: the caller times the bytes. Tags live in one
+// array allocated on first use (calloc: pages the run never touches cost no
+// memory), sized capacity / block.
 #pragma once
 #include <cstdint>
 #include <cstdlib>
@@ -61,32 +64,40 @@ public:
     std::uint64_t sets() const { return sets_; }
     std::uint64_t ways() const { return ways_; }
     // Whether the follower sets currently insert bimodally (for tests).
-    bool followers_bimodal() const { return psel_ >= kPselMax / 2; }
+    bool followers_bimodal() const { return psel_ > kPselMargin; }
 
 private:
-    static constexpr std::uint64_t kDirty = 1ULL << 63;
-    static constexpr int kPselMax = 1024;
-    static constexpr std::uint64_t kLeaderPeriod = 64;  // one leader of each kind per 64 sets
-    // Per set: `ways` tags (line number + 1, 0 = invalid, | kDirty), then
-    // `ways` stamps (last use; smallest is the LRU victim). Tags of a set
-    // are contiguous so the lookup reads as few host cache lines as it can.
+    // Selector: LRU-leader misses minus bimodal-leader misses, saturating at
+    // +-kPselMax. A stream both policies miss alike keeps it near 0; the
+    // followers go bimodal only when LRU misses clearly more.
+    static constexpr int kPselMax = 512;
+    static constexpr int kPselMargin = 64;
+    // One leader set of each policy per leader_period_ sets: at least 16 of
+    // each (so the selector learns within a pass), at most one per 64 sets;
+    // 0 = no leaders (fewer than 64 sets: plain LRU).
+    std::uint64_t leader_period_ = 0;
     struct Free {
         void operator()(std::uint64_t* p) const { std::free(p); }
     };
 
     L2Access access(std::uint64_t addr, std::uint64_t bytes, bool write);
-    // Looks up one line (set `set`); returns true on a hit.
-    bool touch(std::uint64_t line, std::uint64_t set, bool write, L2Access& out);
+    // Looks up the lines `covered` (bit i = line i) of one block in set
+    // `set`; returns those that were present (hits).
+    std::uint64_t touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out);
     std::uint64_t slice_of(std::uint64_t block) const;
 
     std::uint64_t line_, ways_, sets_, slices_, slice_block_;
-    int line_shift_ = -1;  // log2(line_) when a power of two
-    std::unique_ptr<std::uint64_t[], Free> lines_;  // sets_ * 2 * ways_, allocated on first access
-    int slice_shift_ = -1;  // log2(slice_block_) when a power of two
+    std::uint64_t block_ = 0, lines_per_block_ = 1;
+    int line_shift_ = -1, block_shift_ = -1;  // log2 when a power of two
+    // Per way (sets_ * ways_ of each, in one allocation made on first use):
+    // block number + 1 (0 = invalid), last use (smallest = LRU victim), and
+    // which of its lines are valid and dirty.
+    std::unique_ptr<std::uint64_t[], Free> ways_mem_;
+    std::uint64_t *tags_ = nullptr, *stamps_ = nullptr, *valid_ = nullptr, *dirty_ = nullptr;
     std::uint64_t clock_ = 0;
     std::uint64_t bip_count_ = 0;
-    int psel_ = 0;  // < kPselMax/2: followers use LRU insertion
-    std::uint64_t resident_ = 0;
+    int psel_ = 0;
+    std::uint64_t resident_ = 0;  // valid lines
     L2Counters counters_;
     std::vector<std::uint64_t> slice_bytes_;  // reused per access
 };
