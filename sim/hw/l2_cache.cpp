@@ -55,24 +55,24 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
     std::uint64_t* stamps = &stamps_[base];
     const std::uint64_t tag = block + 1;
     ++clock_;
+    // One pass: the block's way, or else the victim (an invalid way first,
+    // else the least recent).
+    std::uint64_t v = 0, v_stamp = UINT64_MAX;
     for (std::uint64_t w = 0; w < ways_; ++w) {
-        if (tags[w] != tag) continue;
-        stamps[w] = clock_;
-        const std::uint64_t present = valid_[base + w] & covered;
-        const std::uint64_t added = covered & ~valid_[base + w];
-        valid_[base + w] |= covered;
-        resident_ += static_cast<std::uint64_t>(__builtin_popcountll(added));
-        if (write) dirty_[base + w] |= covered;
-        return present;
-    }
-    // Victim: an invalid way first, else the least recent.
-    std::uint64_t v = 0;
-    for (std::uint64_t w = 0; w < ways_; ++w) {
-        if (tags[w] == 0) {
-            v = w;
-            break;
+        if (tags[w] == tag) {
+            stamps[w] = clock_;
+            const std::uint64_t present = valid_[base + w] & covered;
+            const std::uint64_t added = covered & ~valid_[base + w];
+            valid_[base + w] |= covered;
+            resident_ += static_cast<std::uint64_t>(__builtin_popcountll(added));
+            if (write) dirty_[base + w] |= covered;
+            return present;
         }
-        if (stamps[w] < stamps[v]) v = w;
+        const std::uint64_t age = tags[w] == 0 ? 0 : stamps[w] + 1;  // invalid ways rank first
+        if (age < v_stamp) {
+            v = w;
+            v_stamp = age;
+        }
     }
     // Miss: set dueling updates the policy selector.
     const std::uint64_t lead = leader_period_ ? set % leader_period_ : 1;
