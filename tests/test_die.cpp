@@ -396,9 +396,10 @@ TEST_CASE("die: a counting event short of its count is a deadlock naming the sig
 TEST_CASE("die: 48 cores streaming never exceed HBM bandwidth", "[die][memory]") {
     // traces/copy_48core.jsonl: 48 streams x 4 copies of 1 MiB, HBM -> HBM.
     // The 48 engines could pull 48 * 32 B * 1.85 GHz = 2841.6 GB/s; HBM gives
-    // 1600 GB/s = 1.6 B/ps. Bytes through HBM / run time must not exceed it
-    // (1e-6 relative slack for whole-ps rounding), and a streaming copy this
-    // large should keep it nearly saturated (> 90%).
+    // at most 1600 GB/s = 1.6 B/ps, and a copy mixing reads with the L2's
+    // write-backs less (read/write turnarounds): ~84-92% of peak.
+    // Writes stop in the write-back L2: HBM sees only the dirty lines the
+    // reads and writes (384 MiB through a 192 MiB L2) push out.
     const RunConfig cfg = RunConfig::load(kA2, kSrc + "/traces/copy_48core.jsonl", {});
     const TaskStream ts = read_task_stream(kSrc + "/traces/copy_48core.jsonl");
     check_stream_fits_chip(ts, cfg.chip());
@@ -410,9 +411,13 @@ TEST_CASE("die: 48 cores streaming never exceed HBM bandwidth", "[die][memory]")
     const double total_ps = n(s, "total_ps");
     const double rate = hbm_bytes / total_ps;  // bytes per ps = TB/s
     INFO("HBM bytes " << hbm_bytes << " in " << total_ps << " ps = " << rate * 1000 << " GB/s");
-    CHECK(n(s, "memory.hbm.write_bytes") == 192.0 * (1 << 20));
-    CHECK(rate <= 1.6 * (1 + 1e-6));
-    CHECK(rate >= 0.9 * 1.6);
+    const double mib192 = 192.0 * (1 << 20);
+    CHECK(n(s, "memory.hbm.read_bytes") == mib192);
+    CHECK(n(s, "memory.hbm.write_bytes") == n(s, "memory.l2.dirty_eviction_bytes"));
+    CHECK(n(s, "memory.hbm.write_bytes") + n(s, "memory.l2.dirty_resident_bytes") == mib192);
+    CHECK(n(s, "memory.hbm.write_bytes") > 0.3 * mib192);
+    CHECK(rate <= 1.6 * 0.92 * (1 + 1e-6));
+    CHECK(rate >= 0.8 * 1.6);
     CHECK(n(s, "units.hbm.utilization") <= 1.0 + 1e-6);
     for (int c = 0; c < 48; ++c) CHECK(n(s, "cores.vector" + std::to_string(c) + ".tasks") == 4);
 }

@@ -82,7 +82,7 @@ TaskStream stream_of(const std::string& jsonl) {
 
 TEST_CASE("memory system: its report alone gives the bytes per tier, the L2 hits and each tier's utilisation",
           "[stats][memory]") {
-    ChipParams chip;  // HBM 1600 GB/s, L2 5000 GB/s, 192 MB in 64 KB regions
+    ChipParams chip;  // HBM 1600 GB/s, L2 5000 GB/s, 192 MB of 512 B lines
     WakeScheduler sched("sched");
     MemorySystem mem("memory", sched, chip, nullptr, 1);
     Client client;
@@ -90,7 +90,7 @@ TEST_CASE("memory system: its report alone gives the bytes per tier, the L2 hits
     mem.transfer(read_of(1ull << 32, kib64), &client, 0);  // cold: all misses, from HBM
     mem.transfer(read_of(1ull << 32, kib64), &client, 1);  // the same range: all L2 hits
     TransferRequest w = read_of(1ull << 33, 16 * 1024);
-    w.write = true;  // write-allocates in L2, still costs HBM write bandwidth
+    w.write = true;  // write-back: allocates in L2, reaches HBM only when evicted
     mem.transfer(w, &client, 2);
     sc_core::sc_start();
     REQUIRE(client.done == 3);
@@ -99,17 +99,28 @@ TEST_CASE("memory system: its report alone gives the bytes per tier, the L2 hits
     Stats s;
     mem.report(s, span);
     CHECK(n(s, "memory.hbm.read_bytes") == kib64);
-    CHECK(n(s, "memory.hbm.write_bytes") == 16 * 1024);
+    CHECK(n(s, "memory.hbm.write_bytes") == 0);
+    CHECK(n(s, "memory.l2.hits") == kib64 / 512);  // line lookups
+    CHECK(n(s, "memory.l2.misses") == kib64 / 512);
+    CHECK(n(s, "memory.l2.write_misses") == 16 * 1024 / 512);
+    CHECK(n(s, "memory.l2.write_hits") == 0);
+    CHECK(n(s, "memory.l2.evictions") == 0);
+    CHECK(n(s, "memory.l2.dirty_evictions") == 0);
+    CHECK(n(s, "memory.l2.dirty_eviction_bytes") == 0);
+    CHECK(n(s, "memory.l2.dirty_resident_bytes") == 16 * 1024);
     CHECK(n(s, "memory.l2.hit_bytes") == kib64);
     CHECK(n(s, "memory.l2.miss_bytes") == kib64);
     CHECK(n(s, "memory.l2.write_bytes") == 16 * 1024);
     CHECK(n(s, "memory.l2.hit_rate") == 0.5);
     CHECK(n(s, "memory.transfers") == 3);
     // Bytes over what the tier could move in the span: 1600 B/ns and 5000 B/ns.
-    CHECK(n(s, "units.hbm.utilization") == Approx((kib64 + 16 * 1024) / (1.6 * 1e6)));
-    CHECK(n(s, "units.l2.utilization") == Approx(kib64 / (5.0 * 1e6)));  // only the hits pass through L2
+    CHECK(n(s, "units.hbm.utilization") == Approx(kib64 / (1.6 * 1e6)));
+    CHECK(n(s, "units.l2.utilization") == Approx((kib64 + 16 * 1024) / (5.0 * 1e6)));  // hits and writes pass through L2
     CHECK(keys(s) == std::set<std::string>{"memory.hbm.read_bytes", "memory.hbm.write_bytes", "memory.l2.hit_bytes",
                                            "memory.l2.hit_rate", "memory.l2.miss_bytes", "memory.l2.write_bytes",
+                                           "memory.l2.hits", "memory.l2.misses", "memory.l2.write_hits",
+                                           "memory.l2.write_misses", "memory.l2.evictions", "memory.l2.dirty_evictions",
+                                           "memory.l2.dirty_eviction_bytes", "memory.l2.dirty_resident_bytes",
                                            "memory.transfers", "units.hbm.utilization", "units.l2.utilization"});
 
     // An empty span reports no utilisation rather than dividing by zero.

@@ -49,13 +49,21 @@ struct L2Params {
     double size_mb = 192;
     double bandwidth_gbps = 5000;  // aggregate, all cores
     double latency_ns = 100;
-    int region_kb = 64;            // granularity of the recency (hit) model
+    int region_kb = 4;             // slice interleave: blocks of this size hashed to slices
+    int line_bytes = 512;          // cache line: unit of tags, fills and dirty write-backs
+    int ways = 16;                 // associativity (a power of two)
+    int slices = 16;               // banks, each bandwidth_gbps / slices; lines hashed to slices
 };
 
 struct HbmParams {
     double bandwidth_gbps = 1600;
     double latency_ns = 300;
     double size_gb = 64;
+    int channels = 32;             // independent channels, each bandwidth_gbps / channels
+    int interleave_bytes = 512;    // consecutive blocks of this size go to consecutive channels
+    double efficiency = 0.92;      // streaming share of peak left by refresh and row switches
+    double turnaround_ns = 8;      // idle time when a channel switches read <-> write
+    int write_batch_bytes = 4096;  // writes a channel drains per direction switch
 };
 
 // The supernode mesh (docs/design.md §1.3, §2 Links): dies ("ranks") joined by

@@ -177,11 +177,22 @@ double ub_move_cycles(const ChipParams& chip, std::uint64_t bytes) {
 }
 
 double gm_share_bytes_per_cycle(double port_bytes_per_cycle, const ChipParams& chip, int active) {
-    const double hbm_per_cycle = chip.hbm.bandwidth_gbps / chip.clock_ghz;  // GB/s / GHz = B/cycle
+    // GB/s / GHz = B/cycle; a stream of reads gets the streaming share of peak.
+    const double hbm_per_cycle = chip.hbm.bandwidth_gbps * hbm_efficiency(chip.hbm, 0) / chip.clock_ghz;
     return std::min(port_bytes_per_cycle, hbm_per_cycle / std::max(1, active));
 }
 
+double hbm_efficiency(const HbmParams& hbm, double write_fraction) {
+    const double minority = std::min(write_fraction, 1 - write_fraction);
+    const double channel_bytes_per_ns = hbm.bandwidth_gbps / std::max(1, hbm.channels);
+    // Per byte moved, the minority direction forces 2 switches every
+    // write_batch_bytes of it; each idles the channel turnaround_ns.
+    const double idle_per_byte = 2 * hbm.turnaround_ns * minority / std::max(1, hbm.write_batch_bytes);
+    return hbm.efficiency / (1 + idle_per_byte * channel_bytes_per_ns);
+}
+
 double hbm_latency_cycles(const ChipParams& chip) { return chip.hbm.latency_ns * chip.clock_ghz; }
+double gm_write_latency_cycles(const ChipParams& chip) { return chip.l2.latency_ns * chip.clock_ghz; }
 
 int task_start_cycles(CoreType t, const ChipParams& chip) {
     return t == CoreType::cube ? chip.cube.task_start_cycles : chip.vector.task_start_cycles;

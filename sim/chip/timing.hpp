@@ -121,8 +121,14 @@ double ub_move_cycles(const ChipParams& chip, std::uint64_t bytes);
 double gm_share_bytes_per_cycle(double port_bytes_per_cycle, const ChipParams& chip, int active);
 // Cycles of a transfer of `bytes` at `bytes_per_cycle`.
 inline double transfer_cycles(double bytes, double bytes_per_cycle) { return bytes / bytes_per_cycle; }
-// Cycles from a transfer's last byte leaving to its data arriving.
+// Share of HBM peak the channels deliver with `write_fraction` of the bytes
+// written: the streaming efficiency (refresh, row switches) less two
+// read<->write turnarounds per write batch of the minority direction.
+double hbm_efficiency(const HbmParams& hbm, double write_fraction);
+// Cycles from a transfer's last byte leaving to its data arriving (unloaded).
 double hbm_latency_cycles(const ChipParams& chip);
+// The same for a store to GM: the write-back L2 takes it (L2 latency).
+double gm_write_latency_cycles(const ChipParams& chip);
 // Per-task fixed cost on a core of type t: kernel entry on the core.
 int task_start_cycles(CoreType t, const ChipParams& chip);
 // The scalar core's serial dispatch of one task.

@@ -14,11 +14,12 @@ double gm_rate(double port, const ChipParams& chip, int active) {
     return timing::gm_share_bytes_per_cycle(port, chip, active);
 }
 
-// A GM transfer stage: the engine at the core's share, then HBM latency.
-timing::StageCost transfer(std::uint64_t bytes, double rate, const ChipParams& chip) {
+// A GM transfer stage: the engine at the core's share, then the latency of
+// a load from HBM or of a store into the write-back L2.
+timing::StageCost transfer(std::uint64_t bytes, double rate, const ChipParams& chip, bool store = false) {
     if (bytes == 0) return timing::StageCost{true, 0, 0};
     return timing::StageCost{false, timing::transfer_cycles(static_cast<double>(bytes), rate),
-                             timing::hbm_latency_cycles(chip)};
+                             store ? timing::gm_write_latency_cycles(chip) : timing::hbm_latency_cycles(chip)};
 }
 
 timing::StageCost compute(double cycles) { return timing::StageCost{false, cycles, 0}; }
@@ -59,7 +60,7 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active) {
             case 0: return transfer(c.a_gm_bytes + c.b_bytes, rate, chip);
             case 1: return compute(c.mte1_cycles);
             case 2: return compute(c.m_cycles);
-            default: return transfer(c.out_bytes, rate, chip);
+            default: return transfer(c.out_bytes, rate, chip, true);
         }
     };
     return timing::pipelined_cycles(4, g.tiles(), 2, cost) + task_overhead_cycles(CoreType::cube, chip);
@@ -75,7 +76,7 @@ double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int activ
         switch (stage) {
             case 0: return transfer(c.in_bytes, rate, chip);
             case 1: return w.copy ? timing::StageCost{true, 0, 0} : compute(c.v_cycles);
-            default: return transfer(c.out_bytes, rate, chip);
+            default: return transfer(c.out_bytes, rate, chip, true);
         }
     };
     return timing::pipelined_cycles(3, p.tiles, 2, cost) + task_overhead_cycles(CoreType::vector, chip);

@@ -409,6 +409,25 @@ void cross_checks(const json& doc, const Sources& sources) {
         fail(label_of("chip.cores.vector.tile_kb", "chip.buffers.ub_kb") + ": chip.cores.vector.tile_kb = " +
              std::to_string(tile_kb) + " KB is double-buffered (" + std::to_string(tile_kb * 2) +
              " KB) and must fit in chip.buffers.ub_kb = " + std::to_string(ub_kb) + " KB");
+
+    // L2 geometry (hw/l2_cache): ways index a set by bits, lines tile the
+    // slice interleave, and one set must fit in the capacity.
+    const std::int64_t ways = at_path(doc, "chip.l2.ways").get<std::int64_t>();
+    if ((ways & (ways - 1)) != 0)
+        fail(sources.label("chip.l2.ways") + ": chip.l2.ways: expected a power of two, got " + std::to_string(ways));
+    const std::int64_t line = at_path(doc, "chip.l2.line_bytes").get<std::int64_t>();
+    const std::int64_t region_kb = at_path(doc, "chip.l2.region_kb").get<std::int64_t>();
+    if ((region_kb * 1024) % line != 0)
+        fail(label_of("chip.l2.line_bytes", "chip.l2.region_kb") + ": chip.l2.line_bytes = " + std::to_string(line) +
+             " B must divide chip.l2.region_kb = " + std::to_string(region_kb) + " KB");
+    if (region_kb * 1024 / line > 64)
+        fail(label_of("chip.l2.line_bytes", "chip.l2.region_kb") + ": chip.l2.region_kb = " + std::to_string(region_kb) +
+             " KB holds " + std::to_string(region_kb * 1024 / line) + " lines of chip.l2.line_bytes = " + std::to_string(line) +
+             " B; one tag covers at most 64");
+    const double l2_bytes = at_path(doc, "chip.l2.size_mb").get<double>() * 1024 * 1024;
+    if (l2_bytes < static_cast<double>(line))
+        fail(label_of("chip.l2.line_bytes", "chip.l2.size_mb") + ": chip.l2.size_mb must hold at least one line of chip.l2.line_bytes = " +
+             std::to_string(line) + " B");
 }
 
 // docs/design.md §4.2: a chip with a mesh must say how big it is. Runs before the

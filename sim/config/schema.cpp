@@ -247,28 +247,52 @@ std::vector<KeySpec> build_keys() {
 
     // --- chip.l2 ----------------------------------------------------------
     k.push_back(number("chip.l2.size_mb").unit("MB").above(0).at_most(kMaxKb)
-                    .meaning("Shared L2 capacity, used by the hit (recency) model.")
+                    .meaning("Shared L2 capacity: sets x ways x line_bytes.")
                     .field(&ChipParams::l2, &L2Params::size_mb));
     k.push_back(number("chip.l2.bandwidth_gbps").unit("GB/s").above(0).at_most(kMaxGbps)
-                    .meaning("Aggregate L2 bandwidth shared fairly by all cores.")
+                    .meaning("Aggregate L2 bandwidth of all slices, shared fairly by all cores; each slice has bandwidth_gbps / slices.")
                     .field(&ChipParams::l2, &L2Params::bandwidth_gbps));
     k.push_back(number("chip.l2.latency_ns").unit("ns").at_least(0).at_most(kMaxNs)
                     .meaning("Latency of an L2 hit.")
                     .field(&ChipParams::l2, &L2Params::latency_ns));
     k.push_back(integer("chip.l2.region_kb").unit("KB").at_least(1).at_most(kMaxKb)
-                    .meaning("Granularity of address ranges tracked by the L2 hit model.")
+                    .meaning("Tag block and slice interleave: one tag covers this many bytes of lines (a multiple of line_bytes, at most 64 lines), each block hashed to a slice.")
                     .field(&ChipParams::l2, &L2Params::region_kb));
+    k.push_back(integer("chip.l2.line_bytes").unit("B").at_least(32).at_most(65536)
+                    .meaning("Cache line: the unit of tags, fills and dirty write-backs to HBM (divides region_kb).")
+                    .field(&ChipParams::l2, &L2Params::line_bytes));
+    k.push_back(integer("chip.l2.ways").unit("ways").at_least(1).at_most(1024)
+                    .meaning("Associativity, a power of two; replacement is LRU with dynamic (bimodal) insertion against cyclic thrashing.")
+                    .field(&ChipParams::l2, &L2Params::ways));
+    k.push_back(integer("chip.l2.slices").unit("slices").at_least(1).at_most(256)
+                    .meaning("L2 banks; a transfer on few slices moves at most at those slices' share of bandwidth_gbps.")
+                    .field(&ChipParams::l2, &L2Params::slices));
 
     // --- chip.hbm -------------------------------------------------------
     k.push_back(number("chip.hbm.bandwidth_gbps").unit("GB/s").required().above(0).at_most(kMaxGbps)
-                    .meaning("Aggregate HBM (GM) bandwidth of the die, shared by all cores.")
+                    .meaning("Peak HBM (GM) bandwidth of the die, all channels; streams get efficiency x this, less with mixed reads and writes.")
                     .field(&ChipParams::hbm, &HbmParams::bandwidth_gbps));
     k.push_back(number("chip.hbm.latency_ns").unit("ns").at_least(0).at_most(kMaxNs)
-                    .meaning("Latency of an access that misses L2.")
+                    .meaning("Unloaded latency of an access that misses L2; queueing adds an M/D/1 wait that grows with HBM load.")
                     .field(&ChipParams::hbm, &HbmParams::latency_ns));
     k.push_back(number("chip.hbm.size_gb").unit("GB").above(0).at_most(kMaxKb)
                     .meaning("HBM capacity of the die.")
                     .field(&ChipParams::hbm, &HbmParams::size_gb));
+    k.push_back(integer("chip.hbm.channels").unit("channels").at_least(1).at_most(4096)
+                    .meaning("Independent channels, each bandwidth_gbps / channels.")
+                    .field(&ChipParams::hbm, &HbmParams::channels));
+    k.push_back(integer("chip.hbm.interleave_bytes").unit("B").at_least(32).at_most(1 << 20)
+                    .meaning("Address interleave: consecutive blocks of this size go to consecutive channels; also the burst of the queueing wait.")
+                    .field(&ChipParams::hbm, &HbmParams::interleave_bytes));
+    k.push_back(number("chip.hbm.efficiency").unit("").above(0).at_most(1)
+                    .meaning("Share of peak a pure read or write stream gets (refresh, row switches).")
+                    .field(&ChipParams::hbm, &HbmParams::efficiency));
+    k.push_back(number("chip.hbm.turnaround_ns").unit("ns").at_least(0).at_most(kMaxNs)
+                    .meaning("Time a channel idles when it switches between reading and writing.")
+                    .field(&ChipParams::hbm, &HbmParams::turnaround_ns));
+    k.push_back(integer("chip.hbm.write_batch_bytes").unit("B").at_least(32).at_most(1 << 24)
+                    .meaning("Writes a channel drains per switch of direction; mixed traffic pays two turnarounds per batch of its minority direction.")
+                    .field(&ChipParams::hbm, &HbmParams::write_batch_bytes));
 
     // --- chip.interconnect (supernode mesh, docs/design.md §1.3, §2 Links) --------
     k.push_back(integer("chip.interconnect.ranks").unit("dies").at_least(1).at_most(384)

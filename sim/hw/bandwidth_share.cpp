@@ -59,6 +59,13 @@ void BandwidthShare::add(std::uint64_t now_ps, double bytes, double cap, std::ui
     dirty_ = true;
 }
 
+void BandwidthShare::set_capacity(std::uint64_t now_ps, double cap) {
+    if (cap == capacity_) return;
+    advance(now_ps);
+    capacity_ = cap;
+    dirty_ = true;
+}
+
 std::uint64_t BandwidthShare::compute_next_finish() const {
     std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
     for (const auto& c : classes_) {

@@ -34,6 +34,8 @@ public:
 
     std::size_t active() const { return active_; }
     double capacity() const { return capacity_; }
+    // Changes the capacity from now on (HBM efficiency with the traffic mix).
+    void set_capacity(std::uint64_t now_ps, double capacity_bytes_per_ps);
     // Aggregate rate of all active flows (bytes/ps), for bandwidth counters.
     double current_rate();
 

@@ -1,132 +1,175 @@
 #include "hw/l2_cache.hpp"
 
 #include <algorithm>
+#include <new>
 
 namespace npusim {
 
-L2Cache::L2Cache(std::uint64_t capacity_bytes, std::uint64_t region_bytes)
-    : region_bytes_(std::max<std::uint64_t>(64, region_bytes / 64 * 64)),
-      sub_bytes_(region_bytes_ / 64),
-      max_regions_(std::max<std::uint64_t>(1, capacity_bytes / region_bytes_)) {
-    auto log2_exact = [](std::uint64_t v) { return (v & (v - 1)) == 0 ? __builtin_ctzll(v) : -1; };
-    region_shift_ = log2_exact(region_bytes_);
-    sub_shift_ = log2_exact(sub_bytes_);
-    // Grown with use (an L2 of a TB in 1 KB regions would be a 8 GB table
-    // up front), kept at most half full for short probe sequences.
-    table_bits_ = 10;
-    table_.assign(std::size_t{1} << table_bits_, kNone);
+namespace {
+std::uint64_t mix(std::uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
 }
+}  // namespace
 
-void L2Cache::grow_table() {
-    ++table_bits_;
-    table_.assign(std::size_t{1} << table_bits_, kNone);
-    for (std::uint32_t r = 0; r < used_; ++r) table_insert(regions_[r].id, r);
-}
-
-std::size_t L2Cache::slot_of(std::uint64_t id) const {
-    return static_cast<std::size_t>((id * 0x9E3779B97F4A7C15ULL) >> (64 - table_bits_)) & (table_.size() - 1);
-}
-
-std::uint32_t L2Cache::find(std::uint64_t id) const {
-    const std::size_t mask = table_.size() - 1;
-    for (std::size_t s = slot_of(id);; s = (s + 1) & mask) {
-        const std::uint32_t r = table_[s];
-        if (r == kNone) return kNone;
-        if (regions_[r].id == id) return r;
+L2Cache::L2Cache(const L2Geometry& g)
+    : line_(std::max<std::uint64_t>(1, g.line_bytes)),
+      ways_(std::max<std::uint64_t>(1, g.ways)),
+      sets_(1),
+      slices_(std::max<std::uint64_t>(1, g.slices)),
+      slice_block_(std::max<std::uint64_t>(1, g.slice_block_bytes)) {
+    // One tag per block of whole lines, at most 64 (one mask bit each),
+    // never more than the cache holds.
+    block_ = slice_block_ % line_ == 0 ? slice_block_ : line_;
+    block_ = std::min(block_, 64 * line_);
+    while (block_ > line_ && block_ > g.capacity_bytes) block_ -= line_;
+    lines_per_block_ = block_ / line_;
+    const std::uint64_t blocks = std::max<std::uint64_t>(1, g.capacity_bytes / block_);
+    ways_ = std::min(ways_, blocks);  // a cache smaller than one set is fully associative
+    sets_ = std::max<std::uint64_t>(1, blocks / ways_);
+    if (sets_ >= 64) {
+        leader_period_ = 64;
+        while (leader_period_ > 2 && sets_ / leader_period_ < 16) leader_period_ /= 2;
     }
+    if ((line_ & (line_ - 1)) == 0) line_shift_ = __builtin_ctzll(line_);
+    if ((block_ & (block_ - 1)) == 0) block_shift_ = __builtin_ctzll(block_);
+    slice_bytes_.assign(slices_, 0);
 }
 
-void L2Cache::table_insert(std::uint64_t id, std::uint32_t region) {
-    const std::size_t mask = table_.size() - 1;
-    std::size_t s = slot_of(id);
-    while (table_[s] != kNone) s = (s + 1) & mask;
-    table_[s] = region;
+std::uint64_t L2Cache::slice_of(std::uint64_t block) const {
+    return slices_ == 1 ? 0 : mix(block) % slices_;
 }
 
-void L2Cache::table_erase(std::uint64_t id) {
-    const std::size_t mask = table_.size() - 1;
-    std::size_t s = slot_of(id);
-    while (regions_[table_[s]].id != id) s = (s + 1) & mask;
-    // Backward-shift: move later entries of the probe run into the hole
-    // unless their home slot lies cyclically in (hole, their slot].
-    for (std::size_t next = (s + 1) & mask; table_[next] != kNone; next = (next + 1) & mask) {
-        const std::size_t home = slot_of(regions_[table_[next]].id);
-        const bool stays = s <= next ? (s < home && home <= next) : (s < home || home <= next);
-        if (stays) continue;
-        table_[s] = table_[next];
-        s = next;
-    }
-    table_[s] = kNone;
+std::uint64_t L2Cache::dirty_lines() const {
+    if (!ways_mem_) return 0;
+    std::uint64_t n = 0;
+    for (std::uint64_t i = 0; i < sets_ * ways_; ++i) n += static_cast<std::uint64_t>(__builtin_popcountll(dirty_[i]));
+    return n;
 }
 
-void L2Cache::unlink(std::uint32_t r) {
-    Region& g = regions_[r];
-    if (g.prev != kNone) regions_[g.prev].next = g.next;
-    else head_ = g.next;
-    if (g.next != kNone) regions_[g.next].prev = g.prev;
-    else tail_ = g.prev;
-}
-
-void L2Cache::push_front(std::uint32_t r) {
-    Region& g = regions_[r];
-    g.prev = kNone;
-    g.next = head_;
-    if (head_ != kNone) regions_[head_].prev = r;
-    head_ = r;
-    if (tail_ == kNone) tail_ = r;
-}
-
-std::uint64_t L2Cache::access(std::uint64_t lo, std::uint64_t hi) {
-    const std::uint64_t id = region_of(lo);
-    const std::uint64_t base = id * region_bytes_;
-    const std::uint64_t first = sub_of(lo - base), last = sub_of(hi - 1 - base);
-    const std::uint64_t covered = (last == 63 ? ~0ULL : (1ULL << (last + 1)) - 1) & ~((1ULL << first) - 1);
-
-    std::uint64_t present = 0;
-    std::uint32_t r = find(id);
-    if (r != kNone) {
-        present = regions_[r].present;
-        regions_[r].present |= covered;
-        if (r != head_) {
-            unlink(r);
-            push_front(r);
+std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out) {
+    const std::uint64_t base = set * ways_;
+    std::uint64_t* tags = &tags_[base];
+    std::uint64_t* stamps = &stamps_[base];
+    const std::uint64_t tag = block + 1;
+    ++clock_;
+    // One pass: the block's way, or else the victim (an invalid way first,
+    // else the least recent).
+    std::uint64_t v = 0, v_stamp = UINT64_MAX;
+    for (std::uint64_t w = 0; w < ways_; ++w) {
+        if (tags[w] == tag) {
+            stamps[w] = clock_;
+            const std::uint64_t present = valid_[base + w] & covered;
+            const std::uint64_t added = covered & ~valid_[base + w];
+            valid_[base + w] |= covered;
+            resident_ += static_cast<std::uint64_t>(__builtin_popcountll(added));
+            if (write) dirty_[base + w] |= covered;
+            return present;
         }
-    } else {
-        if (used_ == max_regions_) {  // evict the least recent region
-            r = tail_;
-            unlink(r);
-            table_erase(regions_[r].id);
-        } else {
-            r = static_cast<std::uint32_t>(used_++);
-            regions_.emplace_back();
+        const std::uint64_t age = tags[w] == 0 ? 0 : stamps[w] + 1;  // invalid ways rank first
+        if (age < v_stamp) {
+            v = w;
+            v_stamp = age;
         }
-        regions_[r].id = id;
-        regions_[r].present = covered;
-        if (2 * used_ > table_.size()) grow_table();  // re-inserts r too
-        else table_insert(id, r);
-        push_front(r);
     }
-    const std::uint64_t hits = present & covered;
-    if (!hits) return 0;
-    // Whole sub-blocks that hit, minus the parts of the edge sub-blocks
-    // outside [lo, hi).
-    std::uint64_t bytes = static_cast<std::uint64_t>(__builtin_popcountll(hits)) * sub_bytes_;
-    if (hits >> first & 1) bytes -= (lo - base) - first * sub_bytes_;
-    if (hits >> last & 1) bytes -= (last + 1) * sub_bytes_ - (hi - base);
-    return bytes;
+    // Miss: set dueling updates the policy selector.
+    const std::uint64_t lead = leader_period_ ? set % leader_period_ : 1;
+    const bool lru_leader = leader_period_ && lead == 0;
+    const bool bip_leader = leader_period_ && lead == leader_period_ / 2;
+    if (lru_leader) psel_ = std::min(psel_ + 1, kPselMax);
+    if (bip_leader) psel_ = std::max(psel_ - 1, -kPselMax);
+    const bool bimodal = bip_leader || (!lru_leader && followers_bimodal());
+
+    const std::uint64_t old_stamp = tags[v] == 0 ? 0 : stamps[v];
+    if (tags[v] != 0) {
+        const auto lines = static_cast<std::uint64_t>(__builtin_popcountll(valid_[base + v]));
+        const auto dirty = static_cast<std::uint64_t>(__builtin_popcountll(dirty_[base + v]));
+        counters_.evictions += lines;
+        counters_.dirty_evictions += dirty;
+        out.dirty_evicted_bytes += dirty * line_;
+        resident_ -= lines;
+    }
+    tags[v] = tag;
+    valid_[base + v] = covered;
+    dirty_[base + v] = write ? covered : 0;
+    resident_ += static_cast<std::uint64_t>(__builtin_popcountll(covered));
+    // Bimodal insertion: at the LRU end (the evicted block's age), so a
+    // block that is not reused soon is the next to go; every 32nd at the
+    // MRU end.
+    stamps[v] = bimodal && (bip_count_++ % 32 != 0) ? old_stamp : clock_;
+    return 0;
 }
 
-std::uint64_t L2Cache::read(std::uint64_t addr, std::uint64_t bytes) {
-    std::uint64_t hit = 0;
+L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
+    L2Access out;
+    if (bytes == 0) return out;
+    if (!ways_mem_) {
+        const std::uint64_t n = sets_ * ways_;
+        void* p = std::calloc(4 * n, sizeof(std::uint64_t));
+        if (!p) throw std::bad_alloc();
+        ways_mem_.reset(static_cast<std::uint64_t*>(p));
+        tags_ = ways_mem_.get();
+        stamps_ = tags_ + n;
+        valid_ = stamps_ + n;
+        dirty_ = valid_ + n;
+    }
     const std::uint64_t end = addr + bytes;
-    for (std::uint64_t lo = addr; lo < end;) {
-        const std::uint64_t hi = std::min(end, (region_of(lo) + 1) * region_bytes_);
-        hit += access(lo, hi);
+    std::uint64_t block = block_shift_ >= 0 ? addr >> block_shift_ : addr / block_;
+    // Set index: block mod sets, rotated by a hash of the block's "page"
+    // (every `sets` consecutive blocks). A contiguous range still spreads
+    // evenly over the sets; ranges a multiple of the cache size apart do
+    // not collide set for set.
+    std::uint64_t page = block / sets_, in_page = block % sets_;
+    std::uint64_t rot = mix(page) % sets_;
+    bool touched_slice = false;
+    for (std::uint64_t lo = addr; lo < end; ++block) {
+        const std::uint64_t bbase = block * block_;
+        const std::uint64_t hi = std::min(end, bbase + block_);
+        std::uint64_t set = in_page + rot;
+        if (set >= sets_) set -= sets_;
+        const std::uint64_t first = line_shift_ >= 0 ? (lo - bbase) >> line_shift_ : (lo - bbase) / line_;
+        const std::uint64_t last = line_shift_ >= 0 ? (hi - 1 - bbase) >> line_shift_ : (hi - 1 - bbase) / line_;
+        const std::uint64_t covered = (last == 63 ? ~0ULL : (1ULL << (last + 1)) - 1) & ~((1ULL << first) - 1);
+        const std::uint64_t hit = touch(block, set, covered, write, out);
+        const auto n_hit = static_cast<std::uint64_t>(__builtin_popcountll(hit));
+        const auto n_all = last - first + 1;
+        if (write) {
+            counters_.write_hits += n_hit;
+            counters_.write_misses += n_all - n_hit;
+        } else {
+            counters_.hits += n_hit;
+            counters_.misses += n_all - n_hit;
+        }
+        // Hit bytes: whole hit lines, minus the parts of the edge lines
+        // outside [lo, hi).
+        std::uint64_t hit_bytes = n_hit * line_;
+        if (hit >> first & 1) hit_bytes -= (lo - bbase) - first * line_;
+        if (hit >> last & 1) hit_bytes -= (last + 1) * line_ - (hi - bbase);
+        out.hit_bytes += hit_bytes;
+        out.miss_bytes += (hi - lo) - hit_bytes;
+        const std::uint64_t served = write ? hi - lo : hit_bytes;  // bytes the slice serves
+        if (served > 0) {
+            slice_bytes_[slice_of(block)] += served;
+            touched_slice = true;
+        }
         lo = hi;
+        if (++in_page == sets_) {
+            in_page = 0;
+            rot = mix(++page) % sets_;
+        }
     }
-    return hit;
+    if (touched_slice) {
+        for (auto& b : slice_bytes_) {
+            out.busiest_slice_bytes = std::max(out.busiest_slice_bytes, b);
+            b = 0;
+        }
+    }
+    return out;
 }
 
-void L2Cache::write(std::uint64_t addr, std::uint64_t bytes) { read(addr, bytes); }
+L2Access L2Cache::read(std::uint64_t addr, std::uint64_t bytes) { return access(addr, bytes, false); }
+L2Access L2Cache::write(std::uint64_t addr, std::uint64_t bytes) { return access(addr, bytes, true); }
 
 }  // namespace npusim

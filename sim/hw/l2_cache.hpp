@@ -1,66 +1,105 @@
-// Capacity-based L2 hit model: an LRU over fixed-size address regions, each
-// holding a 64-bit map of which of its 64 sub-blocks have been brought in.
-// A read hits for the bytes of sub-blocks already present in a region that
-// is still among the most recently used `capacity / region` regions. Cheap
-// (one lookup per region touched) and deterministic; it models reuse
-// distance at sub-block granularity, not sets, ways or lines.
+// The die's shared L2 as a set-associative, write-back, write-allocate cache
+// of fixed-size lines, spread over slices (banks) by an address hash.
 //
-// Storage is flat, as the lookup runs on every transfer: the regions live in
-// one preallocated array linked into an LRU list by index, found through an
-// open-addressing table (linear probing, backward-shift deletion).
+// Replacement is DIP (dynamic insertion, Qureshi et al., ISCA 2007): LRU by
+// default, with a few "leader" sets running LRU and a few running bimodal
+// insertion (a new line enters at the LRU end, every 32nd at the MRU end); a
+// counter of which leaders miss more picks the policy of all other sets. A
+// working set re-read cyclically just above capacity then keeps most of its
+// lines instead of losing all of them (LRU's cliff), while producer ->
+// consumer reuse keeps LRU's recency.
+//
+// Sectored: one tag per block of slice_block_bytes (at most 64 lines), each
+// line valid and dirty on its own (fills and write-backs stay per line);
+// a block lives on one slice and is replaced whole. One lookup per block a
+// transfer touches, no events: the caller times the bytes. Tags live in one
+// array allocated on first use (calloc: pages the run never touches cost no
+// memory), sized capacity / block.
 #pragma once
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <vector>
 
 namespace npusim {
 
+struct L2Geometry {
+    std::uint64_t capacity_bytes = 0;
+    std::uint64_t line_bytes = 128;
+    std::uint64_t ways = 16;
+    std::uint64_t slices = 1;
+    std::uint64_t slice_block_bytes = 4096;  // consecutive bytes on one slice
+};
+
+// What one access did, in bytes of the requested range (edge lines clipped).
+struct L2Access {
+    std::uint64_t hit_bytes = 0;
+    std::uint64_t miss_bytes = 0;
+    std::uint64_t dirty_evicted_bytes = 0;  // whole lines written back to HBM
+    // Bytes of the range on its busiest slice: the range moves no faster
+    // than that slice's share of the bandwidth allows.
+    std::uint64_t busiest_slice_bytes = 0;
+};
+
+struct L2Counters {
+    std::uint64_t hits = 0, misses = 0;  // line lookups of reads
+    std::uint64_t write_hits = 0, write_misses = 0;
+    std::uint64_t evictions = 0, dirty_evictions = 0;
+};
+
 class L2Cache {
 public:
-    L2Cache(std::uint64_t capacity_bytes, std::uint64_t region_bytes);
+    explicit L2Cache(const L2Geometry& g);
 
-    // Bytes of [addr, addr+bytes) found in L2; the range becomes present and
-    // most recent.
-    std::uint64_t read(std::uint64_t addr, std::uint64_t bytes);
-    // A write allocates its sub-blocks (write-back cache: later reads hit).
-    void write(std::uint64_t addr, std::uint64_t bytes);
+    // Reads [addr, addr+bytes): hits are served, misses fill lines from HBM.
+    L2Access read(std::uint64_t addr, std::uint64_t bytes);
+    // Writes allocate without fetching (whole-line writes) and mark lines
+    // dirty; HBM sees them only when they are evicted.
+    L2Access write(std::uint64_t addr, std::uint64_t bytes);
 
-    std::uint64_t resident_regions() const { return used_; }
-    std::uint64_t sub_block_bytes() const { return sub_bytes_; }
+    const L2Counters& counters() const { return counters_; }
+    std::uint64_t resident_lines() const { return resident_; }
+    std::uint64_t dirty_lines() const;
+    std::uint64_t line_bytes() const { return line_; }
+    std::uint64_t sets() const { return sets_; }
+    std::uint64_t ways() const { return ways_; }
+    // Whether the follower sets currently insert bimodally (for tests).
+    bool followers_bimodal() const { return psel_ > kPselMargin; }
 
 private:
-    static constexpr std::uint32_t kNone = UINT32_MAX;
-    struct Region {
-        std::uint64_t id;
-        std::uint64_t present;  // bit i: sub-block i is in L2
-        std::uint32_t prev, next;  // LRU neighbours (towards head = most recent)
+    // Selector: LRU-leader misses minus bimodal-leader misses, saturating at
+    // +-kPselMax. A stream both policies miss alike keeps it near 0; the
+    // followers go bimodal only when LRU misses clearly more.
+    static constexpr int kPselMax = 512;
+    static constexpr int kPselMargin = 64;
+    // One leader set of each policy per leader_period_ sets: at least 16 of
+    // each (so the selector learns within a pass), at most one per 64 sets;
+    // 0 = no leaders (fewer than 64 sets: plain LRU).
+    std::uint64_t leader_period_ = 0;
+    struct Free {
+        void operator()(std::uint64_t* p) const { std::free(p); }
     };
-    // Marks [lo, hi) (within one region) present; returns the bytes of it
-    // that were present before.
-    std::uint64_t access(std::uint64_t lo, std::uint64_t hi);
-    // Region and sub-block index of an address. Shifts when the sizes are
-    // powers of two (all bundled chips): a 64-bit division per lookup
-    // showed in the profile.
-    std::uint64_t region_of(std::uint64_t a) const { return region_shift_ >= 0 ? a >> region_shift_ : a / region_bytes_; }
-    std::uint64_t sub_of(std::uint64_t off) const { return sub_shift_ >= 0 ? off >> sub_shift_ : off / sub_bytes_; }
 
-    std::size_t slot_of(std::uint64_t id) const;  // home slot in table_
-    std::uint32_t find(std::uint64_t id) const;   // region index or kNone
-    void table_insert(std::uint64_t id, std::uint32_t region);
-    void table_erase(std::uint64_t id);
-    void grow_table();  // doubles table_ and re-inserts every region
-    void unlink(std::uint32_t r);
-    void push_front(std::uint32_t r);
+    L2Access access(std::uint64_t addr, std::uint64_t bytes, bool write);
+    // Looks up the lines `covered` (bit i = line i) of one block in set
+    // `set`; returns those that were present (hits).
+    std::uint64_t touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out);
+    std::uint64_t slice_of(std::uint64_t block) const;
 
-    std::uint64_t region_bytes_;
-    std::uint64_t sub_bytes_;
-    int region_shift_ = -1;  // log2(region_bytes_) if a power of two, else -1
-    int sub_shift_ = -1;
-    std::uint64_t max_regions_;
-    std::vector<Region> regions_;      // max_regions_ slots, used_ of them in use
-    std::uint64_t used_ = 0;
-    std::uint32_t head_ = kNone, tail_ = kNone;  // most and least recent
-    std::vector<std::uint32_t> table_;  // region index per slot, kNone = empty
-    int table_bits_ = 0;
+    std::uint64_t line_, ways_, sets_, slices_, slice_block_;
+    std::uint64_t block_ = 0, lines_per_block_ = 1;
+    int line_shift_ = -1, block_shift_ = -1;  // log2 when a power of two
+    // Per way (sets_ * ways_ of each, in one allocation made on first use):
+    // block number + 1 (0 = invalid), last use (smallest = LRU victim), and
+    // which of its lines are valid and dirty.
+    std::unique_ptr<std::uint64_t[], Free> ways_mem_;
+    std::uint64_t *tags_ = nullptr, *stamps_ = nullptr, *valid_ = nullptr, *dirty_ = nullptr;
+    std::uint64_t clock_ = 0;
+    std::uint64_t bip_count_ = 0;
+    int psel_ = 0;
+    std::uint64_t resident_ = 0;  // valid lines
+    L2Counters counters_;
+    std::vector<std::uint64_t> slice_bytes_;  // reused per access
 };
 
 }  // namespace npusim

@@ -24,16 +24,27 @@ void TransferRequest::add_range(std::uint64_t addr, std::uint64_t n) {
     if (last.addr + last.bytes == addr) last.bytes += n;
 }
 
+namespace {
+L2Geometry l2_geometry(const L2Params& l2) {
+    L2Geometry g;
+    g.capacity_bytes = static_cast<std::uint64_t>(l2.size_mb * 1024.0 * 1024.0);
+    g.line_bytes = static_cast<std::uint64_t>(l2.line_bytes);
+    g.ways = static_cast<std::uint64_t>(l2.ways);
+    g.slices = static_cast<std::uint64_t>(l2.slices);
+    g.slice_block_bytes = static_cast<std::uint64_t>(l2.region_kb) * 1024;
+    return g;
+}
+}  // namespace
+
 MemorySystem::MemorySystem(sc_core::sc_module_name name, WakeScheduler& scheduler, const ChipParams& chip, TraceWriter* trace, int trace_pid)
     : sc_core::sc_module(name),
       scheduler_(scheduler),
-      hbm_(gbps_to_bytes_per_ps(chip.hbm.bandwidth_gbps)),
+      hbm_(chip.hbm),
       l2_bw_(gbps_to_bytes_per_ps(chip.l2.bandwidth_gbps)),
-      l2_(static_cast<std::uint64_t>(chip.l2.size_mb * 1024.0 * 1024.0),
-          static_cast<std::uint64_t>(chip.l2.region_kb) * 1024),
+      l2_(l2_geometry(chip.l2)),
       hbm_bytes_per_ps_(gbps_to_bytes_per_ps(chip.hbm.bandwidth_gbps)),
       l2_bytes_per_ps_(gbps_to_bytes_per_ps(chip.l2.bandwidth_gbps)),
-      hbm_latency_ps_(ns_to_ps(chip.hbm.latency_ns)),
+      l2_slice_bytes_per_ps_(gbps_to_bytes_per_ps(chip.l2.bandwidth_gbps) / std::max(1, chip.l2.slices)),
       l2_latency_ps_(ns_to_ps(chip.l2.latency_ns)),
       trace_(trace),
       trace_pid_(trace_pid) {}
@@ -45,22 +56,42 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
     p.client = client;
     p.tag = tag;
     p.cap = req.cap_bytes_per_ps;
+    p.l2_cap = req.cap_bytes_per_ps;
+    p.write_back = false;
+    p.latency_ps = l2_latency_ps_;
 
-    std::uint64_t hbm_bytes = 0, l2_bytes = 0;
+    std::uint64_t hbm_bytes = 0, l2_bytes = 0, busiest_slice = 0, dirty = 0;
     if (req.space == Space::l2) {
-        // Explicitly L2-resident data: never leaves the cache.
+        // Explicitly L2-resident data: never leaves the cache, spread over
+        // all slices.
         l2_bytes = req.bytes;
         if (req.write) traffic_.l2_write_bytes += req.bytes;
         else traffic_.l2_hit_bytes += req.bytes;
-    } else if (req.write) {
-        // Write-allocate in L2; the bytes still cost HBM write bandwidth.
-        for (int i = 0; i < req.n_ranges; ++i) l2_.write(req.ranges[i].addr, req.ranges[i].bytes);
+    } else if (req.write && req.n_ranges == 0) {
+        // Unknown addresses: a stream the L2 does not keep, straight to HBM.
         hbm_bytes = req.bytes;
         traffic_.hbm_write_bytes += req.bytes;
+    } else if (req.write) {
+        // Write-back, write-allocate: the bytes stop in L2; HBM sees them
+        // when their lines are evicted.
+        std::uint64_t covered = 0;
+        for (int i = 0; i < req.n_ranges; ++i) {
+            const L2Access a = l2_.write(req.ranges[i].addr, req.ranges[i].bytes);
+            busiest_slice += a.busiest_slice_bytes;
+            dirty += a.dirty_evicted_bytes;
+            covered += req.ranges[i].bytes;
+        }
+        l2_bytes = req.bytes;
+        busiest_slice += req.bytes - std::min(req.bytes, covered);  // untracked tail: one slice at worst
         traffic_.l2_write_bytes += req.bytes;
     } else {
         std::uint64_t hit = 0;
-        for (int i = 0; i < req.n_ranges; ++i) hit += l2_.read(req.ranges[i].addr, req.ranges[i].bytes);
+        for (int i = 0; i < req.n_ranges; ++i) {
+            const L2Access a = l2_.read(req.ranges[i].addr, req.ranges[i].bytes);
+            hit += a.hit_bytes;
+            busiest_slice += a.busiest_slice_bytes;
+            dirty += a.dirty_evicted_bytes;
+        }
         hit = std::min(hit, req.bytes);  // merged tail ranges may overcount
         l2_bytes = hit;
         hbm_bytes = req.bytes - hit;
@@ -68,53 +99,85 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
         traffic_.l2_miss_bytes += hbm_bytes;
         traffic_.hbm_read_bytes += hbm_bytes;
     }
-    p.latency_tier = hbm_bytes > 0 ? Tier::hbm : Tier::l2;
-    p.latency_ps = hbm_bytes > 0 ? hbm_latency_ps_ : l2_latency_ps_;
+    // A part on few slices moves no faster than those slices.
+    if (l2_bytes > 0 && busiest_slice > 0)
+        p.l2_cap = std::min(p.cap, l2_slice_bytes_per_ps_ * static_cast<double>(l2_bytes) /
+                                       static_cast<double>(std::min(busiest_slice, l2_bytes)));
     // The engine walks its addresses in order: misses from HBM, then hits
     // from L2, each part at the engine's full rate.
     traffic_.l2_served_bytes += l2_bytes;
     if (hbm_bytes > 0) {
         p.l2_bytes = l2_bytes;
-        start_part(slot, Tier::hbm, hbm_bytes);
+        start_hbm(slot, hbm_bytes, req.write);
     } else {
         p.l2_bytes = 0;
-        start_part(slot, Tier::l2, l2_bytes);
+        start_l2(slot, l2_bytes);
     }
+    if (dirty > 0) write_back(dirty);
     rearm();
     emit_counters();
 }
 
-void MemorySystem::start_part(std::uint32_t slot, Tier tier, std::uint64_t bytes) {
-    BandwidthShare& share = tier == Tier::hbm ? hbm_ : l2_bw_;
-    share.add(now_ps(), static_cast<double>(bytes), slots_[slot].cap, slot);
+void MemorySystem::write_back(std::uint64_t bytes) {
+    traffic_.dirty_eviction_bytes += bytes;
+    traffic_.hbm_write_bytes += bytes;
+    const std::uint32_t slot = slots_.acquire();
+    Pending& p = slots_[slot];
+    p.client = nullptr;
+    p.tag = 0;
+    p.l2_bytes = 0;
+    p.write_back = true;
+    p.cap = p.l2_cap = hbm_bytes_per_ps_;  // the L2's write buffer drains at HBM's pace
+    p.latency_ps = 0;
+    start_hbm(slot, bytes, true);
+}
+
+void MemorySystem::start_hbm(std::uint32_t slot, std::uint64_t bytes, bool write) {
+    slots_[slot].latency_ps = UINT64_MAX;  // set from the load when the part ends
+    hbm_.add(now_ps(), bytes, write, slots_[slot].cap, slot);
+}
+
+void MemorySystem::start_l2(std::uint32_t slot, std::uint64_t bytes) {
+    l2_bw_.add(now_ps(), static_cast<double>(bytes), slots_[slot].l2_cap, slot);
 }
 
 void MemorySystem::part_done(std::uint32_t slot) {
     Pending& p = slots_[slot];
+    if (p.write_back) {
+        slots_.release(slot);
+        return;
+    }
+    if (p.latency_ps == UINT64_MAX) p.latency_ps = hbm_.latency_ps();  // the HBM part ended
     if (p.l2_bytes > 0) {
         const std::uint64_t b = p.l2_bytes;
         p.l2_bytes = 0;
-        start_part(slot, Tier::l2, b);
+        start_l2(slot, b);
         return;
     }
-    deliveries_[static_cast<std::size_t>(p.latency_tier)].push_back(Delivery{now_ps() + p.latency_ps, delivery_seq_++, slot});
+    deliveries_.push(Delivery{now_ps() + p.latency_ps, delivery_seq_++, slot});
     p.client->transfer_drained(p.tag);
 }
 
 void MemorySystem::wake(std::uint64_t) {
     const std::uint64_t now = now_ps();
     if (now == armed_ps_) armed_ps_ = UINT64_MAX;
-    for (BandwidthShare* share : {&hbm_, &l2_bw_}) {
-        if (share->next_finish_ps() > now) continue;
-        share->pop_finished(now, finished_);
+    if (hbm_.next_finish_ps() <= now) {
+        hbm_.pop_finished(now, finished_);
         for (std::uint64_t slot : finished_) {
             ++sim_events_total();
             part_done(static_cast<std::uint32_t>(slot));
         }
     }
-    for (const Delivery* d = next_delivery(); d && d->t <= now; d = next_delivery()) {
-        const std::uint32_t slot = d->slot;
-        deliveries_[d == &deliveries_[0].front() ? 0 : 1].pop_front();
+    if (l2_bw_.next_finish_ps() <= now) {
+        l2_bw_.pop_finished(now, finished_);
+        for (std::uint64_t slot : finished_) {
+            ++sim_events_total();
+            part_done(static_cast<std::uint32_t>(slot));
+        }
+    }
+    while (!deliveries_.empty() && deliveries_.top().t <= now) {
+        const std::uint32_t slot = deliveries_.top().slot;
+        deliveries_.pop();
         ++sim_events_total();
         const Pending p = slots_[slot];
         slots_.release(slot);
@@ -124,17 +187,9 @@ void MemorySystem::wake(std::uint64_t) {
     emit_counters();
 }
 
-const MemorySystem::Delivery* MemorySystem::next_delivery() const {
-    const Delivery* best = nullptr;
-    for (const auto& q : deliveries_)
-        if (!q.empty() && (!best || q.front().t < best->t || (q.front().t == best->t && q.front().seq < best->seq)))
-            best = &q.front();
-    return best;
-}
-
 void MemorySystem::rearm() {
     std::uint64_t next = std::min(hbm_.next_finish_ps(), l2_bw_.next_finish_ps());
-    if (const Delivery* d = next_delivery()) next = std::min(next, d->t);
+    if (!deliveries_.empty()) next = std::min(next, deliveries_.top().t);
     // An earlier pending wake stays; if flows slowed down since, that wake
     // finds nothing due and re-posts — cheaper than cancelling every time.
     if (next >= armed_ps_) return;
@@ -166,6 +221,15 @@ void MemorySystem::report(Stats& s, const RunSpan& span) const {
     s.set("memory.l2.hit_bytes", m.l2_hit_bytes);
     s.set("memory.l2.miss_bytes", m.l2_miss_bytes);
     s.set("memory.l2.write_bytes", m.l2_write_bytes);
+    const L2Counters& c = l2_.counters();
+    s.set("memory.l2.hits", c.hits);
+    s.set("memory.l2.misses", c.misses);
+    s.set("memory.l2.write_hits", c.write_hits);
+    s.set("memory.l2.write_misses", c.write_misses);
+    s.set("memory.l2.evictions", c.evictions);
+    s.set("memory.l2.dirty_evictions", c.dirty_evictions);
+    s.set("memory.l2.dirty_eviction_bytes", m.dirty_eviction_bytes);
+    s.set("memory.l2.dirty_resident_bytes", l2_.dirty_lines() * l2_.line_bytes());
     const double reads = static_cast<double>(m.l2_hit_bytes + m.l2_miss_bytes);
     s.set("memory.l2.hit_rate", reads > 0 ? static_cast<double>(m.l2_hit_bytes) / reads : 0.0);
     s.set("memory.transfers", m.transfers);

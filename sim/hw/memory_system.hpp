@@ -1,17 +1,21 @@
-// The die's global memory: L2 (shared by all cores, capacity hit model) in
-// front of HBM. Every transfer that leaves a core competes here for L2 or
-// HBM bandwidth with every other core's transfers (max-min fair share,
-// each transfer also capped by its engine), then pays the tier's latency.
+// The die's global memory: a set-associative write-back L2 (hw/l2_cache)
+// in front of HBM (hw/hbm). Every transfer that leaves a core competes here
+// for L2 or HBM bandwidth with every other core's transfers (max-min fair
+// share, each transfer also capped by its engine and by the L2 slices or HBM
+// channels its addresses cover), then pays the tier's latency. Dirty lines
+// the L2 evicts go to HBM as background writes that take HBM bandwidth but
+// hold up no core.
 #pragma once
 #include <array>
 #include <cstdint>
-#include <deque>
+#include <queue>
 #include <vector>
 
 #include <systemc>
 
 #include "hw/bandwidth_share.hpp"
 #include "chip/chip_params.hpp"
+#include "hw/hbm.hpp"
 #include "hw/l2_cache.hpp"
 #include "hw/slot_pool.hpp"
 #include "engine/wake_scheduler.hpp"
@@ -61,6 +65,7 @@ struct MemoryTraffic {
     std::uint64_t l2_miss_bytes = 0;
     std::uint64_t l2_write_bytes = 0;
     std::uint64_t l2_served_bytes = 0;  // moved through L2 bandwidth
+    std::uint64_t dirty_eviction_bytes = 0;  // L2 write-backs (part of hbm_write_bytes)
     std::uint64_t transfers = 0;
 };
 
@@ -76,23 +81,26 @@ public:
     void report(Stats& s, const RunSpan& span) const;
 
 private:
-    enum class Tier : std::uint8_t { l2, hbm };
     struct Pending {
         TransferClient* client;
         std::uint64_t tag;
         std::uint64_t l2_bytes;   // second part, started when the first ends
         std::uint64_t latency_ps;
-        Tier latency_tier;        // whose latency it pays
         double cap;
+        double l2_cap;            // engine and slice cap of the L2 part
+        bool write_back = false;  // an L2 eviction's write: nobody waits for it
     };
     struct Delivery {
         std::uint64_t t;
         std::uint64_t seq;
         std::uint32_t slot;
+        bool operator>(const Delivery& o) const { return t != o.t ? t > o.t : seq > o.seq; }
     };
 
     void wake(std::uint64_t) override;
-    void start_part(std::uint32_t slot, Tier tier, std::uint64_t bytes);
+    void start_hbm(std::uint32_t slot, std::uint64_t bytes, bool write);
+    void start_l2(std::uint32_t slot, std::uint64_t bytes);
+    void write_back(std::uint64_t bytes);
     void part_done(std::uint32_t slot);
     void rearm();
     void emit_counters();
@@ -101,18 +109,16 @@ private:
     // finished transfer's latency running out.
     WakeScheduler& scheduler_;
     std::uint64_t armed_ps_ = UINT64_MAX;  // earliest wake posted
-    // Finished transfers waiting out their tier's latency. The latency is
-    // fixed per tier and transfers finish in time order, so each tier's
-    // deliveries are already in (time, seq) order: two FIFOs, no heap.
-    std::array<std::deque<Delivery>, 2> deliveries_;  // [l2, hbm]
-    const Delivery* next_delivery() const;
+    // Finished transfers waiting out their latency, which grows with HBM
+    // load and so is not in finishing order: a heap by (time, seq).
+    std::priority_queue<Delivery, std::vector<Delivery>, std::greater<Delivery>> deliveries_;
     std::uint64_t delivery_seq_ = 0;
     std::vector<std::uint64_t> finished_;  // reused buffer
-    BandwidthShare hbm_;
+    Hbm hbm_;
     BandwidthShare l2_bw_;
     L2Cache l2_;
-    double hbm_bytes_per_ps_, l2_bytes_per_ps_;  // each tier's bandwidth
-    std::uint64_t hbm_latency_ps_;
+    double hbm_bytes_per_ps_, l2_bytes_per_ps_;  // each tier's peak bandwidth
+    double l2_slice_bytes_per_ps_;
     std::uint64_t l2_latency_ps_;
     SlotPool<Pending> slots_;
     MemoryTraffic traffic_;

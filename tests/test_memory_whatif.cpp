@@ -1,0 +1,213 @@
+// What-if responses of the L2 and HBM (issue: what-if answers a die
+// architect can trust): each parameter moves a run the way the hardware
+// would. Comparisons between runs go through the npusim binary (one
+// simulation per process). Streams are hand-written vector tasks on a2
+// (48 vector cores, 32 B/cycle GM port each, 1.85 GHz).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/e2e.hpp"
+
+using namespace npusim::test;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kSrc = NPUSIM_SOURCE_DIR;
+const std::string kA2 = kSrc + "/configs/chips/a2.json";
+
+// One vector task moving `bytes` from `src` at `addr` to `dst` at `out`: a
+// copy when out_bytes > 0, else a pure read into UB.
+json move(const std::string& id, const std::string& stream, const std::vector<std::string>& wait,
+          const std::vector<std::string>& signal, std::uint64_t bytes, std::uint64_t out_bytes, const std::string& src,
+          const std::string& dst, std::uint64_t addr, std::uint64_t out) {
+    json j;
+    j["id"] = id;
+    j["core_type"] = "vector";
+    j["kernel"] = out_bytes > 0 ? "copy" : "vector";
+    j["stream"] = stream;
+    j["wait"] = wait;
+    j["signal"] = signal;
+    j["params"] = {{"bytes", bytes}, {"src", src}, {"dst", dst}, {"addr", addr}};
+    if (out_bytes > 0) j["params"]["out_addr"] = out;  // a copy writes as many bytes as it reads
+    else j["params"]["out_bytes"] = 0;
+    return j;
+}
+
+std::string jsonl(const std::vector<json>& lines) {
+    std::string s;
+    for (const auto& l : lines) s += l.dump() + "\n";
+    return s;
+}
+
+// 48 cores read a `ws`-byte working set `passes` times, each core its own
+// part in 1 MiB tasks, in order (the cores run in step, so the L2 sees
+// the whole set once per pass).
+std::string reread_stream(std::uint64_t ws, int passes) {
+    std::vector<json> t;
+    const std::uint64_t per_core = ws / 48, chunk = 1 << 20;
+    for (int p = 0; p < passes; ++p)
+        for (int c = 0; c < 48; ++c) {
+            const std::string s = "v" + std::to_string(c);
+            for (std::uint64_t off = 0; off < per_core; off += chunk)
+                t.push_back(move(s + "_" + std::to_string(p) + "_" + std::to_string(off), s, {}, {},
+                                 std::min(chunk, per_core - off), 0, "hbm", "ub", (1ull << 32) + c * per_core + off, 0));
+        }
+    return jsonl(t);
+}
+
+json run_binary(const TempDir& tmp, const std::string& stream_file, const std::vector<std::string>& sets) {
+    static int count = 0;
+    const std::string stats = tmp.path("stats" + std::to_string(count++) + ".json");
+    std::vector<std::string> args = {"run", "--chip", kA2, "--workload", stream_file};
+    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+    args.insert(args.end(), {"--stats", stats, "-q"});
+    const Result r = run_npusim(tmp, args);
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    return read_json(stats);
+}
+
+double cycles(const json& s) { return s["total_cycles"].get<double>(); }
+double l2_hit_rate(const json& s) { return s["memory"]["l2"]["hit_rate"].get<double>(); }
+
+}  // namespace
+
+TEST_CASE("what-if L2 size: a re-read working set degrades smoothly around capacity and a larger L2 is never slower",
+          "[whatif][l2][cli]") {
+    TempDir tmp;
+    // 48 MiB read 3 times; L2 from a quarter of it to twice it.
+    const std::string f = tmp.write("reread.jsonl", reread_stream(48ull << 20, 3));
+    double last_cycles = 0, last_hits = -1;
+    std::vector<double> hit_rates;
+    for (double mb : {96.0, 52.0, 46.0, 40.0, 24.0, 12.0}) {  // shrinking
+        const json s = run_binary(tmp, f, {"chip.l2.size_mb=" + std::to_string(mb)});
+        INFO("L2 " << mb << " MB: " << cycles(s) << " cycles, hit rate " << l2_hit_rate(s));
+        if (last_cycles > 0) CHECK(cycles(s) >= last_cycles * 0.99);  // smaller: never faster (1% slack)
+        if (last_hits >= 0) CHECK(l2_hit_rate(s) <= last_hits + 1e-9);
+        last_cycles = cycles(s);
+        last_hits = l2_hit_rate(s);
+        hit_rates.push_back(l2_hit_rate(s));
+    }
+    // 2 of 3 passes can hit: 2/3 when it fits; just below the working set
+    // (46 MB of 48) still most of that, not LRU's cliff to 0.
+    CHECK(hit_rates[0] == Approx(2.0 / 3).epsilon(0.01));
+    CHECK(hit_rates[2] >= 0.5 * hit_rates[0]);
+    CHECK(hit_rates[2] < hit_rates[0]);
+    CHECK(hit_rates[5] < hit_rates[2]);
+}
+
+TEST_CASE("what-if L2 size: a write-heavy stream pays dirty evictions in HBM write bytes, and a larger L2 defers them",
+          "[whatif][l2][cli]") {
+    TempDir tmp;
+    // 48 cores copy 32 MiB (HBM -> HBM, distinct buffers): 64 MiB touched.
+    std::vector<json> t;
+    for (int c = 0; c < 48; ++c)
+        for (int i = 0; i < 2; ++i) {
+            const std::uint64_t off = (static_cast<std::uint64_t>(c) * 2 + i) << 19;  // 512 KiB tasks
+            t.push_back(move("c" + std::to_string(c) + "_" + std::to_string(i), "v" + std::to_string(c), {}, {},
+                             512 << 10, 512 << 10, "hbm", "hbm", (1ull << 32) + off, (1ull << 33) + off));
+        }
+    const std::string f = tmp.write("copy.jsonl", jsonl(t));
+    const json small = run_binary(tmp, f, {"chip.l2.size_mb=16"});
+    const json big = run_binary(tmp, f, {"chip.l2.size_mb=192"});
+    const double written = 48.0 * 2 * (512 << 10);
+    const auto hbm_w = [](const json& s) { return s["memory"]["hbm"]["write_bytes"].get<double>(); };
+    INFO("HBM writes with 16 MB L2: " << hbm_w(small) << ", 192 MB: " << hbm_w(big));
+    // 16 MB cannot hold the 32 MiB written (plus 32 MiB read): most writes
+    // are evicted dirty; 192 MB holds all of them, HBM sees none.
+    CHECK(hbm_w(small) >= 0.4 * written);
+    CHECK(hbm_w(small) <= written);
+    CHECK(hbm_w(small) == small["memory"]["l2"]["dirty_eviction_bytes"].get<double>());
+    CHECK(small["memory"]["l2"]["dirty_evictions"].get<double>() > 0);
+    CHECK(hbm_w(big) == 0);
+    CHECK(big["memory"]["l2"]["dirty_resident_bytes"].get<double>() == written);
+    CHECK(cycles(big) <= cycles(small));
+}
+
+TEST_CASE("what-if L2 bandwidth: x2 speeds an L2-bound copy, not an HBM-bound one", "[whatif][l2][cli]") {
+    TempDir tmp;
+    // L2-resident copy on 48 cores: 48 x 59 GB/s of demand on an L2 cut to
+    // 1000 GB/s is L2-bound; at 2000 GB/s close to twice as fast.
+    std::vector<json> l2copy, hbmread;
+    for (int c = 0; c < 48; ++c) {
+        const std::uint64_t off = static_cast<std::uint64_t>(c) << 20;
+        l2copy.push_back(move("l" + std::to_string(c), "v" + std::to_string(c), {}, {}, 1 << 20, 1 << 20, "l2", "l2",
+                              (1ull << 32) + off, (1ull << 33) + off));
+        hbmread.push_back(move("h" + std::to_string(c), "v" + std::to_string(c), {}, {}, 1 << 20, 0, "hbm", "ub",
+                               (1ull << 34) + off, 0));
+    }
+    const std::string fl = tmp.write("l2copy.jsonl", jsonl(l2copy)), fh = tmp.write("hbmread.jsonl", jsonl(hbmread));
+    const double l2_gain = cycles(run_binary(tmp, fl, {"chip.l2.bandwidth_gbps=1000"})) /
+                           cycles(run_binary(tmp, fl, {"chip.l2.bandwidth_gbps=2000"}));
+    // Cold reads from HBM (every byte misses): L2 bandwidth does not matter.
+    const double hbm_gain = cycles(run_binary(tmp, fh, {"chip.l2.bandwidth_gbps=5000"})) /
+                            cycles(run_binary(tmp, fh, {"chip.l2.bandwidth_gbps=10000"}));
+    INFO("L2-bound gain " << l2_gain << ", HBM-bound gain " << hbm_gain);
+    CHECK(l2_gain >= 1.6);
+    CHECK(l2_gain <= 2.05);
+    CHECK(hbm_gain == Approx(1.0).margin(0.01));
+}
+
+TEST_CASE("what-if HBM: a streaming read reaches >= 88% of peak, a copy less, and more bandwidth or channels is never slower",
+          "[whatif][hbm][cli]") {
+    TempDir tmp;
+    // 48 cores x 4 MiB of cold reads: HBM-bound (2842 GB/s of port demand).
+    std::vector<json> t;
+    for (int c = 0; c < 48; ++c)
+        for (int i = 0; i < 4; ++i) {
+            const std::uint64_t off = (static_cast<std::uint64_t>(c) * 4 + i) << 20;
+            t.push_back(move("r" + std::to_string(c) + "_" + std::to_string(i), "v" + std::to_string(c), {}, {}, 1 << 20,
+                             0, "hbm", "ub", (1ull << 32) + off, 0));
+        }
+    const std::string f = tmp.write("read.jsonl", jsonl(t));
+    const json base = run_binary(tmp, f, {});
+    const double bytes = base["memory"]["hbm"]["read_bytes"].get<double>();
+    const double read_eff = bytes / base["total_ps"].get<double>() / 1.6;
+    const json copy = run_binary(tmp, kSrc + "/traces/copy_48core.jsonl", {});
+    const double copy_bytes = copy["memory"]["hbm"]["read_bytes"].get<double>() + copy["memory"]["hbm"]["write_bytes"].get<double>();
+    const double copy_eff = copy_bytes / copy["total_ps"].get<double>() / 1.6;
+    INFO("read " << read_eff << " of peak, copy " << copy_eff);
+    CHECK(read_eff >= 0.88);
+    CHECK(read_eff <= 0.92 + 1e-6);
+    CHECK(copy_eff < read_eff);
+
+    const double fast = cycles(run_binary(tmp, f, {"chip.hbm.bandwidth_gbps=3200"}));
+    CHECK(fast < cycles(base));
+    double last = 1e300;
+    for (int ch : {8, 16, 32, 64}) {  // channels added with their bandwidth
+        const double c = cycles(run_binary(tmp, f, {"chip.hbm.channels=" + std::to_string(ch),
+                                                    "chip.hbm.bandwidth_gbps=" + std::to_string(50 * ch)}));
+        CHECK(c <= last);
+        last = c;
+    }
+    // A slower turnaround only costs mixed traffic.
+    CHECK(cycles(run_binary(tmp, f, {"chip.hbm.turnaround_ns=40"})) == cycles(base));
+    CHECK(cycles(run_binary(tmp, kSrc + "/traces/copy_48core.jsonl", {"chip.hbm.turnaround_ns=40"})) > cycles(copy));
+}
+
+TEST_CASE("L2 and HBM keys: bad geometry exits 2 naming the key", "[whatif][config][cli]") {
+    TempDir tmp;
+    const std::string f = tmp.write("x.jsonl", jsonl({move("r", "s", {}, {}, 4096, 0, "hbm", "ub", 0, 0)}));
+    struct Case {
+        std::string set, expect;
+    };
+    for (const Case& c : {Case{"chip.l2.ways=12", "chip.l2.ways: expected a power of two, got 12"},
+                          Case{"chip.l2.line_bytes=384", "chip.l2.line_bytes = 384 B must divide chip.l2.region_kb"},
+                          Case{"chip.hbm.channels=0", "chip.hbm.channels"},
+                          Case{"chip.l2.slices=0", "chip.l2.slices"},
+                          Case{"chip.hbm.efficiency=1.5", "chip.hbm.efficiency"},
+                          Case{"chip.hbm.chanels=8", "did you mean 'channels'"},
+                          Case{"chip.l2.way=8", "did you mean 'ways'"}}) {
+        const Result r = run_npusim(tmp, {"run", "--chip", kA2, "--workload", f, "--set", c.set, "-q"});
+        INFO(c.set << ": " << r.err);
+        CHECK(r.code == 2);
+        CHECK(r.err.find(c.expect) != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') <= 1);
+    }
+}
