@@ -2,8 +2,9 @@
 
 namespace npusim {
 
-void TilePipeline::reset(int stages, std::uint64_t tiles, int depth) {
+void TilePipeline::reset(int stages, std::uint64_t tiles, int depth, std::uint32_t port_mask) {
     stages_ = stages;
+    port_mask_ = port_mask;
     tiles_ = tiles;
     depth_ = depth;
     next_.fill(0);
@@ -16,6 +17,9 @@ bool TilePipeline::can_start(int s) const {
     if (busy_[s] || t >= tiles_) return false;
     if (s > 0 && done_[s - 1] <= t) return false;                  // input not produced yet
     if (s + 1 < stages_ && t - done_[s + 1] >= static_cast<std::uint64_t>(depth_)) return false;  // no free buffer
+    if (port_mask_ >> s & 1u)
+        for (int o = 0; o < stages_; ++o)
+            if (busy_[o] && (port_mask_ >> o & 1u)) return false;  // the port is moving another stage's bytes
     return true;
 }
 

@@ -105,6 +105,7 @@ private:
     std::uint64_t tasks_run_ = 0;
     int tid_ = 0;
     std::vector<int> pipe_tids_;
+    double l2_read_cap_, l2_write_cap_;  // the port's rate for L2 hits, bytes/ps
 };
 
 }  // namespace npusim

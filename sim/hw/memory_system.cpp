@@ -45,6 +45,7 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
     p.client = client;
     p.tag = tag;
     p.cap = req.cap_bytes_per_ps;
+    p.l2_cap = req.l2_cap_bytes_per_ps > 0 ? req.l2_cap_bytes_per_ps : req.cap_bytes_per_ps;
 
     std::uint64_t hbm_bytes = 0, l2_bytes = 0;
     if (req.space == Space::l2) {
@@ -70,8 +71,8 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
     }
     p.latency_tier = hbm_bytes > 0 ? Tier::hbm : Tier::l2;
     p.latency_ps = hbm_bytes > 0 ? hbm_latency_ps_ : l2_latency_ps_;
-    // The engine walks its addresses in order: misses from HBM, then hits
-    // from L2, each part at the engine's full rate.
+    // The engine walks its addresses in order: misses from HBM at the
+    // port's miss rate, then hits from L2 at the core's L2 rate.
     traffic_.l2_served_bytes += l2_bytes;
     if (hbm_bytes > 0) {
         p.l2_bytes = l2_bytes;
@@ -86,7 +87,8 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
 
 void MemorySystem::start_part(std::uint32_t slot, Tier tier, std::uint64_t bytes) {
     BandwidthShare& share = tier == Tier::hbm ? hbm_ : l2_bw_;
-    share.add(now_ps(), static_cast<double>(bytes), slots_[slot].cap, slot);
+    const Pending& p = slots_[slot];
+    share.add(now_ps(), static_cast<double>(bytes), tier == Tier::hbm ? p.cap : p.l2_cap, slot);
 }
 
 void MemorySystem::part_done(std::uint32_t slot) {
