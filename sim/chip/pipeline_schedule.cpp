@@ -16,7 +16,13 @@ struct Due {
     std::uint64_t seq;  // post order breaks ties, as the die's scheduler does
     int stage;
     Step step;
-    bool operator>(const Due& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+    // At equal times compute stages end before transfers: the die's
+    // bandwidth model rounds a transfer's end up to the next picosecond.
+    bool operator>(const Due& o) const {
+        if (t != o.t) return t > o.t;
+        const bool xfer = step != Step::done, o_xfer = o.step != Step::done;
+        return xfer != o_xfer ? xfer : seq > o.seq;
+    }
 };
 
 class Stepper : public TilePipeline::Host {

@@ -39,7 +39,8 @@ public:
     std::uint64_t tiles() const { return tiles_; }
 
 private:
-    bool can_start(int s) const;
+    bool ready(int s) const;      // input produced and a buffer free
+    bool can_start(int s) const;  // ... and its port free
 
     int stages_ = 0;
     int depth_ = 2;

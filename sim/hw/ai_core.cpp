@@ -47,7 +47,9 @@ void AiCore::start(std::uint32_t task) {
 void AiCore::wake(std::uint64_t action) {
     ++sim_events_total();
     if (action != kStarted) {
-        end_stage(static_cast<int>(action));
+        if (action & kDrained) on_drained(action & ~kDrained);
+        else if (action & kArrived) on_arrived(action & ~kArrived);
+        else end_stage(static_cast<int>(action));
         return;
     }
     const Task& t = ctx_.stream.tasks[task_];
@@ -80,12 +82,21 @@ bool AiCore::begin_stage(int stage, std::uint64_t tile) {
 }
 
 void AiCore::transfer_drained(std::uint64_t stage) {
+    // Handled after the compute stages that end at the same time (as the
+    // compiler's pipe schedule orders them), so which stage takes the
+    // freed port does not depend on event order.
+    ctx_.scheduler->at(now_ps(), *this, kDrained | stage);
+}
+
+void AiCore::transfer_done(std::uint64_t stage) { ctx_.scheduler->at(now_ps(), *this, kArrived | stage); }
+
+void AiCore::on_drained(std::uint64_t stage) {
     record_stage(static_cast<int>(stage));
     ++transfers_in_flight_;
     pipeline_.stage_drained(*this, static_cast<int>(stage));
 }
 
-void AiCore::transfer_done(std::uint64_t stage) {
+void AiCore::on_arrived(std::uint64_t stage) {
     --transfers_in_flight_;
     pipeline_.stage_arrived(*this, static_cast<int>(stage));
     if (pipeline_.finished() && transfers_in_flight_ == 0) finish_task();
