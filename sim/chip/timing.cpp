@@ -37,10 +37,14 @@ MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip) {
     const std::uint64_t l1 = static_cast<std::uint64_t>(chip.buffers.l1_kb) * 1024;
     const std::uint64_t elt = static_cast<std::uint64_t>(t.elt);
     const std::uint64_t mpad = round_up(p.m, sm), npad = round_up(p.n, sn), kpad = round_up(p.k, sk);
-    // Base tile: as large as L0C (double-buffered) holds, the longer side halved first.
+    // Base tile: as large as L0C (double-buffered) holds, the longer side
+    // halved first, and deep enough in K (4 fractals) for L0A/L0B.
     t.m0 = mpad;
     t.n0 = npad;
-    while (t.m0 * t.n0 * kAccBytes > l0c && (t.m0 > sm || t.n0 > sn)) {
+    const std::uint64_t kdeep = 4 * sk * elt;
+    while ((t.m0 * t.n0 * kAccBytes > l0c || t.m0 * kdeep > l0a || t.n0 * kdeep > l0b) && (t.m0 > sm || t.n0 > sn)) {
+        if (t.m0 * kdeep > l0a && t.m0 > sm) { t.m0 = round_up(t.m0 / 2, sm); continue; }
+        if (t.n0 * kdeep > l0b && t.n0 > sn) { t.n0 = round_up(t.n0 / 2, sn); continue; }
         if (t.n0 >= t.m0 && t.n0 > sn) t.n0 = round_up(t.n0 / 2, sn);
         else t.m0 = round_up(t.m0 / 2, sm);
     }
