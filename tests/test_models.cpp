@@ -671,23 +671,22 @@ TEST_CASE("plan_matmul: base tiles on ax300 and a2", "[models][cube]") {
     SECTION("the ConvBNReLU sub-task shape 1568x576x16 with a_bytes") {
         p.m = 1568, p.k = 576, p.n = 16, p.a_bytes = 215040;
         const MatmulTiling t = plan_matmul(p, ax);
-        CHECK(t.m0 == 128);
+        // Base tile: L0A (32 KiB per buffer) holds m0 x 4 fractals of K.
+        CHECK(t.m0 * t.k0 * 2 <= 32768);
+        CHECK(t.m0 * 64 * 2 <= 32768);
         CHECK(t.n0 == 16);
-        CHECK(t.k0 == 128);              // min(32768/256, 32768/32) = 128
-        CHECK(t.mb == 13);               // ceil(1568 / 128)
-        CHECK(t.kb == 5);                // ceil(576 / 128)
+        CHECK(t.mb == (1568 + t.m1 - 1) / t.m1);
         CHECK(t.nb == 1);
-        CHECK(t.a_panel_reused);         // 128*576*2 = 147456 <= 1 MiB / 4
-        CHECK(t.b_reused);               // 576*16*2 = 18432
+        CHECK(t.b_reused);               // 576*16*2 = 18432: all of B stays in L1
         CHECK(t.a_gm_ratio == Approx(215040.0 / (1568.0 * 576 * 2)));
     }
     SECTION("a small L0C shrinks n0 first, then m0") {
         ChipParams c = ax;
-        c.buffers.l0c_kb = 32;  // 16 KiB per buffer: 128 x 32 x 4 B
+        c.buffers.l0c_kb = 32;  // 16 KiB per buffer: 64 x 64 x 4 B, halving the longer side
         p.m = 1024, p.k = 64, p.n = 1024;
         MatmulTiling t = plan_matmul(p, c);
-        CHECK(t.m0 == 128);
-        CHECK(t.n0 == 32);
+        CHECK(t.m0 == 64);
+        CHECK(t.n0 == 64);
         c.buffers.l0c_kb = 2;  // 1 KiB per buffer: only 16 x 16 x 4 B fits
         t = plan_matmul(p, c);
         CHECK(t.m0 == 16);
@@ -700,8 +699,13 @@ TEST_CASE("plan_matmul: base tiles on ax300 and a2", "[models][cube]") {
         CHECK(t.m0 == 128);
         CHECK(t.n0 == 128);
         CHECK(t.k0 == 128);
-        CHECK((t.mb == 32 && t.nb == 32 && t.kb == 32));
-        CHECK_FALSE(t.a_panel_reused);  // 128*4096*2 = 1 MiB > 512 KB / 4
+        // L1 blocks of several base tiles whose accumulators stay in L0C
+        // across K steps: more reuse per byte than one base tile.
+        CHECK(t.kb > 1);
+        CHECK(t.m1 * t.n1 * 4 <= 128 * 1024);
+        CHECK(t.m1 * t.n1 > t.m0 * t.n0);
+        CHECK(2 * (t.m1 + t.n1) * t.k1 * 2 <= 512 * 1024);  // double-buffered in L1
+        CHECK_FALSE(t.a_panel_reused);  // 4096 x 4096 operands cannot stay in L1
         CHECK_FALSE(t.b_reused);
     }
 }
@@ -728,16 +732,22 @@ TEST_CASE("plan_matmul: tiles fit L0 and their M cycles add up to the formula", 
                         CHECK(t.m0 * t.n0 * 4 <= l0c);
                         CHECK(t.m0 * t.k0 * elt <= l0a);
                         CHECK(t.k0 * t.n0 * elt <= l0b);
-                        CHECK(t.mb == ceil_div(m, t.m0));
-                        CHECK(t.nb == ceil_div(n, t.n0));
-                        CHECK(t.kb == ceil_div(k, t.k0));
-                        // Sum over the tiles the core would run.
+                        // L1 blocks: whole fractals, at least one base tile.
+                        CHECK(t.m1 % 16 == 0);
+                        CHECK(t.n1 % 16 == 0);
+                        CHECK(t.k1 % sk == 0);
+                        CHECK(t.m1 >= t.m0);
+                        CHECK(t.n1 >= t.n0);
+                        CHECK(t.mb == ceil_div(m, t.m1));
+                        CHECK(t.nb == ceil_div(n, t.n1));
+                        CHECK(t.kb == ceil_div(k, t.k1));
+                        // Sum over the block steps the core would run.
                         std::uint64_t sum = 0;
                         for (std::uint64_t mi = 0; mi < t.mb; ++mi)
                             for (std::uint64_t ni = 0; ni < t.nb; ++ni)
                                 for (std::uint64_t ki = 0; ki < t.kb; ++ki)
-                                    sum += cube_cycles(chip, dt, std::min(t.m0, m - mi * t.m0),
-                                                       std::min(t.k0, k - ki * t.k0), std::min(t.n0, n - ni * t.n0));
+                                    sum += cube_cycles(chip, dt, std::min(t.m1, m - mi * t.m1),
+                                                       std::min(t.k1, k - ki * t.k1), std::min(t.n1, n - ni * t.n1));
                         CHECK(sum == ceil_div(m, 16) * ceil_div(k, sk) * ceil_div(n, 16));
                     }
     }

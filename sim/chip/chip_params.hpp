@@ -12,7 +12,9 @@ enum class CoreLayout { coupled, split };
 struct CubeParams {
     int count = 0;
     int shape_m = 16, shape_k = 16, shape_n = 16;  // fp16 fractal; int8 doubles k
-    double gm_bytes_per_cycle = 32;                 // MTE2 / FixPipe port to L2
+    double gm_bytes_per_cycle = 32;                 // the core's GM port for L2 misses (HBM)
+    double l2_read_bytes_per_cycle = 110;           // the same port for L2 hits, reads
+    double l2_write_bytes_per_cycle = 86;           // and writes into L2
     double l1_to_l0_bytes_per_cycle = 512;          // MTE1
     double fixpipe_bytes_per_cycle = 128;           // L0C -> L1/UB (on-core)
     int task_start_cycles = 64;                     // kernel entry on the core
@@ -21,7 +23,9 @@ struct CubeParams {
 struct VectorParams {
     int count = 0;
     int repeat_bytes = 256;           // one V repeat
-    double gm_bytes_per_cycle = 32;   // MTE2 / MTE3 port to L2
+    double gm_bytes_per_cycle = 32;   // the core's GM port for L2 misses (HBM)
+    double l2_read_bytes_per_cycle = 110;  // the same port for L2 hits, reads
+    double l2_write_bytes_per_cycle = 86;  // and writes into L2
     double ub_bytes_per_cycle = 128;  // on-core moves into/out of UB
     int tile_kb = 32;                 // per-instruction chunk moved through UB
     int max_repeats = 255;            // repeats one vector instruction may run

@@ -16,15 +16,21 @@ struct Due {
     std::uint64_t seq;  // post order breaks ties, as the die's scheduler does
     int stage;
     Step step;
-    bool operator>(const Due& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+    // At equal times compute stages end before transfers: the die's
+    // bandwidth model rounds a transfer's end up to the next picosecond.
+    bool operator>(const Due& o) const {
+        if (t != o.t) return t > o.t;
+        const bool xfer = step != Step::done, o_xfer = o.step != Step::done;
+        return xfer != o_xfer ? xfer : seq > o.seq;
+    }
 };
 
 class Stepper : public TilePipeline::Host {
 public:
     explicit Stepper(const std::function<StageCost(int, std::uint64_t)>& cost) : cost_(cost) {}
 
-    double run(int stages, std::uint64_t tiles, int depth) {
-        pipe_.reset(stages, tiles, depth);
+    double run(int stages, std::uint64_t tiles, int depth, std::uint32_t port_mask) {
+        pipe_.reset(stages, tiles, depth, port_mask);
         pipe_.kick(*this);
         double end = 0;
         while (!due_.empty()) {
@@ -66,12 +72,13 @@ private:
 }  // namespace
 
 double pipelined_cycles(int stages, std::uint64_t tiles, int depth,
-                        const std::function<StageCost(int, std::uint64_t)>& cost, std::uint64_t exact_tiles) {
+                        const std::function<StageCost(int, std::uint64_t)>& cost, std::uint64_t exact_tiles,
+                        std::uint32_t port_mask) {
     if (tiles == 0) return 0;
-    if (tiles <= exact_tiles || exact_tiles < 2) return Stepper(cost).run(stages, tiles, depth);
+    if (tiles <= exact_tiles || exact_tiles < 2) return Stepper(cost).run(stages, tiles, depth, port_mask);
     const std::uint64_t half = exact_tiles / 2;
-    const double t_half = Stepper(cost).run(stages, half, depth);
-    const double t_full = Stepper(cost).run(stages, exact_tiles, depth);
+    const double t_half = Stepper(cost).run(stages, half, depth, port_mask);
+    const double t_full = Stepper(cost).run(stages, exact_tiles, depth, port_mask);
     const double per_tile = (t_full - t_half) / static_cast<double>(exact_tiles - half);
     return t_full + per_tile * static_cast<double>(tiles - exact_tiles);
 }

@@ -18,9 +18,10 @@ struct StageCost {
 // Cycles from the first stage starting until the last stage of the last tile
 // has finished and every transfer has arrived. Tasks of more than
 // `exact_tiles` tiles are stepped for that many and extrapolated at the rate
-// of the second half of them (steady state).
+// of the second half of them (steady state). Stages in `port_mask` share
+// one port (chip/tile_pipeline.hpp).
 double pipelined_cycles(int stages, std::uint64_t tiles, int depth,
                         const std::function<StageCost(int stage, std::uint64_t tile)>& cost,
-                        std::uint64_t exact_tiles = 4096);
+                        std::uint64_t exact_tiles = 4096, std::uint32_t port_mask = 0);
 
 }  // namespace npusim::timing

@@ -2,8 +2,9 @@
 
 namespace npusim {
 
-void TilePipeline::reset(int stages, std::uint64_t tiles, int depth) {
+void TilePipeline::reset(int stages, std::uint64_t tiles, int depth, std::uint32_t port_mask) {
     stages_ = stages;
+    port_mask_ = port_mask;
     tiles_ = tiles;
     depth_ = depth;
     next_.fill(0);
@@ -11,11 +12,24 @@ void TilePipeline::reset(int stages, std::uint64_t tiles, int depth) {
     busy_.fill(false);
 }
 
-bool TilePipeline::can_start(int s) const {
+bool TilePipeline::ready(int s) const {
     const std::uint64_t t = next_[s];
     if (busy_[s] || t >= tiles_) return false;
     if (s > 0 && done_[s - 1] <= t) return false;                  // input not produced yet
     if (s + 1 < stages_ && t - done_[s + 1] >= static_cast<std::uint64_t>(depth_)) return false;  // no free buffer
+    return true;
+}
+
+bool TilePipeline::can_start(int s) const {
+    if (!ready(s)) return false;
+    if (!(port_mask_ >> s & 1u)) return true;
+    // The port moves one stage's bytes at a time; loads (earlier stages)
+    // go first, so the next tile's data is on its way while stores wait,
+    // whatever order simultaneous events arrive in.
+    for (int o = 0; o < stages_; ++o) {
+        if (!(port_mask_ >> o & 1u) || o == s) continue;
+        if (busy_[o] || (o < s && ready(o))) return false;
+    }
     return true;
 }
 

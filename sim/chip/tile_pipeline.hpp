@@ -3,7 +3,10 @@
 // tile at a time, in tile order; a tile enters stage s when stage s-1 has
 // finished it and a buffer between s and s+1 is free (depth 2 = double
 // buffering). So a tile costs the max of its stages in steady state plus
-// fill and drain. Plain C++: the core supplies time and work.
+// fill and drain. Stages in `port_mask` are transfers through the core's one
+// GM port: at most one of them moves bytes at a time (later stages first),
+// so a core copying in and out at once gets the port's rate in total.
+// Plain C++: the core supplies time and work.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -21,7 +24,7 @@ public:
         virtual ~Host() = default;
     };
 
-    void reset(int stages, std::uint64_t tiles, int depth);
+    void reset(int stages, std::uint64_t tiles, int depth, std::uint32_t port_mask = 0);
     // Starts whatever can start now. Call after reset and after stage_done.
     void kick(Host& host);
     // The stage's engine is free for the next tile and its data has arrived.
@@ -36,10 +39,12 @@ public:
     std::uint64_t tiles() const { return tiles_; }
 
 private:
-    bool can_start(int s) const;
+    bool ready(int s) const;      // input produced and a buffer free
+    bool can_start(int s) const;  // ... and its port free
 
     int stages_ = 0;
     int depth_ = 2;
+    std::uint32_t port_mask_ = 0;
     std::uint64_t tiles_ = 0;
     std::array<std::uint64_t, kMaxStages> next_{};  // next tile to start, per stage
     std::array<std::uint64_t, kMaxStages> done_{};  // tiles finished, per stage

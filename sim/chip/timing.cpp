@@ -1,6 +1,8 @@
 #include "chip/timing.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <cmath>
 
 namespace npusim::timing {
@@ -30,22 +32,81 @@ MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip) {
     const std::uint64_t sk = fractal_k(chip, p.dtype);
     const std::uint64_t l0a = static_cast<std::uint64_t>(chip.buffers.l0a_kb) * 1024 / 2;  // double-buffered
     const std::uint64_t l0b = static_cast<std::uint64_t>(chip.buffers.l0b_kb) * 1024 / 2;
-    const std::uint64_t l0c = static_cast<std::uint64_t>(chip.buffers.l0c_kb) * 1024 / 2;
+    const std::uint64_t l0c_full = static_cast<std::uint64_t>(chip.buffers.l0c_kb) * 1024;
+    const std::uint64_t l0c = l0c_full / 2;
+    const std::uint64_t l1 = static_cast<std::uint64_t>(chip.buffers.l1_kb) * 1024;
     const std::uint64_t elt = static_cast<std::uint64_t>(t.elt);
-    t.m0 = std::min<std::uint64_t>(round_up(p.m, sm), 8 * sm);
-    t.n0 = std::min<std::uint64_t>(round_up(p.n, sn), 8 * sn);
-    while (t.m0 * t.n0 * kAccBytes > l0c && t.n0 > sn) t.n0 = round_up(t.n0 / 2, sn);
-    while (t.m0 * t.n0 * kAccBytes > l0c && t.m0 > sm) t.m0 = round_up(t.m0 / 2, sm);
+    const std::uint64_t mpad = round_up(p.m, sm), npad = round_up(p.n, sn), kpad = round_up(p.k, sk);
+    // Base tile: as large as L0C (double-buffered) holds, the longer side
+    // halved first, and deep enough in K (4 fractals) for L0A/L0B.
+    t.m0 = mpad;
+    t.n0 = npad;
+    const std::uint64_t kdeep = 4 * sk * elt;
+    while ((t.m0 * t.n0 * kAccBytes > l0c || t.m0 * kdeep > l0a || t.n0 * kdeep > l0b) && (t.m0 > sm || t.n0 > sn)) {
+        if (t.m0 * kdeep > l0a && t.m0 > sm) { t.m0 = round_up(t.m0 / 2, sm); continue; }
+        if (t.n0 * kdeep > l0b && t.n0 > sn) { t.n0 = round_up(t.n0 / 2, sn); continue; }
+        if (t.n0 >= t.m0 && t.n0 > sn) t.n0 = round_up(t.n0 / 2, sn);
+        else t.m0 = round_up(t.m0 / 2, sm);
+    }
     std::uint64_t kmax = std::min(fast_div(l0a, t.m0 * elt), fast_div(l0b, t.n0 * elt));
     kmax = std::max<std::uint64_t>(sk, fast_div(kmax, sk) * sk);
-    t.k0 = std::min(round_up(p.k, sk), kmax);
-    t.mb = ceil_div(p.m, t.m0);
-    t.nb = ceil_div(p.n, t.n0);
-    t.kb = ceil_div(p.k, t.k0);
-    const std::uint64_t l1_quarter = static_cast<std::uint64_t>(chip.buffers.l1_kb) * 1024 / 4;
-    t.a_panel_reused = t.m0 * p.k * elt <= l1_quarter;
-    t.b_reused = p.k * p.n * elt <= l1_quarter;
+    t.k0 = std::min(kpad, kmax);
     if (p.a_bytes) t.a_gm_ratio = static_cast<double>(p.a_bytes) / static_cast<double>(p.m * p.k * elt);
+
+    // L1 blocks: whole base tiles (or the whole padded extent), A and B
+    // blocks double-buffered in L1; the fewest GM bytes win.
+    const double a_total = static_cast<double>(p.m * p.k * elt) * t.a_gm_ratio;
+    const double b_total = static_cast<double>(p.k * p.n * elt);
+    auto sizes = [](std::uint64_t base, std::uint64_t full) {
+        std::array<std::uint64_t, 24> v{};
+        std::size_t n = 0;
+        for (std::uint64_t x = base; x < full && n + 2 < v.size(); x *= 2) v[n++] = x;
+        v[n++] = full;
+        return std::make_pair(v, n);
+    };
+    auto [ms, n_ms] = sizes(t.m0, mpad);
+    auto [ns, n_ns] = sizes(t.n0, npad);
+    // Also the squarest block whose accumulators fill L0C (most reuse per byte).
+    const auto side = static_cast<std::uint64_t>(std::sqrt(static_cast<double>(l0c_full / kAccBytes)));
+    ms[n_ms++] = std::min(mpad, std::max(sm, side / sm * sm));
+    ns[n_ns++] = std::min(npad, std::max(sn, side / sn * sn));
+    const auto [ks, n_ks] = sizes(t.k0, kpad);
+    double best = -1;
+    std::uint64_t best_block = 0;
+    for (std::size_t i = 0; i < n_ms; ++i)
+        for (std::size_t j = 0; j < n_ns; ++j)
+            for (std::size_t l = 0; l < n_ks; ++l) {
+                const std::uint64_t m1 = ms[i], n1 = ns[j], k1 = ks[l];
+                if (2 * (m1 + n1) * k1 * elt > l1 && !(i == 0 && j == 0 && l == 0)) continue;
+                const std::uint64_t kb = ceil_div(p.k, k1);
+                if (kb > 1 && m1 * n1 * kAccBytes > l0c_full && !(i == 0 && j == 0)) continue;
+                const std::uint64_t mb = ceil_div(p.m, m1), nb = ceil_div(p.n, n1);
+                // What stays in L1: A panels when K is one block or A fits
+                // beside B's blocks; B when it is one block or fits beside A's.
+                const bool a_fits = p.m * p.k * elt + 2 * k1 * n1 * elt <= l1;
+                const bool b_fits = p.k * p.n * elt + 2 * m1 * k1 * elt <= l1;
+                const bool both = (p.m + p.n) * p.k * elt <= l1;
+                bool a_keep = kb == 1 || a_fits, b_keep = (kb == 1 && nb == 1) || b_fits;
+                if (a_keep && b_keep && !both && kb > 1) {
+                    // A and B do not both fit: keep the one that saves more.
+                    if (a_total * static_cast<double>(nb - 1) >= b_total * static_cast<double>(mb - 1)) b_keep = false;
+                    else a_keep = false;
+                }
+                const double bytes = a_total * static_cast<double>(a_keep ? 1 : nb) +
+                                     b_total * static_cast<double>(b_keep ? 1 : mb);
+                // Ties: the larger output block, then the shorter K step
+                // (a shorter pipe fill and drain).
+                const std::uint64_t block = m1 * n1;
+                if (best >= 0 && (bytes > best || (bytes == best && (block < best_block ||
+                                                                     (block == best_block && k1 >= t.k1)))))
+                    continue;
+                best = bytes;
+                best_block = block;
+                t.m1 = m1, t.n1 = n1, t.k1 = k1;
+                t.mb = mb, t.nb = nb, t.kb = kb;
+                t.a_panel_reused = a_keep;
+                t.b_reused = b_keep;
+            }
     return t;
 }
 
@@ -55,15 +116,18 @@ CubeTile cube_tile(const MatmulShape& p, const MatmulTiling& g, const ChipParams
     c.mi = fast_div(rest, g.nb);
     c.ki = tile - rest * g.kb;
     c.ni = rest - c.mi * g.nb;
-    c.tm = std::min(g.m0, p.m - c.mi * g.m0);
-    c.tn = std::min(g.n0, p.n - c.ni * g.n0);
-    c.tk = std::min(g.k0, p.k - c.ki * g.k0);
+    c.tm = std::min(g.m1, p.m - c.mi * g.m1);
+    c.tn = std::min(g.n1, p.n - c.ni * g.n1);
+    c.tk = std::min(g.k1, p.k - c.ki * g.k1);
     const std::uint64_t elt = static_cast<std::uint64_t>(g.elt);
     const std::uint64_t a_bytes = c.tm * c.tk * elt, b_bytes = c.tk * c.tn * elt;
     if (!g.a_panel_reused || c.ni == 0)
         c.a_gm_bytes = static_cast<std::uint64_t>(std::llround(static_cast<double>(a_bytes) * g.a_gm_ratio));
     if (!g.b_reused || c.mi == 0) c.b_bytes = b_bytes;
-    c.l0_bytes = a_bytes + b_bytes;
+    c.a_reread = c.ni > 0;
+    c.b_reread = c.mi > 0;
+    // Every base tile of the block takes its A rows and B columns from L1.
+    c.l0_bytes = c.tk * elt * (c.tm * ceil_div(c.tn, g.n0) + c.tn * ceil_div(c.tm, g.m0));
     c.mte1_cycles = static_cast<double>(c.l0_bytes) / chip.cube.l1_to_l0_bytes_per_cycle;
     c.m_cycles = static_cast<double>(mmad_cycles(chip, p.dtype, c.tm, c.tk, c.tn));
     if (c.ki + 1 == g.kb) c.out_bytes = c.tm * c.tn * kOutBytes;
@@ -189,6 +253,26 @@ double hbm_efficiency(const HbmParams& hbm, double write_fraction) {
     // write_batch_bytes of it; each idles the channel turnaround_ns.
     const double idle_per_byte = 2 * hbm.turnaround_ns * minority / std::max(1, hbm.write_batch_bytes);
     return hbm.efficiency / (1 + idle_per_byte * channel_bytes_per_ns);
+}
+
+double l2_port_bytes_per_cycle(const ChipParams& chip, CoreType t, bool write, int active) {
+    const double port = t == CoreType::cube ? (write ? chip.cube.l2_write_bytes_per_cycle : chip.cube.l2_read_bytes_per_cycle)
+                                            : (write ? chip.vector.l2_write_bytes_per_cycle : chip.vector.l2_read_bytes_per_cycle);
+    const double l2_per_cycle = chip.l2.bandwidth_gbps / chip.clock_ghz;
+    return std::min(port, l2_per_cycle / std::max(1, active));
+}
+
+double core_transfer_bytes_per_cycle(const ChipParams& chip, CoreType t, double hit_fraction, int active, bool write) {
+    const double h = std::clamp(hit_fraction, 0.0, 1.0);
+    const double gm = t == CoreType::cube ? chip.cube.gm_bytes_per_cycle : chip.vector.gm_bytes_per_cycle;
+    const double miss = gm_share_bytes_per_cycle(gm, chip, active);
+    const double hit = l2_port_bytes_per_cycle(chip, t, write, active);
+    return 1.0 / (h / hit + (1.0 - h) / miss);
+}
+
+double core_transfer_cycles(const ChipParams& chip, CoreType t, double bytes, double hit_bytes, int active, bool write) {
+    if (bytes <= 0) return 0;
+    return transfer_cycles(bytes, core_transfer_bytes_per_cycle(chip, t, hit_bytes / bytes, active, write));
 }
 
 double hbm_latency_cycles(const ChipParams& chip) { return chip.hbm.latency_ns * chip.clock_ghz; }

@@ -2,10 +2,10 @@
 // time their pipes with them, and the compiler's cost model (sim/compiler)
 // estimates tasks with them, so the two cannot drift apart. Plain C++.
 //
-// Cube task: a matmul is cut into base tiles that fit L0A/L0B and L0C
-// double-buffered; each tile passes MTE2 (GM -> L1), MTE1 (L1 -> L0A/L0B),
-// M (the cube: ceil(m/16)·ceil(k/16)·ceil(n/16) cycles in fp16, k in 32s for
-// int8) and FixPipe (L0C -> out, after the last k step).
+// Cube task: a matmul is cut into L1 blocks of base tiles; each block step
+// passes MTE2 (GM -> L1), MTE1 (L1 -> L0A/L0B), M (the cube:
+// ceil(m/16)·ceil(k/16)·ceil(n/16) cycles in fp16, k in 32s for int8) and
+// FixPipe (L0C -> out, after the last k step).
 // Vector task: the input is cut into UB chunks; each passes MTE2 (GM -> UB),
 // V (repeats of 256 B of lanes, rows padded to whole repeats, at most
 // max_repeats per instruction) and MTE3 (UB -> GM).
@@ -30,14 +30,24 @@ struct MatmulShape {
     std::uint64_t a_bytes = 0;
 };
 
-// Base tile of a matmul on one cube core.
+// The plan of a matmul on one cube core (docs/design.md, Timing model):
+// base tiles (m0 x n0 x k0) as large as L0A/L0B/L0C allow double-buffered,
+// grouped into L1 blocks — A (m1 x k1) and B (k1 x n1) loaded once into L1
+// (double-buffered) and reused by every base tile inside. The pipe
+// schedule steps through L1 blocks: step = (mi·nb + ni)·kb + ki. With K
+// split over several blocks (kb > 1) the m1 x n1 accumulators stay in L0C
+// across them, so m1·n1 fits L0C. A block is not loaded again when it is
+// still in L1: the A panel of a row of blocks when K is one block or all of
+// A fits L1, B when it all fits L1 (or is one block). Block sizes minimise
+// the bytes loaded into L1.
 struct MatmulTiling {
-    std::uint64_t m0 = 0, n0 = 0, k0 = 0;  // base tile
-    std::uint64_t mb = 0, nb = 0, kb = 0;  // tile counts per dimension
+    std::uint64_t m0 = 0, n0 = 0, k0 = 0;  // base tile (L0)
+    std::uint64_t m1 = 0, n1 = 0, k1 = 0;  // L1 block
+    std::uint64_t mb = 0, nb = 0, kb = 0;  // L1 blocks per dimension
     int elt = 2;                            // operand bytes
     double a_gm_ratio = 1.0;                // GM bytes of A per byte of A in L0A
-    bool a_panel_reused = false;            // A row panel stays in L1 across n tiles
-    bool b_reused = false;                  // all of B stays in L1 across m tiles
+    bool a_panel_reused = false;            // A blocks stay in L1 across n blocks
+    bool b_reused = false;                  // B blocks stay in L1 across m blocks
     std::uint64_t tiles() const { return mb * nb * kb; }
 };
 MatmulTiling plan_matmul(const MatmulShape& s, const ChipParams& chip);
@@ -46,17 +56,19 @@ MatmulTiling plan_matmul(const MatmulShape& s, const ChipParams& chip);
 inline constexpr std::uint64_t kAccBytes = 4;
 inline constexpr std::uint64_t kOutBytes = 2;
 
-// The work of one base tile in each pipe; tiles run in loop order
-// tile = (mi·nb + ni)·kb + ki.
+// The work of one L1 block step in each pipe.
 struct CubeTile {
-    std::uint64_t mi = 0, ni = 0, ki = 0;  // tile coordinates
+    std::uint64_t mi = 0, ni = 0, ki = 0;  // block coordinates
     std::uint64_t tm = 0, tn = 0, tk = 0;  // its extent
-    std::uint64_t a_gm_bytes = 0;          // MTE2: A read from GM (0: reused in L1)
-    std::uint64_t b_bytes = 0;             // MTE2: B read from GM (0: reused in L1)
-    std::uint64_t l0_bytes = 0;            // MTE1: A + B moved L1 -> L0
+    std::uint64_t a_gm_bytes = 0;          // MTE2: A read from GM (0: still in L1)
+    std::uint64_t b_bytes = 0;             // MTE2: B read from GM (0: still in L1)
+    bool a_reread = false, b_reread = false;  // this task read these bytes before (L2 may hold them)
+    std::uint64_t l0_bytes = 0;            // MTE1: A + B moved L1 -> L0, every base tile
     double mte1_cycles = 0;
     double m_cycles = 0;
     std::uint64_t out_bytes = 0;           // FixPipe: 0 while accumulating in L0C
+    // MTE2 bytes the task has read before (L2 hits when L2 holds them).
+    std::uint64_t reread_bytes() const { return (a_reread ? a_gm_bytes : 0) + (b_reread ? b_bytes : 0); }
 };
 CubeTile cube_tile(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, std::uint64_t tile);
 
@@ -119,6 +131,20 @@ double ub_move_cycles(const ChipParams& chip, std::uint64_t bytes);
 // Bytes per cycle one core's GM port moves when `active` cores stream from
 // HBM at once and share it evenly (the port caps it).
 double gm_share_bytes_per_cycle(double port_bytes_per_cycle, const ChipParams& chip, int active);
+// One GM port per core: MTE2, MTE3 and FixPipe of a core take turns on it
+// (at most one transfer at a time), so copying in and out at once gets the
+// port's rate in total. L2 hits move at the core's L2 rate (read or write),
+// capped by its share of L2's aggregate bandwidth; misses at the core's
+// share of HBM (gm_share_bytes_per_cycle).
+double l2_port_bytes_per_cycle(const ChipParams& chip, CoreType t, bool write, int active);
+// Effective bytes per cycle of a transfer on a core of type t whose bytes
+// hit L2 in fraction `hit_fraction` (misses first, then hits, as the memory
+// system serves them) while `active` cores stream at once.
+double core_transfer_bytes_per_cycle(const ChipParams& chip, CoreType t, double hit_fraction, int active,
+                                     bool write = false);
+// Cycles of such a transfer of `bytes`, `hit_bytes` of them L2 hits.
+double core_transfer_cycles(const ChipParams& chip, CoreType t, double bytes, double hit_bytes, int active,
+                            bool write = false);
 // Cycles of a transfer of `bytes` at `bytes_per_cycle`.
 inline double transfer_cycles(double bytes, double bytes_per_cycle) { return bytes / bytes_per_cycle; }
 // Share of HBM peak the channels deliver with `write_fraction` of the bytes

@@ -53,24 +53,36 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active) {
     s.a_bytes = w.gm_in_bytes > b_bytes ? w.gm_in_bytes - b_bytes : 0;
     if (s.m == 0 || s.n == 0 || s.k == 0) return task_overhead_cycles(CoreType::cube, chip);
     const timing::MatmulTiling g = timing::plan_matmul(s, chip);
-    const double rate = gm_rate(chip.cube.gm_bytes_per_cycle, chip, active);
+    // Bytes the task read before are L2 hits when L2 holds its operands.
+    const double l2_bytes = chip.l2.size_mb * 1024.0 * 1024.0;
+    const bool rereads_hit = static_cast<double>(w.gm_in_bytes) * active <= l2_bytes;
+    const double out_rate = timing::core_transfer_bytes_per_cycle(chip, CoreType::cube, 0.0, active, true);
     const auto cost = [&](int stage, std::uint64_t tile) {
         const timing::CubeTile c = timing::cube_tile(s, g, chip, tile);
         switch (stage) {
-            case 0: return transfer(c.a_gm_bytes + c.b_bytes, rate, chip);
+            case 0: {
+                const std::uint64_t bytes = c.a_gm_bytes + c.b_bytes;
+                if (bytes == 0) return timing::StageCost{true, 0, 0};
+                const double hits = rereads_hit ? static_cast<double>(c.reread_bytes()) : 0.0;
+                return timing::StageCost{false,
+                                         timing::core_transfer_cycles(chip, CoreType::cube, static_cast<double>(bytes),
+                                                                      hits, active),
+                                         timing::hbm_latency_cycles(chip)};
+            }
             case 1: return compute(c.mte1_cycles);
             case 2: return compute(c.m_cycles);
-            default: return transfer(c.out_bytes, rate, chip, true);
+            default: return transfer(c.out_bytes, out_rate, chip, true);
         }
     };
-    return timing::pipelined_cycles(4, g.tiles(), 2, cost) + task_overhead_cycles(CoreType::cube, chip);
+    // MTE2 and FixPipe share the core's GM port.
+    return timing::pipelined_cycles(4, g.tiles(), 2, cost, 4096, 0b1001u) + task_overhead_cycles(CoreType::cube, chip);
 }
 
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active) {
     // The chunk plan and pipe work of the vector core, GM in and out.
     const timing::VectorShape s = vector_shape(w);
     const timing::VectorPlan p = timing::plan_vector(s, chip);
-    const double rate = gm_rate(chip.vector.gm_bytes_per_cycle, chip, active);
+    const double rate = timing::core_transfer_bytes_per_cycle(chip, CoreType::vector, 0.0, active);
     const auto cost = [&](int stage, std::uint64_t tile) {
         const timing::VectorTile c = timing::vector_tile(p, s, chip, tile);
         switch (stage) {
@@ -79,7 +91,8 @@ double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int activ
             default: return transfer(c.out_bytes, rate, chip, true);
         }
     };
-    return timing::pipelined_cycles(3, p.tiles, 2, cost) + task_overhead_cycles(CoreType::vector, chip);
+    // MTE2 and MTE3 share the core's GM port.
+    return timing::pipelined_cycles(3, p.tiles, 2, cost, 4096, 0b101u) + task_overhead_cycles(CoreType::vector, chip);
 }
 
 BoundaryEstimate estimate_boundary(const Graph& g, const Kernel& c, const Kernel& v, const ChipParams& chip,

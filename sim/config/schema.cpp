@@ -177,8 +177,14 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Cube fractal N: columns of B per cube cycle (fp16).")
                     .field(&ChipParams::cube, &CubeParams::shape_n));
     k.push_back(number("chip.cores.cube.gm_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
-                    .meaning("Per-core port to L2/GM used by MTE2 loads and FixPipe stores.")
+                    .meaning("Per-core GM port for L2 misses (HBM), shared by MTE2 loads and FixPipe stores (one port per core).")
                     .field(&ChipParams::cube, &CubeParams::gm_bytes_per_cycle));
+    k.push_back(number("chip.cores.cube.l2_read_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
+                    .meaning("Per-core port rate of reads that hit in L2 (shared by the core's transfer pipes).")
+                    .field(&ChipParams::cube, &CubeParams::l2_read_bytes_per_cycle));
+    k.push_back(number("chip.cores.cube.l2_write_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
+                    .meaning("Per-core port rate of writes into L2 (shared by the core's transfer pipes).")
+                    .field(&ChipParams::cube, &CubeParams::l2_write_bytes_per_cycle));
     k.push_back(number("chip.cores.cube.l1_to_l0_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
                     .meaning("MTE1 rate from L1 into L0A/L0B.")
                     .field(&ChipParams::cube, &CubeParams::l1_to_l0_bytes_per_cycle));
@@ -197,8 +203,14 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Bytes processed by one V-pipe repeat (one cycle at cost 1).")
                     .field(&ChipParams::vector, &VectorParams::repeat_bytes));
     k.push_back(number("chip.cores.vector.gm_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
-                    .meaning("Per-core port to L2/GM used by MTE2 loads and MTE3 stores.")
+                    .meaning("Per-core GM port for L2 misses (HBM), shared by MTE2 loads and MTE3 stores (one port per core).")
                     .field(&ChipParams::vector, &VectorParams::gm_bytes_per_cycle));
+    k.push_back(number("chip.cores.vector.l2_read_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
+                    .meaning("Per-core port rate of reads that hit in L2 (shared by the core's transfer pipes).")
+                    .field(&ChipParams::vector, &VectorParams::l2_read_bytes_per_cycle));
+    k.push_back(number("chip.cores.vector.l2_write_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
+                    .meaning("Per-core port rate of writes into L2 (shared by the core's transfer pipes).")
+                    .field(&ChipParams::vector, &VectorParams::l2_write_bytes_per_cycle));
     k.push_back(number("chip.cores.vector.ub_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
                     .meaning("On-core moves into and out of UB.")
                     .field(&ChipParams::vector, &VectorParams::ub_bytes_per_cycle));

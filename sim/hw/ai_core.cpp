@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "chip/timing.hpp"
 #include "stats/run_span.hpp"
 #include "stats/stats.hpp"
 #include "trace/trace_writer.hpp"
@@ -18,7 +19,9 @@ AiCore::AiCore(sc_core::sc_module_name name, CoreType type, int index, SimContex
       index_(index),
       listener_(listener),
       pipe_names_(std::move(pipe_names)),
-      pipes_(pipe_names_.size()) {
+      pipes_(pipe_names_.size()),
+      l2_read_cap_(ctx.bytes_per_ps(timing::l2_port_bytes_per_cycle(ctx.chip, type, false, 1))),
+      l2_write_cap_(ctx.bytes_per_ps(timing::l2_port_bytes_per_cycle(ctx.chip, type, true, 1))) {
     if (ctx_.tracing) {
         const std::string core = fmt::format("{}{}", to_string(type_), index_);
         tid_ = ctx_.next_tid++;
@@ -44,13 +47,19 @@ void AiCore::start(std::uint32_t task) {
 void AiCore::wake(std::uint64_t action) {
     ++sim_events_total();
     if (action != kStarted) {
-        end_stage(static_cast<int>(action));
+        if (action & kDrained) on_drained(action & ~kDrained);
+        else if (action & kArrived) on_arrived(action & ~kArrived);
+        else end_stage(static_cast<int>(action));
         return;
     }
     const Task& t = ctx_.stream.tasks[task_];
     in_map_.reset(t.reads, t.params.has_addr, t.params.addr);
     out_map_.reset(t.writes, t.params.has_out_addr, t.params.out_addr);
-    pipeline_.reset(static_cast<int>(pipe_names_.size()), plan(t), 2);
+    // The first stage loads, the last stores; through GM both take the
+    // core's one port.
+    const int last = static_cast<int>(pipe_names_.size()) - 1;
+    const std::uint32_t port = (is_global(t.params.src) ? 1u : 0u) | (is_global(t.params.dst) ? 1u << last : 0u);
+    pipeline_.reset(static_cast<int>(pipe_names_.size()), plan(t), 2, port);
     pipeline_.kick(*this);
     if (pipeline_.finished()) finish_task();
 }
@@ -65,18 +74,29 @@ bool AiCore::begin_stage(int stage, std::uint64_t tile) {
     if (w.kind == StageWork::Kind::compute) {
         ctx_.scheduler->at(now_ps() + ctx_.cycles_to_ps(w.cycles), *this, static_cast<std::uint64_t>(stage));
     } else {
+        // L2 hits move at the core's L2 rate; the engine's cap is for misses.
+        w.transfer.l2_cap_bytes_per_ps = w.transfer.write ? l2_write_cap_ : l2_read_cap_;
         ctx_.memory->transfer(w.transfer, this, static_cast<std::uint64_t>(stage));
     }
     return true;
 }
 
 void AiCore::transfer_drained(std::uint64_t stage) {
+    // Handled after the compute stages that end at the same time (as the
+    // compiler's pipe schedule orders them), so which stage takes the
+    // freed port does not depend on event order.
+    ctx_.scheduler->at(now_ps(), *this, kDrained | stage);
+}
+
+void AiCore::transfer_done(std::uint64_t stage) { ctx_.scheduler->at(now_ps(), *this, kArrived | stage); }
+
+void AiCore::on_drained(std::uint64_t stage) {
     record_stage(static_cast<int>(stage));
     ++transfers_in_flight_;
     pipeline_.stage_drained(*this, static_cast<int>(stage));
 }
 
-void AiCore::transfer_done(std::uint64_t stage) {
+void AiCore::on_arrived(std::uint64_t stage) {
     --transfers_in_flight_;
     pipeline_.stage_arrived(*this, static_cast<int>(stage));
     if (pipeline_.finished() && transfers_in_flight_ == 0) finish_task();

@@ -81,6 +81,10 @@ protected:
 private:
     // Scheduler actions: the task's start-up is over, or compute stage s ended.
     static constexpr std::uint64_t kStarted = ~std::uint64_t{0};
+    static constexpr std::uint64_t kDrained = std::uint64_t{1} << 32;  // | stage
+    static constexpr std::uint64_t kArrived = std::uint64_t{1} << 33;
+    void on_drained(std::uint64_t stage);
+    void on_arrived(std::uint64_t stage);
 
     bool begin_stage(int stage, std::uint64_t tile) override;
     void wake(std::uint64_t action) override;
@@ -105,6 +109,7 @@ private:
     std::uint64_t tasks_run_ = 0;
     int tid_ = 0;
     std::vector<int> pipe_tids_;
+    double l2_read_cap_, l2_write_cap_;  // the port's rate for L2 hits, bytes/ps
 };
 
 }  // namespace npusim

@@ -41,11 +41,11 @@ StageWork CubeCore::work(const Task& t, int stage, std::uint64_t tile) {
             w.transfer.space = p.src;
             w.transfer.bytes = bytes;
             w.transfer.cap_bytes_per_ps = gm_cap_;
-            // The input stream holds A (a_total_ bytes in all) then B, tiles
-            // in loop order.
+            // The input stream holds A (a_total_ bytes in all) then B, L1
+            // blocks in loop order.
             const std::uint64_t a_off = static_cast<std::uint64_t>(std::llround(
-                static_cast<double>((c.mi * g.kb + c.ki) * g.m0 * g.k0 * elt) * g.a_gm_ratio));
-            const std::uint64_t b_off = a_total_ + (c.ki * g.nb + c.ni) * g.k0 * g.n0 * elt;
+                static_cast<double>((c.mi * g.kb + c.ki) * g.m1 * g.k1 * elt) * g.a_gm_ratio));
+            const std::uint64_t b_off = a_total_ + (c.ki * g.nb + c.ni) * g.k1 * g.n1 * elt;
             if (c.a_gm_bytes) in_map_.map(a_off, c.a_gm_bytes, w.transfer);
             if (c.b_bytes) in_map_.map(b_off, c.b_bytes, w.transfer);
             return w;
@@ -68,7 +68,7 @@ StageWork CubeCore::work(const Task& t, int stage, std::uint64_t tile) {
                 w.transfer.space = p.dst;
                 w.transfer.bytes = c.out_bytes;
                 w.transfer.cap_bytes_per_ps = gm_cap_;
-                out_map_.map((c.mi * g.nb + c.ni) * g.m0 * g.n0 * timing::kOutBytes, c.out_bytes, w.transfer);
+                out_map_.map((c.mi * g.nb + c.ni) * g.m1 * g.n1 * timing::kOutBytes, c.out_bytes, w.transfer);
             } else {
                 w.kind = StageWork::Kind::compute;
                 w.cycles = timing::fixpipe_local_cycles(ctx_.chip, c.out_bytes);

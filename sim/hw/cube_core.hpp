@@ -1,5 +1,6 @@
 // Cube (matrix) core: pipes MTE2 (GM->L1), MTE1 (L1->L0A/L0B), M (the cube)
-// and FixPipe (L0C->out). The tile plan and each pipe's work per tile are the
+// and FixPipe (L0C->out), stepping through L1 blocks of base tiles. The
+// block plan and each pipe's work per block step are the
 // chip layer's formulas (chip/timing.hpp); this module moves the bytes
 // through the memory system and keeps the time.
 #pragma once

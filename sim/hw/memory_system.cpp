@@ -56,7 +56,7 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
     p.client = client;
     p.tag = tag;
     p.cap = req.cap_bytes_per_ps;
-    p.l2_cap = req.cap_bytes_per_ps;
+    p.l2_cap = req.l2_cap_bytes_per_ps > 0 ? req.l2_cap_bytes_per_ps : req.cap_bytes_per_ps;
     p.write_back = false;
     p.latency_ps = l2_latency_ps_;
 
@@ -101,10 +101,10 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
     }
     // A part on few slices moves no faster than those slices.
     if (l2_bytes > 0 && busiest_slice > 0)
-        p.l2_cap = std::min(p.cap, l2_slice_bytes_per_ps_ * static_cast<double>(l2_bytes) /
-                                       static_cast<double>(std::min(busiest_slice, l2_bytes)));
-    // The engine walks its addresses in order: misses from HBM, then hits
-    // from L2, each part at the engine's full rate.
+        p.l2_cap = std::min(p.l2_cap, l2_slice_bytes_per_ps_ * static_cast<double>(l2_bytes) /
+                                          static_cast<double>(std::min(busiest_slice, l2_bytes)));
+    // The engine walks its addresses in order: misses from HBM at the
+    // port's miss rate, then hits from L2 at the core's L2 rate.
     traffic_.l2_served_bytes += l2_bytes;
     if (hbm_bytes > 0) {
         p.l2_bytes = l2_bytes;

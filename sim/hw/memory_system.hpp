@@ -55,7 +55,8 @@ struct TransferRequest {
     std::array<AddrRange, kMaxRanges> ranges;
     int n_ranges = 0;
     void add_range(std::uint64_t addr, std::uint64_t bytes);
-    double cap_bytes_per_ps = 0;  // the issuing engine's own limit
+    double cap_bytes_per_ps = 0;     // the issuing engine's own limit (HBM part: misses)
+    double l2_cap_bytes_per_ps = 0;  // its limit for bytes served by L2 (0: cap_bytes_per_ps)
 };
 
 struct MemoryTraffic {
@@ -86,7 +87,7 @@ private:
         std::uint64_t tag;
         std::uint64_t l2_bytes;   // second part, started when the first ends
         std::uint64_t latency_ps;
-        double cap;
+        double cap;               // HBM part
         double l2_cap;            // engine and slice cap of the L2 part
         bool write_back = false;  // an L2 eviction's write: nobody waits for it
     };

@@ -1,0 +1,146 @@
+// Cube L1 blocking and the per-core GM port (docs/design.md, Timing model):
+// a large GEMM over the whole die runs near the Cube peak, a K-split GEMM
+// that fits L1 loads each operand byte once, more L1 never slows a GEMM,
+// a core's loads and stores share one port, and L2 hits move at the core's
+// L2 rate.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "chip/timing.hpp"
+#include "config/run_config.hpp"
+#include "support/e2e.hpp"
+
+using namespace npusim;
+using namespace npusim::test;
+
+namespace {
+
+const std::string kA2 = std::string(NPUSIM_SOURCE_DIR) + "/configs/chips/a2.json";
+
+// One fp16 matmul task per core over a rows x cols grid of M x N blocks
+// (as tools/gemm_stream.py writes it): a row block of A and a column block
+// of B each have one address, so cores sharing them hit in L2.
+std::string gemm_stream(std::uint64_t m, std::uint64_t n, std::uint64_t k, int rows, int cols) {
+    std::string out;
+    const std::uint64_t a = 1ull << 32, b = 1ull << 36, c = 1ull << 40;
+    const std::uint64_t ms = m / static_cast<std::uint64_t>(rows), ns = n / static_cast<std::uint64_t>(cols);
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j) {
+            const int core = i * cols + j;
+            const std::uint64_t m0 = static_cast<std::uint64_t>(i) * ms, n0 = static_cast<std::uint64_t>(j) * ns;
+            out += fmt::format(
+                R"({{"id":"mm{0}","core_type":"cube","kernel":"matmul","stream":"s{0}","core":{0},"wait":[],"signal":[],)"
+                R"("params":{{"m":{1},"n":{2},"k":{3},"dtype":"fp16","reads":[{{"space":"hbm","addr":{4},"bytes":{5}}},)"
+                R"({{"space":"hbm","addr":{6},"bytes":{7}}}],"writes":[{{"space":"hbm","addr":{8},"bytes":{9}}}]}}}})"
+                "\n",
+                core, ms, ns, k, a + m0 * k * 2, ms * k * 2, b + n0 * k * 2, ns * k * 2, c + (m0 * n + n0 * ms) * 2,
+                ms * ns * 2);
+        }
+    return out;
+}
+
+nlohmann::json run(const TempDir& tmp, const std::string& stream, std::vector<std::string> extra = {}) {
+    const std::string file = tmp.write("s.jsonl", stream);
+    std::vector<std::string> args = {"run", "--chip", kA2, "--workload", file, "--stats", tmp.path("stats.json")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = run_npusim(tmp, args);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return read_json(tmp.path("stats.json"));
+}
+
+std::string copy_line(const char* src, const char* dst, std::uint64_t bytes) {
+    return fmt::format(R"({{"id":"c","core_type":"vector","kernel":"copy","stream":"s","wait":[],"signal":[],)"
+                       R"("params":{{"bytes":{},"src":"{}","dst":"{}","addr":4294967296,"out_addr":8589934592}}}})"
+                       "\n",
+                       bytes, src, dst);
+}
+
+}  // namespace
+
+TEST_CASE("cube: a 4096^3 fp16 GEMM over all 24 cube cores of a2 reaches 85% of the Cube peak", "[cube][e2e]") {
+    TempDir tmp;
+    const ChipParams chip = RunConfig::load(kA2, "", {}).chip();
+    const double cycles = run(tmp, gemm_stream(4096, 4096, 4096, 4, 6)).at("total_cycles").get<double>();
+    const double macs_per_cycle = static_cast<double>(chip.cube.count) * 16 * 16 * 16;
+    const double macs = 4.0 * 1024 * 6 * (4096 / 6) * 4096;  // the grid's blocks
+    const double efficiency = macs / (macs_per_cycle * cycles);
+    CAPTURE(cycles, efficiency);
+    CHECK(efficiency >= 0.85);
+    CHECK(efficiency <= 1.0);
+}
+
+TEST_CASE("cube: a K-split GEMM that fits L1 loads every operand byte once", "[cube]") {
+    const ChipParams chip = RunConfig::load(kA2, "", {}).chip();
+    // A 192x640 + B 640x192 fp16 = 480 KB, within L1; the 192x192
+    // accumulators exceed L0C and double-buffered blocks force K into steps.
+    const timing::MatmulShape s{192, 192, 640, DType::fp16, 0};
+    const timing::MatmulTiling g = timing::plan_matmul(s, chip);
+    CAPTURE(g.m1, g.n1, g.k1, g.mb, g.nb, g.kb);
+    REQUIRE(g.kb > 1);
+    std::uint64_t mte2 = 0;
+    for (std::uint64_t t = 0; t < g.tiles(); ++t) {
+        const timing::CubeTile c = timing::cube_tile(s, g, chip, t);
+        mte2 += c.a_gm_bytes + c.b_bytes;
+    }
+    CHECK(g.tiles() > g.kb);
+    CHECK(mte2 == (192 * 640 + 640 * 192) * 2);
+    // Half the L1: the same GEMM must reload something.
+    ChipParams half = chip;
+    half.buffers.l1_kb /= 4;
+    const timing::MatmulTiling h = timing::plan_matmul(s, half);
+    std::uint64_t mte2_half = 0;
+    for (std::uint64_t t = 0; t < h.tiles(); ++t) {
+        const timing::CubeTile c = timing::cube_tile(s, h, half, t);
+        mte2_half += c.a_gm_bytes + c.b_bytes;
+    }
+    CHECK(mte2_half > mte2);
+}
+
+TEST_CASE("cube: doubling L1 or L0C never makes a large GEMM slower", "[cube][e2e]") {
+    TempDir tmp;
+    const std::string stream = gemm_stream(4096, 4096, 4096, 4, 6);
+    const double base = run(tmp, stream).at("total_cycles").get<double>();
+    const double l1 = run(tmp, stream, {"--set", "chip.buffers.l1_kb=1024"}).at("total_cycles").get<double>();
+    const double l0c = run(tmp, stream, {"--set", "chip.buffers.l0c_kb=256"}).at("total_cycles").get<double>();
+    CAPTURE(base, l1, l0c);
+    CHECK(l1 <= base);
+    // More L0C: larger accumulator blocks, fewer bytes per MAC.
+    CHECK(l0c <= base);
+}
+
+TEST_CASE("ports: one core copying in and out at once is bounded by one port's rate", "[ports][e2e]") {
+    TempDir tmp;
+    const std::uint64_t bytes = 1 << 20;
+    const nlohmann::json s = run(tmp, copy_line("hbm", "hbm", bytes));
+    const double cycles = s.at("total_cycles").get<double>();
+    // In and out: 2 MB through one 32 B/cycle port (misses and HBM writes).
+    CAPTURE(cycles);
+    CHECK(2.0 * bytes / cycles <= 32.0);
+    CHECK(2.0 * bytes / cycles >= 0.8 * 32.0);
+}
+
+TEST_CASE("ports: L2-resident traffic moves at the core's L2 rates, not HBM's", "[ports][e2e]") {
+    TempDir tmp;
+    const double bytes = 4 << 20;
+    const std::string line = copy_line("l2", "l2", 4 << 20);
+    const double base = run(tmp, line).at("total_cycles").get<double>();
+    // Through one port: reads at 110 B/cycle and writes at 86 B/cycle (a2),
+    // not the 32 B/cycle miss rate.
+    const double port = bytes / 110 + bytes / 86;
+    CAPTURE(base, port);
+    CHECK(base >= port);
+    CHECK(base <= 1.05 * port);
+    const double l2x2 = run(tmp, line, {"--set", "chip.cores.vector.l2_read_bytes_per_cycle=220", "--set",
+                                        "chip.cores.vector.l2_write_bytes_per_cycle=172"})
+                            .at("total_cycles")
+                            .get<double>();
+    const double hbmx2 = run(tmp, line, {"--set", "chip.hbm.bandwidth_gbps=3200"}).at("total_cycles").get<double>();
+    CAPTURE(l2x2, hbmx2);
+    CHECK(l2x2 < 0.55 * base);
+    CHECK(hbmx2 == Approx(base).epsilon(0.001));
+}

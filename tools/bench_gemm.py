@@ -1,0 +1,39 @@
+#!/usr/bin/python3
+"""GEMM ladder: achieved TFLOPS and % of the Cube peak of a die for fp16
+GEMMs split one task per cube core (tools/gemm_stream.py).
+Peak = cube cores x 16*16*16*2 FLOP/cycle x clock.
+Usage: bench_gemm.py [NPUSIM] [CHIP]   (defaults build/npusim, configs/chips/a2.json)"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gemm_stream  # noqa: E402
+
+LADDER = [(128, 128, 128), (512, 512, 512), (1000, 1000, 1000), (1024, 1024, 1024), (2048, 2048, 2048),
+          (4096, 4096, 4096), (8192, 8192, 8192), (512, 8192, 8192), (8192, 8192, 512)]
+
+
+def main():
+    npusim = sys.argv[1] if len(sys.argv) > 1 else "build/npusim"
+    chip_file = sys.argv[2] if len(sys.argv) > 2 else "configs/chips/a2.json"
+    chip = json.load(open(chip_file))
+    cubes, clock = chip["cores"]["cube"]["count"], chip["clock_ghz"]
+    peak = cubes * 16 * 16 * 16 * 2 * clock / 1000.0  # TFLOPS
+    print(f"{os.path.basename(chip_file)}: {cubes} cube cores at {clock} GHz, fp16 peak {peak:.1f} TFLOPS")
+    print(f"{'M':>6} {'N':>6} {'K':>6} {'cycles':>10} {'TFLOPS':>8} {'% peak':>7}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for m, n, k in LADDER:
+            stream, stats = os.path.join(tmp, "g.jsonl"), os.path.join(tmp, "s.json")
+            open(stream, "w").write(gemm_stream.stream(m, n, k, cubes))
+            subprocess.run([npusim, "run", "--chip", chip_file, "--workload", stream, "--stats", stats],
+                           check=True, stdout=subprocess.DEVNULL)
+            cycles = json.load(open(stats))["total_cycles"]
+            tflops = 2.0 * m * n * k / (cycles / clock) / 1000.0
+            print(f"{m:>6} {n:>6} {k:>6} {cycles:>10.0f} {tflops:>8.1f} {100 * tflops / peak:>6.1f}%")
+
+
+if __name__ == "__main__":
+    main()
