@@ -585,8 +585,9 @@ TEST_CASE("compiler e2e: ConvBNReLU on ax300, tile sync overlaps more and runs f
                     << " cycles, overlap " << overlap(tile));
         CHECK(overlap(tile) > overlap(op) + 0.2);
         CHECK(cycles(tile) < cycles(op));
-        // Same work, different events.
-        CHECK(compile_stat(tile, "tasks") == compile_stat(op, "tasks"));
+        // Same Cube work, finer events; under tile sync the compiler may also
+        // cut the input conversions finer so that Cube starts earlier.
+        CHECK(compile_stat(tile, "tasks") >= compile_stat(op, "tasks"));
         CHECK(compile_stat(tile, "events") > compile_stat(op, "events"));
         CHECK(op.at("tasks").at("by_kernel").at("matmul") == tile.at("tasks").at("by_kernel").at("matmul"));
         if (forced) CHECK(tile.at("tasks").at("by_kernel").at("matmul") == 16);

@@ -118,10 +118,15 @@ TEST_CASE("ports: one core copying in and out at once is bounded by one port's r
     const std::uint64_t bytes = 1 << 20;
     const nlohmann::json s = run(tmp, copy_line("hbm", "hbm", bytes));
     const double cycles = s.at("total_cycles").get<double>();
-    // In and out: 2 MB through one 32 B/cycle port (misses and HBM writes).
-    CAPTURE(cycles);
-    CHECK(2.0 * bytes / cycles <= 32.0);
-    CHECK(2.0 * bytes / cycles >= 0.8 * 32.0);
+    // In and out through one port, one direction at a time: the reads miss
+    // (32 B/cycle GM rate), the writes allocate in the write-back L2 (the
+    // core's 86 B/cycle L2 write rate). Sharing the port, 1 MB each way
+    // moves at their harmonic mean; two ports would overlap them (the
+    // slower side alone, 64 B/cycle of in+out).
+    const double shared = 2.0 / (1.0 / 32.0 + 1.0 / 86.0);
+    CAPTURE(cycles, shared);
+    CHECK(2.0 * bytes / cycles <= shared * 1.01);
+    CHECK(2.0 * bytes / cycles >= 0.85 * shared);
 }
 
 TEST_CASE("ports: L2-resident traffic moves at the core's L2 rates, not HBM's", "[ports][e2e]") {

@@ -415,20 +415,25 @@ TEST_CASE("host: async and pipeline beat sync on the host-bound models and the d
     }
 }
 
-TEST_CASE("host: the compute-bound ResNet-50 at batch 32 changes by only a few percent", "[host][cli]") {
+TEST_CASE("host: on the compute-bound ResNet-50 at batch 32 async and pipeline hide the host, sync exposes it", "[host][cli]") {
     TempDir tmp;
     const json off = run_stats(tmp, kA2, kResNet, {"workload.batch=32"});
     std::map<std::string, json> s;
     for (const char* m : {"sync", "async", "pipeline"})
         s[m] = run_stats(tmp, kA2, kResNet, {"workload.batch=32", std::string("workload.host_mode=") + m});
+    const double device = num(off, "total_ns");
     const double sync = num(s["sync"], "host.end_to_end_ns");
     CHECK_FALSE(off.contains("host"));
-    CHECK(sync < 1.05 * num(off, "total_ns"));
+    // Sync puts each op's host stages (prepare + infer + resize + alloc +
+    // launch, ~17.5 us static) on one thread in series with its launch; on a
+    // device this fast part of them shows, but never more than that path.
+    CHECK(sync > device);
+    CHECK(sync < device + num(s["sync"], "host.launches") * 20e3);
     for (const char* m : {"async", "pipeline"}) {
         INFO(m);
         const double e2e = num(s[m], "host.end_to_end_ns");
-        CHECK(e2e <= sync);
-        CHECK(e2e > 0.95 * sync);
+        CHECK(e2e < sync);
+        CHECK(e2e < 1.05 * device);  // the launch path runs ahead of the device
         CHECK(num(s[m], "host.device_idle_fraction") < 0.05);
         CHECK(num(s[m], "host.peak_device_memory_bytes") <= num(s["sync"], "host.peak_device_memory_bytes"));
     }
@@ -512,7 +517,8 @@ TEST_CASE("host: in hetero mode the CPU subgraph overlaps the NPU subgraph", "[h
     CHECK(cpu > 0.5 * device);
     // Most of the device's work runs while a CPU thread computes.
     CHECK(num(het, "host.cpu.device_overlap_ns") > 0.5 * std::min(cpu, device));
-    CHECK(num(het, "host.end_to_end_ns") < 0.8 * (cpu + device));
+    // Run side by side, they save at least half of the shorter one.
+    CHECK(num(het, "host.end_to_end_ns") < cpu + device - 0.5 * std::min(cpu, device));
     CHECK(num(het, "host.copies") == 3);  // the gate's operand down and result up, the column sum up
     CHECK(het["host"]["threads"].contains("cpu0"));
     const Result check = run_program(tmp, "python3", {kCheckTrace, trace, "--quiet"});

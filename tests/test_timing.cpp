@@ -108,7 +108,7 @@ TEST_CASE("timing: the compiler's estimate of an isolated kernel is the simulate
         }
         // One vector tile, a multi-chunk vector task, a copy.
         for (const auto& [kernel, bytes, cpr] : {std::tuple<const char*, std::uint64_t, double>{"vector", 8192, 2},
-                                                 {"vector", 1 << 20, 4}, {"copy", 1 << 20, 1}}) {
+                                                 {"vector", 1 << 20, 4}, {"vector", 4096 * 80, 6}, {"copy", 1 << 20, 1}}) {
             CAPTURE(kernel, bytes, cpr);
             const double sim = simulate(tmp, file, vector_line(kernel, bytes, cpr));
             const double est = estimate_vector(chip, bytes, cpr, std::string(kernel) == "copy");
@@ -171,12 +171,13 @@ TEST_CASE("timing: vector lanes by dtype, mask waste on short rows, the repeat l
     CHECK(task_repeats(a2, vshape(4096 * 80)) == 1280);  // contiguous: 4096 * 80 / 256
     const double waste = estimate_vector(a2, 4096 * 80, 6, false, DType::fp16, 80);
     const double dense = estimate_vector(a2, 4096 * 80, 6, false);
-    // V time ~4096 / 1280 (issue cost on top); the task, V-bound, about 2x
-    // (the dense one moves at the GM port's rate).
+    // V time ~4096 / 1280 (issue cost on top); the task, V-bound, 1.5x or
+    // more (the dense one is bound by the GM port: reads at 32 B/cycle, writes
+    // into the write-back L2 at 86).
     const auto dense_rows = vshape(4096 * 80, DType::fp16, 0, 6);
     CHECK(timing::vector_task_v_cycles(timing::plan_vector(rows, a2), rows, a2) >
           3 * timing::vector_task_v_cycles(timing::plan_vector(dense_rows, a2), dense_rows, a2));
-    CHECK(waste > 1.8 * dense);
+    CHECK(waste > 1.5 * dense);
     // Chunks hold whole rows.
     const timing::VectorPlan rp = timing::plan_vector(rows, a2);
     CHECK(rp.chunk % 80 == 0);
@@ -224,9 +225,10 @@ TEST_CASE("timing: the estimate follows the chip the way the hardware does", "[t
     slow.hbm.bandwidth_gbps /= 2;
     const double copy = estimate_vector(a2, 1 << 20, 1, true);
     CHECK(estimate_vector(slow, 1 << 20, 1, true) == Approx(copy).epsilon(0.01));
-    // ... but 48 cores streaming at once share HBM: the port is no longer the limit.
+    // ... but 48 cores streaming at once share HBM: the port is no longer the
+    // limit for the reads (the writes land in the write-back L2).
     CHECK(compiler::vector_task_cycles({1 << 20, 1 << 20, 1, true}, slow, 48) >
-          1.8 * compiler::vector_task_cycles({1 << 20, 1 << 20, 1, true}, a2, 48));
+          1.6 * compiler::vector_task_cycles({1 << 20, 1 << 20, 1, true}, a2, 48));
     // A wider cube (n 16 -> 32) halves the M cycles of a tile and shortens a
     // compute-bound matmul.
     ChipParams wide = a2;
@@ -236,7 +238,8 @@ TEST_CASE("timing: the estimate follows the chip the way the hardware does", "[t
     // A faster GM port shortens a transfer-bound task; more HBM latency lengthens it.
     ChipParams port = a2;
     port.vector.gm_bytes_per_cycle *= 2;
-    CHECK(estimate_vector(port, 1 << 20, 1, true) < 0.6 * copy);
+    // Only the reads use the GM rate; the writes move at the L2 write rate.
+    CHECK(estimate_vector(port, 1 << 20, 1, true) < 0.7 * copy);
     ChipParams lat = a2;
     lat.hbm.latency_ns *= 2;
     CHECK(estimate_vector(lat, 1 << 20, 1, true) > copy);

@@ -56,7 +56,8 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active) {
     // Bytes the task read before are L2 hits when L2 holds its operands.
     const double l2_bytes = chip.l2.size_mb * 1024.0 * 1024.0;
     const bool rereads_hit = static_cast<double>(w.gm_in_bytes) * active <= l2_bytes;
-    const double out_rate = timing::core_transfer_bytes_per_cycle(chip, CoreType::cube, 0.0, active, true);
+    // Stores allocate in the write-back L2: they move at the core's L2 write rate.
+    const double out_rate = timing::core_transfer_bytes_per_cycle(chip, CoreType::cube, 1.0, active, true);
     const auto cost = [&](int stage, std::uint64_t tile) {
         const timing::CubeTile c = timing::cube_tile(s, g, chip, tile);
         switch (stage) {
@@ -82,13 +83,15 @@ double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int activ
     // The chunk plan and pipe work of the vector core, GM in and out.
     const timing::VectorShape s = vector_shape(w);
     const timing::VectorPlan p = timing::plan_vector(s, chip);
+    // Loads miss (cold input); stores allocate in the write-back L2.
     const double rate = timing::core_transfer_bytes_per_cycle(chip, CoreType::vector, 0.0, active);
+    const double out_rate = timing::core_transfer_bytes_per_cycle(chip, CoreType::vector, 1.0, active, true);
     const auto cost = [&](int stage, std::uint64_t tile) {
         const timing::VectorTile c = timing::vector_tile(p, s, chip, tile);
         switch (stage) {
             case 0: return transfer(c.in_bytes, rate, chip);
             case 1: return w.copy ? timing::StageCost{true, 0, 0} : compute(c.v_cycles);
-            default: return transfer(c.out_bytes, rate, chip, true);
+            default: return transfer(c.out_bytes, out_rate, chip, true);
         }
     };
     // MTE2 and MTE3 share the core's GM port.
