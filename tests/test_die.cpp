@@ -115,18 +115,6 @@ double n(const Stats& s, const std::string& key) {
 // --- the binary ------------------------------------------------------------
 
 // `npusim run ... --stats OUT -q`; returns the stats document.
-json run_binary(const TempDir& tmp, const std::string& chip, const std::string& workload,
-                const std::vector<std::string>& sets = {}) {
-    static int count = 0;
-    const std::string stats = tmp.path("stats" + std::to_string(count++) + ".json");
-    std::vector<std::string> args = {"run", "--chip", chip, "--workload", workload};
-    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
-    args.insert(args.end(), {"--stats", stats, "-q"});
-    const Result r = run_npusim(tmp, args);
-    SHOW(r);
-    REQUIRE(r.code == 0);
-    return read_json(stats);
-}
 
 }  // namespace
 
@@ -461,8 +449,8 @@ TEST_CASE("die: halving HBM bandwidth doubles a memory-bound copy and leaves an 
     // The 48-core copy is HBM-bound (see above): its time is HBM bytes /
     // bandwidth plus small fixed costs, so half the bandwidth ~ twice the time.
     const std::string copy = kSrc + "/traces/copy_48core.jsonl";
-    const json fast = run_binary(tmp, kA2, copy, {"chip.hbm.bandwidth_gbps=1600"});
-    const json slow = run_binary(tmp, kA2, copy, {"chip.hbm.bandwidth_gbps=800"});
+    const json fast = run_for_stats(tmp, kA2, copy, {"chip.hbm.bandwidth_gbps=1600"});
+    const json slow = run_for_stats(tmp, kA2, copy, {"chip.hbm.bandwidth_gbps=800"});
     const double ratio = slow["total_cycles"].get<double>() / fast["total_cycles"].get<double>();
     INFO("copy: " << fast["total_cycles"] << " -> " << slow["total_cycles"] << " cycles, ratio " << ratio);
     CHECK(ratio >= 1.8);
@@ -474,8 +462,8 @@ TEST_CASE("die: halving HBM bandwidth doubles a memory-bound copy and leaves an 
     for (int c = 0; c < 24; ++c)
         mm.push_back(l1_matmul("mm" + std::to_string(c), "s" + std::to_string(c), 128, 512, 128));
     const std::string mm_file = tmp.write("mm.jsonl", jsonl(mm));
-    const json a = run_binary(tmp, kA2, mm_file, {"chip.hbm.bandwidth_gbps=1600"});
-    const json b = run_binary(tmp, kA2, mm_file, {"chip.hbm.bandwidth_gbps=800"});
+    const json a = run_for_stats(tmp, kA2, mm_file, {"chip.hbm.bandwidth_gbps=1600"});
+    const json b = run_for_stats(tmp, kA2, mm_file, {"chip.hbm.bandwidth_gbps=800"});
     CHECK(a["total_cycles"].get<std::int64_t>() > 0);
     CHECK(a["total_cycles"] == b["total_cycles"]);
     CHECK(a["total_ps"] == b["total_ps"]);
@@ -486,8 +474,8 @@ TEST_CASE("die: tile-level sync overlaps Cube and Vector more than op-level sync
     // docs/design.md §1.1 reference case: op-level events make every Vector tile wait
     // for all 16 Cube tiles; tile-level events let Vector follow each tile.
     TempDir tmp;
-    const json op = run_binary(tmp, kAx300, kSrc + "/traces/convbnrelu_op.jsonl");
-    const json tile = run_binary(tmp, kAx300, kSrc + "/traces/convbnrelu_tile.jsonl");
+    const json op = run_for_stats(tmp, kAx300, kSrc + "/traces/convbnrelu_op.jsonl");
+    const json tile = run_for_stats(tmp, kAx300, kSrc + "/traces/convbnrelu_tile.jsonl");
     const double op_overlap = op["overlap"]["cube_vector"], tile_overlap = tile["overlap"]["cube_vector"];
     INFO("overlap op " << op_overlap << ", tile " << tile_overlap << "; cycles op " << op["total_cycles"] << ", tile "
                        << tile["total_cycles"]);

@@ -47,14 +47,8 @@ std::string stream_of(int tasks, std::uint64_t bytes, int streams, bool pin = fa
 double total_cycles(const std::string& stream_text, const std::vector<std::string>& sets) {
     static int count = 0;
     TempDir tmp;
-    const std::string stream = tmp.write("s" + std::to_string(count) + ".jsonl", stream_text);
-    const std::string stats = tmp.path("stats" + std::to_string(count++) + ".json");
-    std::vector<std::string> args = {"run", "--chip", kA2, "--workload", stream, "--stats", stats, "-q"};
-    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
-    const Result r = run_npusim(tmp, args);
-    SHOW(r);
-    REQUIRE(r.code == 0);
-    return read_json(stats).at("total_cycles").get<double>();
+    const std::string stream = tmp.write("s" + std::to_string(count++) + ".jsonl", stream_text);
+    return run_for_stats(tmp, kA2, stream, sets).at("total_cycles").get<double>();
 }
 
 }  // namespace

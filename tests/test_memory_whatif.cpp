@@ -61,17 +61,6 @@ std::string reread_stream(std::uint64_t ws, int passes) {
     return jsonl(t);
 }
 
-json run_binary(const TempDir& tmp, const std::string& stream_file, const std::vector<std::string>& sets) {
-    static int count = 0;
-    const std::string stats = tmp.path("stats" + std::to_string(count++) + ".json");
-    std::vector<std::string> args = {"run", "--chip", kA2, "--workload", stream_file};
-    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
-    args.insert(args.end(), {"--stats", stats, "-q"});
-    const Result r = run_npusim(tmp, args);
-    SHOW(r);
-    REQUIRE(r.code == 0);
-    return read_json(stats);
-}
 
 double cycles(const json& s) { return s["total_cycles"].get<double>(); }
 double l2_hit_rate(const json& s) { return s["memory"]["l2"]["hit_rate"].get<double>(); }
@@ -86,7 +75,7 @@ TEST_CASE("what-if L2 size: a re-read working set degrades smoothly around capac
     double last_cycles = 0, last_hits = -1;
     std::vector<double> hit_rates;
     for (double mb : {96.0, 52.0, 46.0, 40.0, 24.0}) {  // shrinking
-        const json s = run_binary(tmp, f, {"chip.l2.size_mb=" + std::to_string(mb)});
+        const json s = run_for_stats(tmp, kA2, f, {"chip.l2.size_mb=" + std::to_string(mb)});
         INFO("L2 " << mb << " MB: " << cycles(s) << " cycles, hit rate " << l2_hit_rate(s));
         if (last_cycles > 0) CHECK(cycles(s) >= last_cycles * 0.99);  // smaller: never faster (1% slack)
         if (last_hits >= 0) CHECK(l2_hit_rate(s) <= last_hits + 1e-9);
@@ -109,8 +98,8 @@ TEST_CASE("what-if L2 size: a re-read working set degrades smoothly around capac
 TEST_CASE("what-if L2 size: a quarter of the working set is not faster than a half", "[whatif][l2][cli][!mayfail]") {
     TempDir tmp;
     const std::string f = tmp.write("reread.jsonl", reread_stream(48ull << 20, 3));
-    const json half = run_binary(tmp, f, {"chip.l2.size_mb=24"});
-    const json quarter = run_binary(tmp, f, {"chip.l2.size_mb=12"});
+    const json half = run_for_stats(tmp, kA2, f, {"chip.l2.size_mb=24"});
+    const json quarter = run_for_stats(tmp, kA2, f, {"chip.l2.size_mb=12"});
     CAPTURE(cycles(half), cycles(quarter), l2_hit_rate(half), l2_hit_rate(quarter));
     CHECK(cycles(quarter) >= cycles(half) * 0.99);
     CHECK(l2_hit_rate(quarter) <= l2_hit_rate(half) + 1e-9);
@@ -128,8 +117,8 @@ TEST_CASE("what-if L2 size: a write-heavy stream pays dirty evictions in HBM wri
                              512 << 10, 512 << 10, "hbm", "hbm", (1ull << 32) + off, (1ull << 33) + off));
         }
     const std::string f = tmp.write("copy.jsonl", jsonl(t));
-    const json small = run_binary(tmp, f, {"chip.l2.size_mb=16"});
-    const json big = run_binary(tmp, f, {"chip.l2.size_mb=192"});
+    const json small = run_for_stats(tmp, kA2, f, {"chip.l2.size_mb=16"});
+    const json big = run_for_stats(tmp, kA2, f, {"chip.l2.size_mb=192"});
     const double written = 48.0 * 2 * (512 << 10);
     const auto hbm_w = [](const json& s) { return s["memory"]["hbm"]["write_bytes"].get<double>(); };
     INFO("HBM writes with 16 MB L2: " << hbm_w(small) << ", 192 MB: " << hbm_w(big));
@@ -157,11 +146,11 @@ TEST_CASE("what-if L2 bandwidth: x2 speeds an L2-bound copy, not an HBM-bound on
                                (1ull << 34) + off, 0));
     }
     const std::string fl = tmp.write("l2copy.jsonl", jsonl(l2copy)), fh = tmp.write("hbmread.jsonl", jsonl(hbmread));
-    const double l2_gain = cycles(run_binary(tmp, fl, {"chip.l2.bandwidth_gbps=1000"})) /
-                           cycles(run_binary(tmp, fl, {"chip.l2.bandwidth_gbps=2000"}));
+    const double l2_gain = cycles(run_for_stats(tmp, kA2, fl, {"chip.l2.bandwidth_gbps=1000"})) /
+                           cycles(run_for_stats(tmp, kA2, fl, {"chip.l2.bandwidth_gbps=2000"}));
     // Cold reads from HBM (every byte misses): L2 bandwidth does not matter.
-    const double hbm_gain = cycles(run_binary(tmp, fh, {"chip.l2.bandwidth_gbps=5000"})) /
-                            cycles(run_binary(tmp, fh, {"chip.l2.bandwidth_gbps=10000"}));
+    const double hbm_gain = cycles(run_for_stats(tmp, kA2, fh, {"chip.l2.bandwidth_gbps=5000"})) /
+                            cycles(run_for_stats(tmp, kA2, fh, {"chip.l2.bandwidth_gbps=10000"}));
     INFO("L2-bound gain " << l2_gain << ", HBM-bound gain " << hbm_gain);
     CHECK(l2_gain >= 1.6);
     CHECK(l2_gain <= 2.05);
@@ -180,10 +169,10 @@ TEST_CASE("what-if HBM: a streaming read reaches >= 88% of peak, a copy less, an
                              0, "hbm", "ub", (1ull << 32) + off, 0));
         }
     const std::string f = tmp.write("read.jsonl", jsonl(t));
-    const json base = run_binary(tmp, f, {});
+    const json base = run_for_stats(tmp, kA2, f, {});
     const double bytes = base["memory"]["hbm"]["read_bytes"].get<double>();
     const double read_eff = bytes / base["total_ps"].get<double>() / 1.6;
-    const json copy = run_binary(tmp, kSrc + "/traces/copy_48core.jsonl", {});
+    const json copy = run_for_stats(tmp, kA2, kSrc + "/traces/copy_48core.jsonl", {});
     const double copy_bytes = copy["memory"]["hbm"]["read_bytes"].get<double>() + copy["memory"]["hbm"]["write_bytes"].get<double>();
     const double copy_eff = copy_bytes / copy["total_ps"].get<double>() / 1.6;
     INFO("read " << read_eff << " of peak, copy " << copy_eff);
@@ -191,18 +180,18 @@ TEST_CASE("what-if HBM: a streaming read reaches >= 88% of peak, a copy less, an
     CHECK(read_eff <= 0.92 + 1e-6);
     CHECK(copy_eff < read_eff);
 
-    const double fast = cycles(run_binary(tmp, f, {"chip.hbm.bandwidth_gbps=3200"}));
+    const double fast = cycles(run_for_stats(tmp, kA2, f, {"chip.hbm.bandwidth_gbps=3200"}));
     CHECK(fast < cycles(base));
     double last = 1e300;
     for (int ch : {8, 16, 32, 64}) {  // channels added with their bandwidth
-        const double c = cycles(run_binary(tmp, f, {"chip.hbm.channels=" + std::to_string(ch),
+        const double c = cycles(run_for_stats(tmp, kA2, f, {"chip.hbm.channels=" + std::to_string(ch),
                                                     "chip.hbm.bandwidth_gbps=" + std::to_string(50 * ch)}));
         CHECK(c <= last);
         last = c;
     }
     // A slower turnaround only costs mixed traffic.
-    CHECK(cycles(run_binary(tmp, f, {"chip.hbm.turnaround_ns=40"})) == cycles(base));
-    CHECK(cycles(run_binary(tmp, kSrc + "/traces/copy_48core.jsonl", {"chip.hbm.turnaround_ns=40"})) > cycles(copy));
+    CHECK(cycles(run_for_stats(tmp, kA2, f, {"chip.hbm.turnaround_ns=40"})) == cycles(base));
+    CHECK(cycles(run_for_stats(tmp, kA2, kSrc + "/traces/copy_48core.jsonl", {"chip.hbm.turnaround_ns=40"})) > cycles(copy));
 }
 
 TEST_CASE("L2 and HBM keys: bad geometry exits 2 naming the key", "[whatif][config][cli]") {

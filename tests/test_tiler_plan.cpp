@@ -51,14 +51,7 @@ std::set<int> cube_cores(const CompileResult& r) {
 }
 
 double cycles(const TempDir& tmp, const std::string& workload, const std::vector<std::string>& sets) {
-    static int count = 0;
-    const std::string stats = tmp.path("stats" + std::to_string(count++) + ".json");
-    std::vector<std::string> args = {"run", "--chip", kA2, "--workload", workload, "--stats", stats, "-q"};
-    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
-    const Result r = run_npusim(tmp, args);
-    SHOW(r);
-    REQUIRE(r.code == 0);
-    return read_json(stats).at("total_cycles").get<double>();
+    return run_for_stats(tmp, kA2, workload, sets).at("total_cycles").get<double>();
 }
 
 }  // namespace

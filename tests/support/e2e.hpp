@@ -130,3 +130,22 @@ inline nlohmann::json read_json(const std::string& file) {
 
 // Reports what a command said when an expectation after it fails.
 #define SHOW(r) INFO("exit " << (r).code << "\nstdout:\n" << (r).out << "\nstderr:\n" << (r).err)
+
+namespace npusim::test {
+
+// `npusim run --chip CHIP --workload WORKLOAD [--set S]... --stats F -q`,
+// which must succeed; returns the statistics it wrote (a file per call).
+inline nlohmann::json run_for_stats(const TempDir& tmp, const std::string& chip, const std::string& workload,
+                                    const std::vector<std::string>& sets = {}) {
+    static int count = 0;
+    const std::string stats = tmp.path("stats" + std::to_string(count++) + ".json");
+    std::vector<std::string> args = {"run", "--chip", chip, "--workload", workload};
+    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+    args.insert(args.end(), {"--stats", stats, "-q"});
+    const Result r = run_npusim(tmp, args);
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    return read_json(stats);
+}
+
+}  // namespace npusim::test
