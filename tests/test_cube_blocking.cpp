@@ -123,7 +123,8 @@ TEST_CASE("ports: one core copying in and out at once is bounded by one port's r
     // core's 86 B/cycle L2 write rate). Sharing the port, 1 MB each way
     // moves at their harmonic mean; two ports would overlap them (the
     // slower side alone, 64 B/cycle of in+out).
-    const double shared = 2.0 / (1.0 / 32.0 + 1.0 / 86.0);
+    const ChipParams chip = RunConfig::load(kA2, "", {}).chip();
+    const double shared = 2.0 / (1.0 / chip.vector.gm_bytes_per_cycle + 1.0 / chip.vector.l2_write_bytes_per_cycle);
     CAPTURE(cycles, shared);
     CHECK(2.0 * bytes / cycles <= shared * 1.01);
     CHECK(2.0 * bytes / cycles >= 0.85 * shared);

@@ -9,11 +9,6 @@
 namespace npusim::compiler {
 namespace {
 
-// GM bytes per cycle one core gets when `active` cores stream at once.
-double gm_rate(double port, const ChipParams& chip, int active) {
-    return timing::gm_share_bytes_per_cycle(port, chip, active);
-}
-
 // A GM transfer stage: the engine at the core's share, then the latency of
 // a load from HBM or of a store into the write-back L2.
 timing::StageCost transfer(std::uint64_t bytes, double rate, const ChipParams& chip, bool store = false) {
@@ -126,10 +121,10 @@ BoundaryEstimate estimate_boundary(const Graph& g, const Kernel& c, const Kernel
     const timing::VectorShape fs = vector_shape(fw);
     const double v_compute = timing::vector_task_v_cycles(timing::plan_vector(fs, chip), fs, chip);
     const double vec_fused = std::max(v_compute, static_cast<double>(fw.out_bytes) /
-                                                     gm_rate(chip.vector.gm_bytes_per_cycle, chip, cubes)) /
+                                                     timing::gm_share_bytes_per_cycle(chip.vector.gm_bytes_per_cycle, chip, cubes)) /
                              std::min(cubes, vectors);
     e.fused_cycles = std::max(cube_t - static_cast<double>(cw.out_bytes) / cubes /
-                                           gm_rate(chip.cube.gm_bytes_per_cycle, chip, cubes) / 2,
+                                           timing::gm_share_bytes_per_cycle(chip.cube.gm_bytes_per_cycle, chip, cubes) / 2,
                               vec_fused) +
                      vec_fused / 8;
     return e;
