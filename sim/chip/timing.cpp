@@ -4,6 +4,11 @@
 #include <array>
 #include <utility>
 #include <cmath>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "chip/pipeline_schedule.hpp"
 
 namespace npusim::timing {
 
@@ -110,6 +115,35 @@ MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip) {
     return t;
 }
 
+double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
+                          bool rereads_hit, std::uint64_t exact_tiles) {
+    // Stores allocate in the write-back L2: they move at the core's L2 write rate.
+    const double out_rate = core_transfer_bytes_per_cycle(chip, CoreType::cube, 1.0, active, true);
+    CubeTile c;
+    std::uint64_t planned = ~std::uint64_t{0};
+    const auto cost = [&](int stage, std::uint64_t tile) {
+        if (tile != planned) c = cube_tile(s, g, chip, tile), planned = tile;  // once per block, not per pipe
+        switch (stage) {
+            case 0: {
+                const std::uint64_t bytes = c.a_gm_bytes + c.b_bytes;
+                if (bytes == 0) return StageCost{true, 0, 0};
+                const double hits = rereads_hit ? static_cast<double>(c.reread_bytes()) : 0.0;
+                return StageCost{false,
+                                 core_transfer_cycles(chip, CoreType::cube, static_cast<double>(bytes), hits, active),
+                                 hbm_latency_cycles(chip)};
+            }
+            case 1: return StageCost{false, c.mte1_cycles, 0};
+            case 2: return StageCost{false, c.m_cycles, 0};
+            default:
+                if (c.out_bytes == 0) return StageCost{true, 0, 0};
+                return StageCost{false, transfer_cycles(static_cast<double>(c.out_bytes), out_rate),
+                                 gm_write_latency_cycles(chip)};
+        }
+    };
+    // MTE2 and FixPipe share the core's GM port.
+    return pipelined_cycles(4, g.tiles(), 2, cost, exact_tiles, 0b1001u);
+}
+
 CubeTile cube_tile(const MatmulShape& p, const MatmulTiling& g, const ChipParams& chip, std::uint64_t tile) {
     CubeTile c;
     const std::uint64_t rest = fast_div(tile, g.kb);
@@ -167,9 +201,10 @@ std::uint64_t vector_chunk_bytes(const VectorShape& s, const ChipParams& chip) {
     return std::max<std::uint64_t>(1, chunk);
 }
 
-VectorPlan plan_vector(const VectorShape& s, const ChipParams& chip) {
+namespace {
+VectorPlan plan_with_chunk(const VectorShape& s, std::uint64_t chunk) {
     VectorPlan p;
-    p.chunk = vector_chunk_bytes(s, chip);
+    p.chunk = chunk;
     const std::uint64_t row = s.row_bytes;
     if (row > p.chunk && row < s.bytes) {  // rows longer than a chunk: pieces of one row
         p.pieces = ceil_div(row, p.chunk);
@@ -179,6 +214,79 @@ VectorPlan plan_vector(const VectorShape& s, const ChipParams& chip) {
         p.tiles = ceil_div(s.bytes, p.chunk);
     }
     return p;
+}
+
+VectorPlan plan_vector_uncached(const VectorShape& s, const ChipParams& chip) {
+    // Candidates: the largest chunk UB and tile_kb allow
+    // (vector_chunk_bytes), then halvings of it (whole rows, or whole
+    // repeats) down to kMinChunk. A shorter chunk fills and drains the pipes
+    // sooner but pays its instructions and, with two buffers, its load
+    // latency more often: the fastest schedule (at the core's share of HBM
+    // with every vector core streaming) wins, ties the larger chunk.
+    constexpr std::uint64_t kMinChunk = 2048;
+    constexpr std::uint64_t kExactTiles = 32;  // then extrapolated at the steady rate
+    const std::uint64_t largest = vector_chunk_bytes(s, chip);
+    const std::uint64_t row = s.row_bytes, repeat = static_cast<std::uint64_t>(chip.vector.repeat_bytes);
+    const bool whole_rows = row > 0 && row < s.bytes && largest % row == 0;
+    const int vectors = std::max(1, chip.vector.count);
+    VectorPlan best = plan_with_chunk(s, largest);
+    if (s.bytes <= repeat) return best;
+    double best_t = vector_pipe_cycles(s, best, chip, vectors, kExactTiles);
+    std::uint64_t prev = largest;
+    for (int h = 1; (largest >> h) >= kMinChunk; ++h) {
+        std::uint64_t c = largest >> h;
+        if (whole_rows) c = c / row * row;
+        else if (c > repeat) c = c / repeat * repeat;
+        if (c == 0 || c < std::min(repeat, largest) || c == prev) break;
+        prev = c;
+        const VectorPlan p = plan_with_chunk(s, c);
+        const double t = vector_pipe_cycles(s, p, chip, vectors, kExactTiles);
+        if (t < best_t * (1 - 1e-9)) best = p, best_t = t;
+    }
+    return best;
+}
+
+std::string vector_plan_key(const VectorShape& p, const ChipParams& chip) {
+    std::string k;
+    const auto add = [&k](const auto& v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    add(p.bytes), add(p.out_bytes), add(p.dtype), add(p.row_bytes), add(p.cycles_per_repeat), add(p.copy);
+    add(chip.clock_ghz), add(chip.vector), add(chip.buffers), add(chip.l2), add(chip.hbm);
+    return k;
+}
+}  // namespace
+
+VectorPlan plan_vector(const VectorShape& s, const ChipParams& chip) {
+    thread_local std::unordered_map<std::string, VectorPlan> cache;
+    std::string key = vector_plan_key(s, chip);
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+    if (cache.size() >= 65536) cache.clear();
+    const VectorPlan p = plan_vector_uncached(s, chip);
+    cache.emplace(std::move(key), p);
+    return p;
+}
+
+double vector_pipe_cycles(const VectorShape& s, const VectorPlan& p, const ChipParams& chip, int active,
+                          std::uint64_t exact_tiles) {
+    // Loads miss (cold input); stores allocate in the write-back L2.
+    const double rate = core_transfer_bytes_per_cycle(chip, CoreType::vector, 0.0, active);
+    const double out_rate = core_transfer_bytes_per_cycle(chip, CoreType::vector, 1.0, active, true);
+    VectorTile c;
+    std::uint64_t planned = ~std::uint64_t{0};
+    const auto cost = [&](int stage, std::uint64_t tile) {
+        if (tile != planned) c = vector_tile(p, s, chip, tile), planned = tile;
+        switch (stage) {
+            case 0:
+                if (c.in_bytes == 0) return StageCost{true, 0, 0};
+                return StageCost{false, transfer_cycles(static_cast<double>(c.in_bytes), rate), hbm_latency_cycles(chip)};
+            case 1: return s.copy ? StageCost{true, 0, 0} : StageCost{false, c.v_cycles, 0};
+            default:
+                if (c.out_bytes == 0) return StageCost{true, 0, 0};
+                return StageCost{false, transfer_cycles(static_cast<double>(c.out_bytes), out_rate),
+                                 gm_write_latency_cycles(chip)};
+        }
+    };
+    // MTE2 and MTE3 share the core's GM port.
+    return pipelined_cycles(3, p.tiles, 2, cost, exact_tiles, 0b101u);
 }
 
 std::uint64_t vector_repeats(const VectorShape& s, const ChipParams& chip, std::uint64_t bytes) {

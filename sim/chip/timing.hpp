@@ -51,6 +51,12 @@ struct MatmulTiling {
     std::uint64_t tiles() const { return mb * nb * kb; }
 };
 MatmulTiling plan_matmul(const MatmulShape& s, const ChipParams& chip);
+// Cycles of the plan's double-buffered pipe schedule on one core (MTE2,
+// MTE1, M, FixPipe; MTE2 and FixPipe share the GM port) while `active` cores
+// stream; rereads are L2 hits when `rereads_hit`. Tasks of more than
+// `exact_tiles` block steps are extrapolated at the steady rate.
+double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, int active,
+                          bool rereads_hit, std::uint64_t exact_tiles = 4096);
 
 // Bytes of L0C accumulators (fp32 / int32) and of FixPipe's fp16 output.
 inline constexpr std::uint64_t kAccBytes = 4;
@@ -101,6 +107,11 @@ struct VectorPlan {
     std::uint64_t tiles = 0;   // chunks
 };
 VectorPlan plan_vector(const VectorShape& s, const ChipParams& chip);
+// Cycles of the plan's double-buffered pipe schedule on one vector core
+// (MTE2, V, MTE3; MTE2 and MTE3 share the GM port) while `active` cores
+// stream: loads from HBM, stores into the write-back L2.
+double vector_pipe_cycles(const VectorShape& s, const VectorPlan& p, const ChipParams& chip, int active,
+                          std::uint64_t exact_tiles = 4096);
 
 // V repeats of `bytes` of input that start on a row boundary or lie within
 // one row: each row (or the contiguous run) rounds up to whole repeats of

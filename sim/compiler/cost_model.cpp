@@ -9,16 +9,6 @@
 namespace npusim::compiler {
 namespace {
 
-// A GM transfer stage: the engine at the core's share, then the latency of
-// a load from HBM or of a store into the write-back L2.
-timing::StageCost transfer(std::uint64_t bytes, double rate, const ChipParams& chip, bool store = false) {
-    if (bytes == 0) return timing::StageCost{true, 0, 0};
-    return timing::StageCost{false, timing::transfer_cycles(static_cast<double>(bytes), rate),
-                             store ? timing::gm_write_latency_cycles(chip) : timing::hbm_latency_cycles(chip)};
-}
-
-timing::StageCost compute(double cycles) { return timing::StageCost{false, cycles, 0}; }
-
 timing::VectorShape vector_shape(const VectorWork& w) {
     timing::VectorShape s;
     s.bytes = std::max<std::uint64_t>(1, w.in_bytes);
@@ -51,46 +41,14 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active) {
     // Bytes the task read before are L2 hits when L2 holds its operands.
     const double l2_bytes = chip.l2.size_mb * 1024.0 * 1024.0;
     const bool rereads_hit = static_cast<double>(w.gm_in_bytes) * active <= l2_bytes;
-    // Stores allocate in the write-back L2: they move at the core's L2 write rate.
-    const double out_rate = timing::core_transfer_bytes_per_cycle(chip, CoreType::cube, 1.0, active, true);
-    const auto cost = [&](int stage, std::uint64_t tile) {
-        const timing::CubeTile c = timing::cube_tile(s, g, chip, tile);
-        switch (stage) {
-            case 0: {
-                const std::uint64_t bytes = c.a_gm_bytes + c.b_bytes;
-                if (bytes == 0) return timing::StageCost{true, 0, 0};
-                const double hits = rereads_hit ? static_cast<double>(c.reread_bytes()) : 0.0;
-                return timing::StageCost{false,
-                                         timing::core_transfer_cycles(chip, CoreType::cube, static_cast<double>(bytes),
-                                                                      hits, active),
-                                         timing::hbm_latency_cycles(chip)};
-            }
-            case 1: return compute(c.mte1_cycles);
-            case 2: return compute(c.m_cycles);
-            default: return transfer(c.out_bytes, out_rate, chip, true);
-        }
-    };
-    // MTE2 and FixPipe share the core's GM port.
-    return timing::pipelined_cycles(4, g.tiles(), 2, cost, 4096, 0b1001u) + task_overhead_cycles(CoreType::cube, chip);
+    return timing::matmul_pipe_cycles(s, g, chip, active, rereads_hit) + task_overhead_cycles(CoreType::cube, chip);
 }
 
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active) {
     // The chunk plan and pipe work of the vector core, GM in and out.
     const timing::VectorShape s = vector_shape(w);
     const timing::VectorPlan p = timing::plan_vector(s, chip);
-    // Loads miss (cold input); stores allocate in the write-back L2.
-    const double rate = timing::core_transfer_bytes_per_cycle(chip, CoreType::vector, 0.0, active);
-    const double out_rate = timing::core_transfer_bytes_per_cycle(chip, CoreType::vector, 1.0, active, true);
-    const auto cost = [&](int stage, std::uint64_t tile) {
-        const timing::VectorTile c = timing::vector_tile(p, s, chip, tile);
-        switch (stage) {
-            case 0: return transfer(c.in_bytes, rate, chip);
-            case 1: return w.copy ? timing::StageCost{true, 0, 0} : compute(c.v_cycles);
-            default: return transfer(c.out_bytes, out_rate, chip, true);
-        }
-    };
-    // MTE2 and MTE3 share the core's GM port.
-    return timing::pipelined_cycles(3, p.tiles, 2, cost, 4096, 0b101u) + task_overhead_cycles(CoreType::vector, chip);
+    return timing::vector_pipe_cycles(s, p, chip, active) + task_overhead_cycles(CoreType::vector, chip);
 }
 
 BoundaryEstimate estimate_boundary(const Graph& g, const Kernel& c, const Kernel& v, const ChipParams& chip,

@@ -27,7 +27,8 @@ std::uint64_t VectorCore::plan(const Task& t) {
     // op): their plan is the last one's.
     const timing::VectorShape s = shape_of(t);
     const bool same = planned_ && s.bytes == shape_.bytes && s.out_bytes == shape_.out_bytes &&
-                      s.row_bytes == shape_.row_bytes && s.dtype == shape_.dtype;
+                      s.row_bytes == shape_.row_bytes && s.dtype == shape_.dtype &&
+                      s.cycles_per_repeat == shape_.cycles_per_repeat && s.copy == shape_.copy;
     shape_ = s;
     if (same) return plan_.tiles;
     planned_ = true;
