@@ -102,6 +102,7 @@ int run_command(const Args& args) {
     stats.set_json("config", cfg.dump());
     if (compiled) compiled->report(stats);
     if (host) host->collect(stats);
+    die.trace_critical_path();
     if (!stats_file.empty()) {
         std::ofstream out(stats_file, std::ios::binary);
         if (!out) throw InputError(fmt::format("{}: cannot write stats file", stats_file));
