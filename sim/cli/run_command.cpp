@@ -111,7 +111,7 @@ int run_command(const Args& args) {
     trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{}}})", json_escape(chip.name),
                              json_escape(workload_file), stats.number("total_ns")));
     if (!report_file.empty()) {
-        report::write_run_report(report_file, nlohmann::json::parse(stats.to_json()), trace_path, workload_file);
+        report::write_run_report(report_file, nlohmann::json::parse(stats.to_json()), trace_path, workload_file, sets);
         if (trace_path != trace_file) std::filesystem::remove(trace_path);
     }
     if (!quiet) {

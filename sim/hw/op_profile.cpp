@@ -28,12 +28,15 @@ struct OpRow {
     std::set<std::pair<int, int>> cores;  // (core type, index)
 };
 
-// What bound an op, from its tasks' pipe times: `sync` when its tasks
-// waited on events longer than they ran; `latency` when no pipe was busy
-// for half of the tasks' run (start-up, fill and drain, tier latency);
-// else `memory` or `compute`, whichever pipe class was busier.
+// What bound an op, from its tasks' pipe times: `sync` when its cores sat
+// idle for over half of its span and its tasks spent longer waiting on
+// events inside that span than they ran (its inputs set its pace);
+// `latency` when no pipe was busy for half of the tasks' run (start-up,
+// fill and drain, tier latency); else `memory` or `compute`, whichever
+// pipe class was busier.
 const char* bound(const OpRow& r) {
-    if (r.wait > r.busy) return "sync";
+    const double capacity = static_cast<double>(r.end - r.start) * static_cast<double>(r.cores.size());
+    if (2.0 * static_cast<double>(r.busy) < capacity && r.wait > r.busy) return "sync";
     if (2 * std::max(r.compute, r.transfer) < r.busy) return "latency";
     return r.transfer > r.compute ? "memory" : "compute";
 }
@@ -54,10 +57,19 @@ void report_ops(Stats& s, const SimContext& ctx) {
         r.busy += tm.end_ps - tm.start_ps;
         r.compute += tm.compute_ps;
         r.transfer += tm.transfer_ps;
-        r.wait += tm.released_ps > tm.head_ps ? tm.released_ps - tm.head_ps : 0;
         r.bytes += tm.bytes;
         r.flops += task_flops(t);
         r.cores.emplace(static_cast<int>(t.core_type), t.core_type == CoreType::scalar ? 0 : tm.core);
+    }
+    // Event waits inside each op's span (waits before it began are the
+    // dataflow's order, not a stretch of the op).
+    for (std::size_t i = 0; i < ts.tasks.size(); ++i) {
+        const Task& t = ts.tasks[i];
+        const TaskTiming& tm = ctx.timing[i];
+        if (!tm.done || tm.released_ps <= tm.head_ps) continue;
+        OpRow& r = rows[t.op ? ts.name(t.op) : std::string(to_string(t.kernel))];
+        const std::uint64_t from = std::max(tm.head_ps, r.start), to = std::min(tm.released_ps, r.end);
+        r.wait += to > from ? to - from : 0;
     }
     std::vector<std::pair<std::string, const OpRow*>> order;
     for (const auto& [name, r] : rows) order.emplace_back(name, &r);
