@@ -193,3 +193,18 @@ TEST_CASE("critical path: the run summary names its kinds and top ops, and the t
     CHECK(slices >= 5);
     CHECK(dur == Approx(27.663447).epsilon(1e-6));
 }
+
+TEST_CASE("critical path: a MoE Dispatch run follows its last core's phases, with its waits on the mesh", "[critical_path][moe]") {
+    TempDir tmp;
+    const json s = run_for_stats(tmp, kSrc + "/configs/chips/a3-supernode.json", kSrc + "/models/moe_dispatch.json",
+                                 {"chip.interconnect.ranks=16"});
+    const json& cp = s["critical_path"];
+    check_contiguous(cp, s["total_ns"].get<double>());
+    CHECK(kind_ns(cp, "mesh") > 0);
+    // The optimized variant's phases, in order, on one core.
+    std::vector<std::string> phases;
+    for (const auto& g : cp["segments"])
+        if (phases.empty() || phases.back() != g["op"]) phases.push_back(g["op"]);
+    CHECK(phases == std::vector<std::string>{"bitmap", "counts", "cumsum", "send", "reorder"});
+    CHECK(cp["segments"].front()["task"] == cp["segments"].back()["task"]);
+}
