@@ -45,12 +45,17 @@ const char* bound(const OpRow& r) {
 
 void report_ops(Stats& s, const SimContext& ctx) {
     const TaskStream& ts = ctx.stream;
-    std::map<std::string, OpRow> rows;
+    // Rows by interned op name; a task without one counts under its kernel
+    // (after the names, one row per kernel).
+    std::vector<OpRow> by_index(ts.names.size() + 4);
+    auto row_of = [&](const Task& t) -> OpRow& {
+        return by_index[t.op ? t.op : ts.names.size() + static_cast<std::size_t>(t.kernel)];
+    };
     for (std::size_t i = 0; i < ts.tasks.size(); ++i) {
         const Task& t = ts.tasks[i];
         const TaskTiming& tm = ctx.timing[i];
         if (!tm.done) continue;
-        OpRow& r = rows[t.op ? ts.name(t.op) : std::string(to_string(t.kernel))];
+        OpRow& r = row_of(t);
         r.start = std::min(r.start, tm.start_ps);
         r.end = std::max(r.end, tm.end_ps);
         ++r.tasks;
@@ -67,12 +72,35 @@ void report_ops(Stats& s, const SimContext& ctx) {
         const Task& t = ts.tasks[i];
         const TaskTiming& tm = ctx.timing[i];
         if (!tm.done || tm.released_ps <= tm.head_ps) continue;
-        OpRow& r = rows[t.op ? ts.name(t.op) : std::string(to_string(t.kernel))];
+        OpRow& r = row_of(t);
         const std::uint64_t from = std::max(tm.head_ps, r.start), to = std::min(tm.released_ps, r.end);
         r.wait += to > from ? to - from : 0;
     }
-    std::vector<std::pair<std::string, const OpRow*>> order;
-    for (const auto& [name, r] : rows) order.emplace_back(name, &r);
+    // Longest busy time first, then by name: the same order whatever order
+    // the names were interned in.
+    std::map<std::string, const OpRow*> named;
+    for (std::size_t k = 0; k < by_index.size(); ++k) {
+        if (by_index[k].tasks == 0) continue;
+        const std::string name = k < ts.names.size() ? ts.names[k] : to_string(static_cast<Kernel>(k - ts.names.size()));
+        const OpRow*& slot = named[name];
+        if (!slot) slot = &by_index[k];
+        else {  // an op named like a kernel: one row
+            OpRow& merged = by_index[k];
+            const OpRow& other = *slot;
+            merged.start = std::min(merged.start, other.start);
+            merged.end = std::max(merged.end, other.end);
+            merged.tasks += other.tasks;
+            merged.busy += other.busy;
+            merged.compute += other.compute;
+            merged.transfer += other.transfer;
+            merged.wait += other.wait;
+            merged.bytes += other.bytes;
+            merged.flops += other.flops;
+            merged.cores.insert(other.cores.begin(), other.cores.end());
+            slot = &merged;
+        }
+    }
+    std::vector<std::pair<std::string, const OpRow*>> order(named.begin(), named.end());
     std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second->busy > b.second->busy; });
     auto ns = [](std::uint64_t ps) { return static_cast<double>(ps) / 1000.0; };
     nlohmann::json ops = nlohmann::json::array();
