@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -207,4 +208,21 @@ TEST_CASE("critical path: a MoE Dispatch run follows its last core's phases, wit
         if (phases.empty() || phases.back() != g["op"]) phases.push_back(g["op"]);
     CHECK(phases == std::vector<std::string>{"bitmap", "counts", "cumsum", "send", "reorder"});
     CHECK(cp["segments"].front()["task"] == cp["segments"].back()["task"]);
+}
+
+TEST_CASE("critical path: every bundled workload's path runs from 0 to its end with no gap, on both chips", "[critical_path]") {
+    TempDir tmp;
+    for (const char* chip : {"ax300", "a2"})
+        for (const char* w : {"models/convbnrelu.json", "models/bert_layer.json", "models/segnet.json", "models/llm_decode.json",
+                              "models/host_hetero.json", "traces/convbnrelu_op.jsonl", "traces/convbnrelu_tile.jsonl"}) {
+            INFO(w << " on " << chip);
+            const json s = run_for_stats(tmp, kSrc + "/configs/chips/" + chip + ".json", kSrc + "/" + w);
+            const double end = s.contains("host") ? s["host"]["end_to_end_ns"].get<double>() : s["total_ns"].get<double>();
+            check_contiguous(s["critical_path"], end);
+            // Every task on the path belongs to an op of the table.
+            std::set<std::string> ops;
+            for (const auto& o : s["ops"]) ops.insert(o["name"].get<std::string>());
+            for (const auto& g : s["critical_path"]["segments"])
+                if (!g["op"].is_null()) CHECK(ops.count(g["op"].get<std::string>()) == 1);
+        }
 }

@@ -196,6 +196,7 @@ void write_sweep_report(const std::string& out_file, const std::string& dir) {
                         {"metrics", r.value("metrics", json::object())},
                         {"status", r.value("status", std::string())},
                         {"error", r.value("error", std::string())}});
+        if (r.contains("version") && r["version"].is_string()) rows.back()["version"] = r["version"];
     }
     std::sort(rows.begin(), rows.end(), [](const json& a, const json& b) { return a["index"] < b["index"]; });
 
@@ -245,6 +246,11 @@ void write_sweep_report(const std::string& out_file, const std::string& dir) {
     summary.push_back({"points", fmt::format("{} in the study, {} ok, {} failed, {} not run", study.value("points", 0), ok,
                                              failed, std::max(0, study.value("points", 0) - static_cast<int>(ok + failed)))});
     summary.push_back({"folder", fs::absolute(dir).lexically_normal().string()});
+    for (const auto& r : d["rows"])  // the version of npusim that ran the points, when rows carry it
+        if (r.contains("version")) {
+            summary.push_back({"npusim version", r["version"]});
+            break;
+        }
     d["summary"] = summary;
     write_text(out_file, render_page(d["title"].get<std::string>(), d));
 }
