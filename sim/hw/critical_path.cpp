@@ -43,8 +43,8 @@ public:
     void after(std::string why) {
         if (!segs_.empty() && segs_.back().after.empty()) segs_.back().after = std::move(why);
     }
-    void waited(std::string event) {
-        if (!segs_.empty()) segs_.back().waited = std::move(event);
+    void waited(std::uint32_t task, std::string event) {
+        if (!segs_.empty() && segs_.back().task == task) segs_.back().waited = std::move(event);
     }
     std::vector<PathSegment> done() {
         std::reverse(segs_.begin(), segs_.end());
@@ -114,7 +114,7 @@ std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& 
                 if (t.released_ps > t.head_ps)
                     for (EventIndex w : tasks[task].wait)
                         if (events[w].fired && events[w].fired_ps == t.released_ps) {
-                            walk.waited(ctx.stream.events[w].id);
+                            walk.waited(task, ctx.stream.events[w].id);
                             break;
                         }
                 walk.after("core busy with " + id(p));
@@ -129,14 +129,15 @@ std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& 
         // what made it ready.
         walk.add(task, PathKind::dispatch, t.released_ps, t.dispatch_ps);
         at = At::end;
-        if (t.released_ps > t.head_ps) {
-            EventIndex e = 0;
+        EventIndex e = UINT32_MAX;  // the event that released it, if it waited
+        if (t.released_ps > t.head_ps)
             for (EventIndex w : tasks[task].wait)
                 if (events[w].fired && events[w].fired_ps == t.released_ps) {
                     e = w;
                     break;
                 }
-            walk.waited(ctx.stream.events[e].id);
+        if (e != UINT32_MAX) {
+            walk.waited(task, ctx.stream.events[e].id);
             if (events[e].fired_by == UINT32_MAX) {  // the host released it
                 walk.after("host");
                 task = host_back(t.released_ps, e < gates.size() ? gates[e] : HostGate{});
