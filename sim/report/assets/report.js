@@ -200,7 +200,7 @@ function criticalPath(cp) {
     var r = s('rect', {x: x, y: 4, width: Math.max(0.5, w), height: 22, fill: KIND_COLORS[k] || OTHER_OP});
     r.appendChild(s('title', {}, k + ': ' + us(cp.by_kind[k]) + ' \u00b5s (' + (100 * cp.by_kind[k] / total).toFixed(1) + '%)'));
     svg.appendChild(r);
-    if (w > 70) svg.appendChild(s('text', {x: x + 4, y: 19, style: 'fill:#fff'}, k + ' ' + (100 * cp.by_kind[k] / total).toFixed(1) + '%'));
+    if (w > 7 * (k.length + 7)) svg.appendChild(s('text', {x: x + 4, y: 19, style: 'fill:#fff'}, k + ' ' + (100 * cp.by_kind[k] / total).toFixed(1) + '%'));
     x += w;
     lg.appendChild(h('span', {}, h('span', {class: 'sw', style: 'background:' + (KIND_COLORS[k] || OTHER_OP)}),
         k + ' ' + us(cp.by_kind[k]) + ' \u00b5s'));
