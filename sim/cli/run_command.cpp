@@ -102,6 +102,7 @@ int run_command(const Args& args) {
     stats.set_json("config", cfg.dump());
     if (compiled) compiled->report(stats);
     if (host) host->collect(stats);
+    die.trace_critical_path();
     if (!stats_file.empty()) {
         std::ofstream out(stats_file, std::ios::binary);
         if (!out) throw InputError(fmt::format("{}: cannot write stats file", stats_file));
@@ -110,7 +111,7 @@ int run_command(const Args& args) {
     trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{}}})", json_escape(chip.name),
                              json_escape(workload_file), stats.number("total_ns")));
     if (!report_file.empty()) {
-        report::write_run_report(report_file, nlohmann::json::parse(stats.to_json()), trace_path, workload_file);
+        report::write_run_report(report_file, nlohmann::json::parse(stats.to_json()), trace_path, workload_file, sets);
         if (trace_path != trace_file) std::filesystem::remove(trace_path);
     }
     if (!quiet) {

@@ -36,6 +36,7 @@ void HostModel::attach(Die& die, TraceWriter* trace) {
 void HostModel::finish() {
     if (!runtime_->finished()) throw DeadlockError(runtime_->stall_report());
     runtime_->emit_flows();
+    runtime_->end_critical_path();
 }
 
 void HostModel::collect(Stats& s) const { runtime_->collect(s); }

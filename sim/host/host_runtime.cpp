@@ -172,7 +172,7 @@ void HostRuntime::launch_steps(std::vector<Step>& v, int op) {
             descriptors_ += n;
             submitted_bytes_ += static_cast<std::uint64_t>(per * n);
             submits_.push_back(Submit{op, b, threads_[static_cast<std::size_t>(launch_ < 0 ? front_ : launch_)].tid, now_ps()});
-            die_.scalar().signal_external(gated_.batches[static_cast<std::size_t>(op)][b].first);
+            die_.scalar().signal_external(gated_.batches[static_cast<std::size_t>(op)][b].first, gate_);
         });
         v.back().label = fmt::format("submit {} [{}/{}] {} desc", h.name, b + 1, batches.size(), n);
     }
@@ -236,7 +236,7 @@ void HostRuntime::start_job(Thread& t, const Job& j) {
                           });
             add_timed(v, "signal", 0, op, [this, op] {
                 for (const auto& [e, n] : gated_.cpu_signals[static_cast<std::size_t>(op)])
-                    for (std::uint32_t i = 0; i < n; ++i) die_.scalar().signal_external(e);
+                    for (std::uint32_t i = 0; i < n; ++i) die_.scalar().signal_external(e, gate_);
                 mark_done(op);
             });
             free_steps(v, op);
@@ -329,6 +329,7 @@ bool HostRuntime::advance(Thread& t) {
             const std::uint64_t waited = now - t.wait_start;
             if (s.wait == WaitKind::drain) drain_ps_ += waited;
             if (s.wait == WaitKind::op_done) wait_ps_ += waited;
+            if (waited > 0) gate_ = HostGate{now, last_fired_by_};
             if (tracing_ && waited > 0)
                 trace_->complete(kTracePid, t.tid, s.label, "host." + s.stage, t.wait_start, waited,
                                  fmt::format(R"("op":"{}")", json_escape(plan_.ops[static_cast<std::size_t>(t.job.op)].name)));
@@ -382,12 +383,15 @@ void HostRuntime::wake(std::uint64_t action) {
 
 void HostRuntime::on_fired(EventIndex e) {
     if (e >= watched_.size() || !watched_[e]) return;
+    last_fired_by_ = die_.scalar().events()[e].fired_by;
     if (op_of_end_[e] >= 0) mark_done(op_of_end_[e]);
     scheduler_.at(now_ps(), *this, kReevaluate);
 }
 
 // ---------------------------------------------------------------------------
 // After the run.
+
+void HostRuntime::end_critical_path() { die_.set_host_tail(HostTail{host_end_ps_, gate_}); }
 
 bool HostRuntime::finished() const { return ops_done_ == plan_.ops.size(); }
 

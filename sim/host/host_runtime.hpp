@@ -24,6 +24,7 @@
 #include "host/memory_pool.hpp"
 #include "host/stream_gating.hpp"
 #include "engine/wake_scheduler.hpp"
+#include "hw/scalar_core.hpp"
 
 namespace npusim {
 class Die;
@@ -55,6 +56,8 @@ public:
     // Flow arrows from each submission to the first task it released (after the run).
     void emit_flows();
     std::uint64_t host_end_ps() const { return host_end_ps_; }
+    // Hands the die where the host's own work ends the run (critical path).
+    void end_critical_path();
     void collect(Stats& s) const;
 
 private:
@@ -145,6 +148,11 @@ private:
     };
     std::vector<Submit> submits_;           // for trace flows
     std::uint64_t first_launch_ps_ = UINT64_MAX;
+    // Critical path: the host has been at work since gate_.since_ps, when a
+    // wait for the device ended with task gate_.after_task (the one that
+    // set the last watched event).
+    npusim::HostGate gate_;
+    std::uint32_t last_fired_by_ = UINT32_MAX;
 };
 
 }  // namespace npusim::host

@@ -41,6 +41,10 @@ void AiCore::start(std::uint32_t task) {
     ctx_.timing[task].start_ps = now_ps();
     ctx_.timing[task].core = index_;
     ctx_.timing[task].trace_tid = tid_;
+    ctx_.timing[task].prev_on_core = last_task_;
+    last_task_ = task;
+    task_stage_ps_.fill(0);
+    task_bytes_ = 0;
     ctx_.scheduler->at(now_ps() + ctx_.cycles_to_ps(task_start_cycles()), *this, kStarted);
 }
 
@@ -71,6 +75,8 @@ bool AiCore::begin_stage(int stage, std::uint64_t tile) {
     stage_start_[stage] = now_ps();
     stage_tile_[stage] = tile;
     pipes_[stage].bytes += w.bytes;
+    stage_transfer_[stage] = w.kind == StageWork::Kind::transfer;
+    if (stage_transfer_[stage]) task_bytes_ += w.bytes;
     if (w.kind == StageWork::Kind::compute) {
         ctx_.scheduler->at(now_ps() + ctx_.cycles_to_ps(w.cycles), *this, static_cast<std::uint64_t>(stage));
     } else {
@@ -111,6 +117,7 @@ void AiCore::end_stage(int stage) {
 void AiCore::record_stage(int stage) {
     const std::uint64_t now = now_ps();
     pipes_[stage].busy_ps += now - stage_start_[stage];
+    task_stage_ps_[stage] += now - stage_start_[stage];
     if (ctx_.tracing && ctx_.trace_pipes) {
         const Task& t = ctx_.stream.tasks[task_];
         ctx_.trace->complete(ctx_.trace_pid, pipe_tids_[stage], task_label(t), "pipe", stage_start_[stage],
@@ -128,6 +135,11 @@ void AiCore::finish_task() {
     TaskTiming& tm = ctx_.timing[task_];
     tm.end_ps = now;
     tm.done = true;
+    for (std::size_t p = 0; p < pipe_names_.size(); ++p) {
+        std::uint64_t& bound = stage_transfer_[p] ? tm.transfer_ps : tm.compute_ps;
+        bound = std::max(bound, task_stage_ps_[p]);
+    }
+    tm.bytes = task_bytes_;
     busy_ps_ += now - tm.start_ps;
     ++tasks_run_;
     running_ = false;

@@ -103,6 +103,12 @@ private:
     std::uint32_t task_ = 0;
     std::array<std::uint64_t, TilePipeline::kMaxStages> stage_start_{};
     std::array<std::uint64_t, TilePipeline::kMaxStages> stage_tile_{};
+    // This task's busy time per stage and which stages move bytes through
+    // the GM port: what bound it (TaskTiming::compute_ps / transfer_ps).
+    std::array<std::uint64_t, TilePipeline::kMaxStages> task_stage_ps_{};
+    std::array<bool, TilePipeline::kMaxStages> stage_transfer_{};
+    std::uint64_t task_bytes_ = 0;
+    std::uint32_t last_task_ = UINT32_MAX;
     std::vector<PipeStats> pipes_;
     int transfers_in_flight_ = 0;  // drained but not yet arrived
     std::uint64_t busy_ps_ = 0;

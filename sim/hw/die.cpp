@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "hw/op_profile.hpp"
 #include "stats/intervals.hpp"
 #include "stats/run_span.hpp"
 #include "stats/stats.hpp"
@@ -72,6 +73,13 @@ void Die::collect(Stats& s) const {
     // What no one module holds: the per-task timing record and the stream.
     report_overlap(s, span);
     report_tasks(s, span);
+    report_ops(s, ctx_);
+    report_critical_path(s, ctx_, critical_path());
+}
+
+void Die::trace_critical_path() {
+    if (!ctx_.tracing) return;
+    npusim::trace_critical_path(*ctx_.trace, ctx_.trace_pid, ctx_.next_tid++, ctx_, critical_path());
 }
 
 void Die::report_overlap(Stats& s, const RunSpan& span) const {

@@ -7,6 +7,7 @@
 
 #include <systemc>
 
+#include "hw/critical_path.hpp"
 #include "hw/cube_core.hpp"
 #include "hw/memory_system.hpp"
 #include "hw/scalar_core.hpp"
@@ -29,8 +30,14 @@ public:
     void run();
     std::uint64_t end_ps() const { return end_ps_; }
     // The run's statistics: every module's report plus the die's own
-    // figures (total time, Cube/Vector overlap, task and event counts).
+    // figures (total time, Cube/Vector overlap, task and event counts,
+    // per-op table, critical path).
     void collect(Stats& stats) const;
+    // A host that outlasts the device ends the critical path (call before collect).
+    void set_host_tail(const HostTail& tail) { host_tail_ = tail; }
+    std::vector<PathSegment> critical_path() const { return npusim::critical_path(ctx_, *scalar_, host_tail_); }
+    // The critical path as a track of its own in the die's trace process.
+    void trace_critical_path();
     ScalarCore& scalar() { return *scalar_; }
     SimContext& context() { return ctx_; }
     // Where the die's modules, and a host driving the die, post their wakes.
@@ -47,6 +54,7 @@ private:
     std::vector<std::unique_ptr<CubeCore>> cube_;
     std::vector<std::unique_ptr<VectorCore>> vector_;
     std::uint64_t end_ps_ = 0;
+    HostTail host_tail_;
 };
 
 }  // namespace npusim

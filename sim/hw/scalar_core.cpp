@@ -206,7 +206,7 @@ void ScalarCore::try_dispatch() {
         const bool on_scalar = best->type == CoreType::scalar;
         const Running run{head.signal_begin, head.signal_end, t};
         if (run.signal_begin != run.signal_end) __builtin_prefetch(&events_[signals_[run.signal_begin]]);
-        __builtin_prefetch(&ctx_.timing[t]);
+        ctx_.timing[t].dispatch_ps = now_ps();
         if (on_scalar) {
             ctx_.timing[t].start_ps = now_ps();
             ctx_.timing[t].trace_tid = slot_tid_[slot];
@@ -277,7 +277,9 @@ void ScalarCore::signal(const Running& r, std::uint32_t task) {
     for (std::uint32_t i = r.signal_begin; i < r.signal_end; ++i) signal_event(signals_[i], task);
 }
 
-void ScalarCore::signal_external(EventIndex e) {
+void ScalarCore::signal_external(EventIndex e, HostGate gate) {
+    if (host_gates_.empty()) host_gates_.resize(events_.size());
+    if (!events_[e].fired) host_gates_[e] = gate;
     signal_event(e, UINT32_MAX);
     try_dispatch();
 }

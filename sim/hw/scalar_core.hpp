@@ -35,6 +35,14 @@ struct EventState {
     std::uint32_t first_waiter = UINT32_MAX, last_waiter = UINT32_MAX;
 };
 
+// How long the host had been at work when it signalled an event from
+// outside the die: since `since_ps`, after device task `after_task` ended
+// (UINT32_MAX: none; the host was busy from the start).
+struct HostGate {
+    std::uint64_t since_ps = 0;
+    std::uint32_t after_task = UINT32_MAX;
+};
+
 class ScalarCore : public sc_core::sc_module, public CoreListener, private Wakeable {
 public:
     ScalarCore(sc_core::sc_module_name name, SimContext& ctx);
@@ -44,7 +52,7 @@ public:
 
     // A signal from outside the die (the host runtime launching a kernel):
     // counts like a task's signal. Call from a SystemC process.
-    void signal_external(EventIndex e);
+    void signal_external(EventIndex e, HostGate gate = {});
     // Called whenever an event fires, e.g. so the host sees a kernel end.
     std::function<void(EventIndex)> on_event_fired;
 
@@ -52,6 +60,8 @@ public:
     std::uint64_t dispatched() const { return dispatched_; }
     std::uint64_t tasks_done() const { return done_; }
     const std::vector<EventState>& events() const { return events_; }
+    // Per event, the host's gate when it signalled it (empty: no host).
+    const std::vector<HostGate>& host_gates() const { return host_gates_; }
     // units.scalar.{count,busy_cycles,utilization}, tasks.dispatched and
     // events.{fired,signals}.
     void report(Stats& s, const RunSpan& span) const;
@@ -141,6 +151,7 @@ private:
     std::uint32_t queue_capacity_ = 1;  // running + queued per core
     std::vector<Stream> streams_;
     std::vector<EventState> events_;
+    std::vector<HostGate> host_gates_;
     std::vector<ReadyQueue> ready_;          // indexed by queue_index()
     std::vector<std::uint32_t> ready_used_;  // queues that ever held a head
     std::uint64_t ready_seq_ = 0;

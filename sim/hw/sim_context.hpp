@@ -24,6 +24,13 @@ struct TaskTiming {
     std::int32_t core = -1;         // core index within its type
     std::int32_t trace_tid = 0;     // track the task ran on
     bool done = false;
+    // What held it up, for the critical path (hw/critical_path): a few
+    // stores per task, never per cycle.
+    std::uint32_t prev_on_core = UINT32_MAX;  // the task its core ran before it
+    std::uint64_t dispatch_ps = 0;  // its dispatch began on the scalar core
+    std::uint64_t compute_ps = 0;   // busiest compute pipe's time inside the task
+    std::uint64_t transfer_ps = 0;  // busiest transfer pipe's (GM port, bandwidth share)
+    std::uint64_t bytes = 0;        // moved by its transfer stages
 };
 
 struct SimContext {

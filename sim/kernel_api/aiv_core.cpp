@@ -47,10 +47,14 @@ void AivCore::sync_for_read() {
 template <class When>
 void AivCore::await(When when, const char* what, Addr addr) {
     if (when() <= now()) return;  // known and past at scalar time (landing times are final)
+    const std::uint64_t from = now();
     sync();
     for (;;) {
         const std::uint64_t t = when(), now = now_ps();
-        if (t <= now) return;
+        if (t <= now) {
+            mesh_wait_ps_ += now - from;
+            return;
+        }
         waiting_ = true;
         wait_what_ = what;
         wait_addr_ = addr;
@@ -249,6 +253,7 @@ std::uint64_t AivCore::next_ready() {
 void AivCore::sync_all() {
     count_op();
     pipe_barrier();
+    const std::uint64_t from = now();
     sync();
     KernelRuntime::Barrier& b = *rt_.barriers_[static_cast<std::size_t>(rank_)];
     const sc_core::sc_time cost = sc_core::sc_time::from_value(ns_to_ps(chip().kernel.sync_all_ns));
@@ -260,6 +265,7 @@ void AivCore::sync_all() {
         b.ev.notify(cost);
         ++rt_.waits_;
         sc_core::wait(cost);
+        sync_wait_ps_ += now_ps() - from;
         return;
     }
     waiting_ = true;
@@ -270,6 +276,7 @@ void AivCore::sync_all() {
     }
     waiting_ = false;
     wait_what_ = nullptr;
+    sync_wait_ps_ += now_ps() - from;
 }
 
 void AivCore::cross_core_set(int id, std::uint64_t value, PipeTime after) {
@@ -286,6 +293,8 @@ void AivCore::timestamp(const char* phase) {
     const std::uint64_t t = now();
     const int id = rt_.profile_.phase_id(phase);
     rt_.profile_.stamp(rank_, core_, id, t);
+    phase_waits_.push_back(PhaseWaits{id, t, mesh_wait_ps_, sync_wait_ps_});
+    mesh_wait_ps_ = sync_wait_ps_ = 0;
     if (rt_.trace_ && rank_ < rt_.traced_ranks_)
         rt_.trace_->complete(rank_ + 1, core_ + 1, phase, "phase", last_stamp_ps_, t - last_stamp_ps_);
     last_stamp_ps_ = t;

@@ -169,6 +169,14 @@ private:
     Addr wait_addr_ = 0;
     std::uint64_t last_stamp_ps_ = 0;
     std::uint64_t end_ps_ = 0;
+    // Time blocked since the last stamp, on the mesh (flags, landings) and
+    // in SyncAll; per stamp, for the critical path (KernelRuntime::collect).
+    std::uint64_t mesh_wait_ps_ = 0, sync_wait_ps_ = 0;
+    struct PhaseWaits {
+        int phase;
+        std::uint64_t end_ps, mesh_ps, sync_ps;
+    };
+    std::vector<PhaseWaits> phase_waits_;
 };
 
 }  // namespace npusim

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
 #include "engine/wake_scheduler.hpp"
@@ -128,6 +130,44 @@ void KernelRuntime::collect(Stats& s) const {
     memory_->report(s);
     mesh_->report(s, span);
     profile_.report(s, "phases");
+    report_critical_path(s);
+}
+
+// The core that finished last, phase by phase: in each phase the time it was
+// blocked on the mesh (flags, landings) and in SyncAll, the rest its own
+// work (docs/design.md §4.4). A per-core chain: the mesh waits stand for the
+// other ranks' steps that set them.
+void KernelRuntime::report_critical_path(Stats& s) const {
+    const AivCore* last = nullptr;
+    for (const auto& c : cores_v_)
+        if (!last || c->end_ps_ > last->end_ps_) last = c.get();
+    auto ns = [](std::uint64_t ps) { return static_cast<double>(ps) / 1000.0; };
+    nlohmann::json segs = nlohmann::json::array();
+    std::map<std::string, std::uint64_t> by_kind;
+    auto add = [&](const char* kind, const std::string& op, std::uint64_t a, std::uint64_t b) {
+        if (b <= a) return;
+        by_kind[kind] += b - a;
+        segs.push_back({{"kind", kind}, {"task", fmt::format("rank {} core {}", last->rank(), last->core())}, {"op", op},
+                        {"start_ns", ns(a)}, {"end_ns", ns(b)}});
+    };
+    if (last) {
+        std::uint64_t at = profile_.start_of(last->rank(), last->core());
+        add("idle", "start", 0, at);
+        for (const auto& w : last->phase_waits_) {
+            if (w.end_ps < at) continue;
+            const std::uint64_t dur = w.end_ps - at, mesh = std::min(w.mesh_ps, dur), sync = std::min(w.sync_ps, dur - mesh);
+            const std::string& phase = profile_.phases()[static_cast<std::size_t>(w.phase)];
+            add("compute", phase, at, w.end_ps - mesh - sync);
+            add("mesh", phase, w.end_ps - mesh - sync, w.end_ps - sync);
+            add("sync", phase, w.end_ps - sync, w.end_ps);
+            at = w.end_ps;
+        }
+        add("compute", "end", at, end_ps_);
+    }
+    nlohmann::json kinds = nlohmann::json::object();
+    for (const auto& [k, ps] : by_kind) kinds[k] = ns(ps);
+    s.set_json("critical_path", nlohmann::json{{"total_ns", ns(end_ps_)}, {"by_kind", kinds}, {"segments", segs},
+                                               {"segments_omitted", 0}}.dump());
 }
 
 }  // namespace npusim

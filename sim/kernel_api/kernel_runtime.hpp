@@ -71,6 +71,7 @@ private:
 
     static void on_fire(void* ctx, std::uint32_t owner, std::uint64_t tag, std::uint64_t fire_ps);
     void core_main(std::uint32_t id);
+    void report_critical_path(Stats& s) const;  // critical_path.*
 
     const ChipParams& chip_;
     Kernel kernel_;

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
 #include "config/run_config.hpp"
@@ -42,6 +43,15 @@ std::string summary(const Stats& s, const MoeParams& p, const ChipParams& chip, 
         out += fmt::format("  {:<12} {:7.2f}  {:7.2f}   ({:.2f} / {:.2f})\n", name, s.number(k + ".mean_ns") / 1000.0,
                            s.number(k + ".max_ns") / 1000.0, s.number(k + ".end_mean_ns") / 1000.0,
                            s.number(k + ".end_max_ns") / 1000.0);
+    }
+    if (const std::string* cp = s.json("critical_path")) {  // the last core's time by kind
+        const auto j = nlohmann::json::parse(*cp);
+        const double total = j.value("total_ns", 0.0);
+        std::string kinds;
+        for (const auto& [k, v] : j["by_kind"].items())
+            kinds += fmt::format("  {} {:.1f}%", k, total > 0 ? v.get<double>() / total * 100.0 : 0.0);
+        if (!j["segments"].empty())
+            out += fmt::format("  critical path {}:{}\n", j["segments"].back()["task"].get<std::string>(), kinds);
     }
     out += fmt::format("  token {} B in {} blocks of {} B; mesh {:.2f} MB per rank, utilization {:.1f}%, busiest link {:.1f}%\n",
                        L.token_bytes, L.slot_blocks, L.block, s.number("mesh.bytes") / 1e6 / p.ranks,

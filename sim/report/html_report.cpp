@@ -88,10 +88,44 @@ void write_text(const std::string& file, const std::string& text) {
     if (!out) throw InputError(file + ": cannot write report");
 }
 
+// The host runtime's figures of a host run (stats `host.*`), as label/value rows.
+json host_rows(const json& stats) {
+    json rows = json::array();
+    const json* host = at_path(stats, "host");
+    if (!host || !host->is_object()) return rows;
+    auto us = [&](const char* key) { return fmt::format("{:.3f} µs", num(stats, std::string("host.") + key) / 1000.0); };
+    const json* mode = at_path(stats, "host.mode");
+    rows.push_back({"mode", mode && mode->is_string() ? mode->get<std::string>() : "?"});
+    rows.push_back({"end to end", us("end_to_end_ns")});
+    rows.push_back({"host end / device end", us("host_end_ns") + " / " + us("device_end_ns")});
+    rows.push_back({"first launch", us("first_launch_ns")});
+    rows.push_back({"device busy / idle", fmt::format("{} / {:.1f}%", us("device_busy_ns"), 100 * num(stats, "host.device_idle_fraction"))});
+    rows.push_back({"ops (on CPU)", fmt::format("{:.0f} ({:.0f})", num(stats, "host.ops"), num(stats, "host.cpu_ops"))});
+    rows.push_back({"launches / submissions / descriptors",
+                    fmt::format("{:.0f} / {:.0f} / {:.0f}", num(stats, "host.launches"), num(stats, "host.submissions"),
+                                num(stats, "host.descriptors"))});
+    rows.push_back({"drains / waits", fmt::format("{:.0f} ({}) / {:.0f} ({})", num(stats, "host.drains"), us("drain_ns"),
+                                                   num(stats, "host.waits"), us("wait_ns"))});
+    rows.push_back({"peak device memory", bytes_text(num(stats, "host.peak_device_memory_bytes"))});
+    if (const json* threads = at_path(stats, "host.threads"); threads && threads->is_object())
+        for (auto it = threads->begin(); it != threads->end(); ++it)
+            if (it->is_object() && it->contains("utilization"))
+                rows.push_back({"thread " + it.key(), fmt::format("busy {:.3f} µs ({:.1f}%)", (*it).value("busy_ns", 0.0) / 1000.0,
+                                                                  100 * (*it).value("utilization", 0.0))});
+    if (const json* stages = at_path(stats, "host.stages"); stages && stages->is_object()) {
+        std::string text;
+        for (auto it = stages->begin(); it != stages->end(); ++it)
+            if (it->is_object())
+                text += (text.empty() ? "" : ", ") + fmt::format("{} {:.3f} µs", it.key(), (*it).value("busy_ns", 0.0) / 1000.0);
+        rows.push_back({"host stages (busy)", text});
+    }
+    return rows;
+}
+
 }  // namespace
 
 void write_run_report(const std::string& out_file, const json& stats, const std::string& trace_file,
-                      const std::string& workload_label) {
+                      const std::string& workload_label, const std::vector<std::string>& sets) {
     const json* cfg = at_path(stats, "config");
     const std::string chip = cfg && at_path(*cfg, "chip.name") ? at_path(*cfg, "chip.name")->get<std::string>() : "?";
     json d;
@@ -104,6 +138,10 @@ void write_run_report(const std::string& out_file, const json& stats, const std:
                                            cfg ? num(*cfg, "chip.cores.cube.count") : 0,
                                            cfg ? num(*cfg, "chip.cores.vector.count") : 0, clock)});
     summary.push_back({"workload", workload_label});
+    std::string set_text;
+    for (const auto& x : sets) set_text += (set_text.empty() ? "" : ", ") + x;
+    summary.push_back({"--set", set_text.empty() ? "(none)" : set_text});
+    if (const json* v = at_path(stats, "version"); v && v->is_string()) summary.push_back({"npusim version", v->get<std::string>()});
     summary.push_back({"total", fmt::format("{:.0f} cycles ({:.3f} µs)", num(stats, "total_cycles"),
                                             num(stats, "total_ns") / 1000.0)});
     summary.push_back({"tasks", fmt::format("{:.0f} on {:.0f} streams", num(stats, "tasks.count"), num(stats, "tasks.streams"))});
@@ -114,10 +152,14 @@ void write_run_report(const std::string& out_file, const json& stats, const std:
     summary.push_back({"HBM read / write", bytes_text(num(stats, "memory.hbm.read_bytes")) + " / " +
                                                bytes_text(num(stats, "memory.hbm.write_bytes"))});
     d["summary"] = summary;
+    d["sets"] = sets;
     d["units"] = units_of(stats);
+    d["host"] = host_rows(stats);
+    for (const char* key : {"ops", "roofline", "critical_path"})
+        if (const json* v = at_path(stats, key)) d[key] = *v;
     if (!trace_file.empty()) {
         json tracks = json::array();
-        for (const auto& t : busiest_tracks(trace_file, 16)) {
+        for (const auto& t : report_tracks(trace_file, 20)) {
             json slices = json::array();
             for (const auto& s : t.slices) slices.push_back({s.start_us, s.dur_us, s.name});
             tracks.push_back({{"name", t.name}, {"process", t.process}, {"busy_us", t.busy_us}, {"slices", slices}});
@@ -154,6 +196,7 @@ void write_sweep_report(const std::string& out_file, const std::string& dir) {
                         {"metrics", r.value("metrics", json::object())},
                         {"status", r.value("status", std::string())},
                         {"error", r.value("error", std::string())}});
+        if (r.contains("version") && r["version"].is_string()) rows.back()["version"] = r["version"];
     }
     std::sort(rows.begin(), rows.end(), [](const json& a, const json& b) { return a["index"] < b["index"]; });
 
@@ -203,6 +246,11 @@ void write_sweep_report(const std::string& out_file, const std::string& dir) {
     summary.push_back({"points", fmt::format("{} in the study, {} ok, {} failed, {} not run", study.value("points", 0), ok,
                                              failed, std::max(0, study.value("points", 0) - static_cast<int>(ok + failed)))});
     summary.push_back({"folder", fs::absolute(dir).lexically_normal().string()});
+    for (const auto& r : d["rows"])  // the version of npusim that ran the points, when rows carry it
+        if (r.contains("version")) {
+            summary.push_back({"npusim version", r["version"]});
+            break;
+        }
     d["summary"] = summary;
     write_text(out_file, render_page(d["title"].get<std::string>(), d));
 }

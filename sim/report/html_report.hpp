@@ -28,10 +28,17 @@ struct TrackActivity {
 std::vector<TrackActivity> busiest_tracks(const std::string& trace_file, std::size_t count,
                                           std::size_t max_slices = 2500);
 
-// A run: summary, per-unit utilisation and (when `trace_file` is not empty)
-// a timeline of the busiest tracks.
+// Up to `count` tracks for a report's timeline: the critical path first,
+// then the busiest track of each kind of unit in turn (cube, vector,
+// scalar, host threads, ...), so no kind crowds the others out (a split die
+// has more Cube tracks than fit). Order within a kind: busiest first.
+std::vector<TrackActivity> report_tracks(const std::string& trace_file, std::size_t count);
+
+// A run: summary (with the --set overrides), per-unit utilisation, host
+// figures, critical path, per-op table and roofline, and (when `trace_file`
+// is not empty) a timeline coloured by op.
 void write_run_report(const std::string& out_file, const nlohmann::json& stats, const std::string& trace_file,
-                      const std::string& workload_label);
+                      const std::string& workload_label, const std::vector<std::string>& sets = {});
 
 // A sweep folder (study.json, results.jsonl, points/*/stats.json): summary,
 // one chart per metric, the results table and per-unit utilisation per point.

@@ -38,7 +38,23 @@ std::vector<Slice> coarsen(const std::vector<Slice>& in, double gap) {
 
 }  // namespace
 
-std::vector<TrackActivity> busiest_tracks(const std::string& trace_file, std::size_t count, std::size_t max_slices) {
+namespace {
+
+// A track's kind of unit: its name before the first dot, digits dropped
+// ("cube12.mte2" -> "cube"), within its process.
+std::string unit_kind(const TrackActivity& t) {
+    std::string k = t.process + "/";
+    for (char c : t.name.substr(0, t.name.find('.')))
+        if (c < '0' || c > '9') k += c;
+    return k;
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<TrackActivity> select_tracks(const std::string& trace_file, std::size_t count, std::size_t max_slices,
+                                         bool by_kind) {
     std::ifstream in(trace_file, std::ios::binary);
     if (!in) throw InputError(trace_file + ": cannot read trace for the report");
     std::map<std::pair<int, int>, TrackActivity> tracks;
@@ -85,6 +101,39 @@ std::vector<TrackActivity> busiest_tracks(const std::string& trace_file, std::si
     }
     std::stable_sort(all.begin(), all.end(),
                      [](const TrackActivity& a, const TrackActivity& b) { return a.busy_us > b.busy_us; });
+    if (by_kind) {
+        // Round robin over the kinds, in the order of their busiest track.
+        std::vector<std::string> kinds;
+        std::map<std::string, std::vector<TrackActivity*>> of_kind;
+        std::vector<TrackActivity> picked;
+        for (auto& t : all) {
+            if (t.name == "critical path") {
+                picked.push_back(std::move(t));
+                continue;
+            }
+            const std::string k = unit_kind(t);
+            if (!of_kind.count(k)) kinds.push_back(k);
+            of_kind[k].push_back(&t);
+        }
+        for (std::size_t round = 0; picked.size() < count; ++round) {
+            bool any = false;
+            for (const auto& k : kinds)
+                if (round < of_kind[k].size() && picked.size() < count) {
+                    picked.push_back(std::move(*of_kind[k][round]));
+                    any = true;
+                }
+            if (!any) break;
+        }
+        // Shown kind by kind, in the order of each kind's busiest track.
+        std::map<std::string, std::size_t> rank;
+        for (std::size_t i = 0; i < kinds.size(); ++i) rank[kinds[i]] = i;
+        std::stable_sort(picked.begin(), picked.end(), [&](const TrackActivity& a, const TrackActivity& b) {
+            const bool ca = a.name == "critical path", cb = b.name == "critical path";
+            if (ca || cb) return ca && !cb;
+            return rank[unit_kind(a)] < rank[unit_kind(b)];
+        });
+        all = std::move(picked);
+    }
     if (all.size() > count) all.resize(count);
     for (auto& t : all) {
         if (t.slices.size() <= max_slices) continue;
@@ -99,5 +148,16 @@ std::vector<TrackActivity> busiest_tracks(const std::string& trace_file, std::si
     }
     return all;
 }
+
+}  // namespace
+
+std::vector<TrackActivity> busiest_tracks(const std::string& trace_file, std::size_t count, std::size_t max_slices) {
+    return select_tracks(trace_file, count, max_slices, false);
+}
+
+std::vector<TrackActivity> report_tracks(const std::string& trace_file, std::size_t count) {
+    return select_tracks(trace_file, count, 2500, true);
+}
+
 
 }  // namespace npusim::report

@@ -27,6 +27,11 @@ public:
     void set_json(const std::string& key, const std::string& json_text) { raw_[key] = json_text; }
 
     bool has(const std::string& key) const { return values_.count(key) != 0; }
+    // The JSON text set under `key` by set_json, or null.
+    const std::string* json(const std::string& key) const {
+        auto it = raw_.find(key);
+        return it == raw_.end() ? nullptr : &it->second;
+    }
     double number(const std::string& key) const;  // 0 if absent
 
     std::string to_json(int indent = 2) const;

@@ -110,8 +110,47 @@ function unitBars(units) {
 }
 
 // ---- timeline of the busiest tracks (a run) ---------------------------------
+// Colours of the ops: the busiest get a colour each, the rest share grey.
+var OP_COLORS = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f',
+                 '#17becf', '#bcbd22', '#8c564b'];
+var OTHER_OP = '#c7c7c7';
+// The critical path's kinds in darker tones than the ops' colours.
+var KIND_COLORS = {compute: '#253494', data_movement: '#b2182b', dispatch: '#762a83', host: '#1b7837', mesh: '#e08214', idle: '#8c8c8c'};
+var opColor = {}, opKnown = {};
+(D.ops || []).forEach(function (o, i) {
+  opKnown[o.name] = true;
+  if (i < OP_COLORS.length) opColor[o.name] = OP_COLORS[i];
+});
+function baseName(n) { return String(n).replace(/ \+[0-9]+ more$/, ''); }
+function sliceColor(track, name) {
+  var b = baseName(name);
+  if (track === 'critical path') return KIND_COLORS[b.split(' ').pop()] || OTHER_OP;
+  if (opColor[b]) return opColor[b];
+  if (opKnown[b]) return OTHER_OP;
+  return color(track.replace(/[0-9]+/g, ''));
+}
+function timelineLegend(tl) {
+  var used = {}, other = false, kinds = {};
+  tl.tracks.forEach(function (t) {
+    t.slices.forEach(function (sl) {
+      var b = baseName(sl[2]);
+      if (t.name === 'critical path') kinds[b.split(' ').pop()] = true;
+      else if (opColor[b]) used[b] = true;
+      else if (opKnown[b]) other = true;
+    });
+  });
+  var lg = h('div', {class: 'legend'});
+  (D.ops || []).forEach(function (o) {
+    if (used[o.name]) lg.appendChild(h('span', {}, h('span', {class: 'sw', style: 'background:' + opColor[o.name]}), o.name));
+  });
+  if (other) lg.appendChild(h('span', {}, h('span', {class: 'sw', style: 'background:' + OTHER_OP}), 'other ops'));
+  Object.keys(kinds).sort().forEach(function (k) {
+    lg.appendChild(h('span', {}, h('span', {class: 'sw', style: 'background:' + (KIND_COLORS[k] || OTHER_OP)}), 'critical path: ' + k));
+  });
+  return lg;
+}
 function timeline(tl) {
-  var lab = 170, W = 1120, row = 20, x0 = lab, x1 = W - 12, H = tl.tracks.length * row + 44;
+  var lab = 170, W = 1140, row = 20, x0 = lab, x1 = W - 12, H = tl.tracks.length * row + 44;
   var end = tl.end_us || 0;
   tl.tracks.forEach(function (t) { t.slices.forEach(function (sl) { end = Math.max(end, sl[0] + sl[1]); }); });
   if (!(end > 0)) end = 1;
@@ -129,13 +168,180 @@ function timeline(tl) {
     var name = s('text', {x: lab - 8, y: y + 12, 'text-anchor': 'end'}, t.name + '  ' + Math.round(100 * t.busy_us / end) + '%');
     name.appendChild(s('title', {}, (t.process ? t.process + ' / ' : '') + t.name + ': busy ' + fmt(t.busy_us) + ' \u00b5s'));
     svg.appendChild(name);
-    var g = s('g', {fill: color(t.name.replace(/[0-9]+/g, ''))});
+    var g = s('g', {});
     t.slices.forEach(function (sl) {
-      var r = s('rect', {x: x0 + sl[0] * sx, y: y + 1, width: Math.max(0.6, sl[1] * sx), height: row - 6});
+      var r = s('rect', {x: x0 + sl[0] * sx, y: y + 1, width: Math.max(0.6, sl[1] * sx), height: row - 6,
+                         fill: sliceColor(t.name, sl[2])});
       r.appendChild(s('title', {}, sl[2] + ' \u2014 at ' + fmt(sl[0]) + ' \u00b5s for ' + fmt(sl[1]) + ' \u00b5s'));
       g.appendChild(r);
     });
     svg.appendChild(g);
+  });
+  return svg;
+}
+
+// ---- host runtime (a host run) -------------------------------------------------
+function kvTable(rows) {
+  var t = h('table', {});
+  rows.forEach(function (kv) { t.appendChild(h('tr', {}, h('th', {}, kv[0]), h('td', {}, valText(kv[1])))); });
+  return t;
+}
+
+// ---- critical path -------------------------------------------------------------
+function us(ns) { return fmt(ns / 1000); }
+function criticalPath(cp) {
+  var box = h('div', {});
+  var total = cp.total_ns || 0, W = 1140, H = 46, L = 10, R = 10, x = L;
+  var svg = s('svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': 'critical path by kind'});
+  var kinds = Object.keys(cp.by_kind || {}).sort(function (a, b) { return cp.by_kind[b] - cp.by_kind[a]; });
+  var lg = h('div', {class: 'legend'});
+  kinds.forEach(function (k) {
+    var w = total > 0 ? cp.by_kind[k] / total * (W - L - R) : 0;
+    var r = s('rect', {x: x, y: 4, width: Math.max(0.5, w), height: 22, fill: KIND_COLORS[k] || OTHER_OP});
+    r.appendChild(s('title', {}, k + ': ' + us(cp.by_kind[k]) + ' \u00b5s (' + (100 * cp.by_kind[k] / total).toFixed(1) + '%)'));
+    svg.appendChild(r);
+    if (w > 7 * (k.length + 7)) svg.appendChild(s('text', {x: x + 4, y: 19, style: 'fill:#fff'}, k + ' ' + (100 * cp.by_kind[k] / total).toFixed(1) + '%'));
+    x += w;
+    lg.appendChild(h('span', {}, h('span', {class: 'sw', style: 'background:' + (KIND_COLORS[k] || OTHER_OP)}),
+        k + ' ' + us(cp.by_kind[k]) + ' \u00b5s'));
+  });
+  svg.appendChild(s('text', {x: L, y: 42}, '0'));
+  svg.appendChild(s('text', {x: W - R, y: 42, 'text-anchor': 'end'}, us(total) + ' \u00b5s'));
+  add(box, [svg, lg]);
+  // Time on the path per op, then its longest steps.
+  var byOp = {}, segs = (cp.segments || []).slice();
+  segs.forEach(function (g) { if (g.op !== null && g.op !== undefined) byOp[g.op] = (byOp[g.op] || 0) + g.end_ns - g.start_ns; });
+  var ops = Object.keys(byOp).sort(function (a, b) { return byOp[b] - byOp[a]; }).slice(0, 8);
+  if (ops.length)
+    box.appendChild(h('p', {}, 'Ops on the path: ' + ops.map(function (o) {
+      return o + ' ' + (100 * byOp[o] / total).toFixed(1) + '%'; }).join(', ') + '.'));
+  segs.sort(function (a, b) { return (b.end_ns - b.start_ns) - (a.end_ns - a.start_ns); });
+  var t = h('table', {class: 'wrap'}, h('tr', {}, h('th', {}, 'start \u00b5s'), h('th', {}, 'length \u00b5s'), h('th', {}, 'share'),
+      h('th', {}, 'kind'), h('th', {}, 'task'), h('th', {}, 'op'), h('th', {}, 'started after'), h('th', {}, 'waited for')));
+  segs.slice(0, 15).forEach(function (g) {
+    t.appendChild(h('tr', {}, h('td', {class: 'n'}, us(g.start_ns)), h('td', {class: 'n'}, us(g.end_ns - g.start_ns)),
+        h('td', {class: 'n'}, (100 * (g.end_ns - g.start_ns) / total).toFixed(1) + '%'), h('td', {class: 'kind'}, g.kind),
+        h('td', {}, g.task === null ? '\u2014' : g.task), h('td', {}, g.op === null ? '\u2014' : g.op),
+        h('td', {}, g.after || ''), h('td', {}, g.waited || '')));
+  });
+  box.appendChild(h('h3', {}, 'Longest steps (' + Math.min(15, segs.length) + ' of ' + (segs.length + (cp.segments_omitted || 0)) + ')'));
+  box.appendChild(t);
+  return box;
+}
+
+// ---- per-op table (sortable) and roofline ---------------------------------------
+var OP_COLUMNS = [
+  {key: 'name', label: 'op', text: true},
+  {key: 'tasks', label: 'tasks'}, {key: 'cores', label: 'cores'},
+  {key: 'start_ns', label: 'start \u00b5s', f: function (o) { return o.start_ns / 1000; }},
+  {key: 'end_ns', label: 'end \u00b5s', f: function (o) { return o.end_ns / 1000; }},
+  {key: 'busy_ns', label: 'busy \u00b5s', f: function (o) { return o.busy_ns / 1000; }},
+  {key: 'compute_ns', label: 'compute \u00b5s', f: function (o) { return o.compute_ns / 1000; }},
+  {key: 'transfer_ns', label: 'transfer \u00b5s', f: function (o) { return o.transfer_ns / 1000; }},
+  {key: 'event_wait_ns', label: 'event wait \u00b5s', f: function (o) { return o.event_wait_ns / 1000; }},
+  {key: 'bytes', label: 'MB', f: function (o) { return o.bytes / 1e6; }},
+  {key: 'flops', label: 'GFLOP', f: function (o) { return o.flops / 1e9; }},
+  {key: 'intensity', label: 'FLOP/B', f: intensity},
+  {key: 'rate', label: 'TFLOP/s', f: function (o) { return achieved(o) / 1e12; }},
+  {key: 'bound', label: 'bound', text: true}];
+function intensity(o) { return o.bytes > 0 ? o.flops / o.bytes : null; }
+function achieved(o) { return o.end_ns > o.start_ns ? o.flops / ((o.end_ns - o.start_ns) * 1e-9) : 0; }
+function opTable(ops) {
+  var state = {col: 'busy_ns', desc: true, all: false}, wrap = h('div', {}), SHOWN = 25;
+  function value(o, c) { return c.f ? c.f(o) : o[c.key]; }
+  function draw() {
+    var col = OP_COLUMNS.filter(function (c) { return c.key === state.col; })[0];
+    var rows = ops.slice().sort(function (a, b) {
+      var x = value(a, col), y = value(b, col);
+      if (x === y) return 0;
+      if (x === null) return 1;
+      if (y === null) return -1;
+      var r = col.text ? String(x).localeCompare(String(y)) : x - y;
+      return state.desc ? -r : r;
+    });
+    var t = h('table', {class: 'ops'}), head = h('tr', {});
+    OP_COLUMNS.forEach(function (c) {
+      var th = h('th', {class: 'sort', title: 'sort by ' + c.label}, c.label + (c.key === state.col ? (state.desc ? ' \u25bc' : ' \u25b2') : ''));
+      th.addEventListener('click', function () {
+        state.desc = c.key === state.col ? !state.desc : !c.text;
+        state.col = c.key;
+        draw();
+      });
+      head.appendChild(th);
+    });
+    t.appendChild(head);
+    rows.slice(0, state.all ? rows.length : SHOWN).forEach(function (o) {
+      var tr = h('tr', {});
+      OP_COLUMNS.forEach(function (c) {
+        var v = value(o, c);
+        if (c.key === 'name') tr.appendChild(h('td', {class: 'name'}, h('span', {class: 'sw', style: 'background:' + (opColor[o.name] || OTHER_OP)}), v));
+        else tr.appendChild(h('td', c.text ? {} : {class: 'n'}, c.text ? v : fmt(v)));
+      });
+      t.appendChild(tr);
+    });
+    wrap.innerHTML = '';
+    wrap.appendChild(t);
+    if (rows.length > SHOWN) {
+      var b = h('button', {type: 'button'}, state.all ? 'show the first ' + SHOWN : 'show all ' + rows.length + ' ops');
+      b.addEventListener('click', function () { state.all = !state.all; draw(); });
+      wrap.appendChild(b);
+    }
+  }
+  draw();
+  return wrap;
+}
+var BOUND_COLORS = {compute: '#4e79a7', memory: '#f28e2b', latency: '#76b7b2', sync: '#e15759'};
+function roofline(ops, roof) {
+  var pts = ops.filter(function (o) { return o.flops > 0 && o.bytes > 0 && o.end_ns > o.start_ns; });
+  var W = 700, H = 380, L = 74, R = 150, T = 24, B = 46;
+  var svg = s('svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': 'roofline'});
+  svg.appendChild(s('text', {x: L, y: 14, class: 'title'}, 'Roofline: achieved FLOP/s per op against the chip\u2019s roofs'));
+  if (!pts.length || !roof) {
+    svg.appendChild(s('text', {x: W / 2, y: H / 2, 'text-anchor': 'middle'}, 'no op both computes and moves bytes through GM'));
+    return svg;
+  }
+  var peak = Math.max(roof.cube_flops_per_s || 0, roof.vector_flops_per_s || 0), bw = roof.hbm_bytes_per_s || 1;
+  var xs = pts.map(intensity), ys = pts.map(achieved);
+  var xlo = Math.min(Math.min.apply(null, xs), peak / bw) / 4, xhi = Math.max(Math.max.apply(null, xs), peak / bw) * 4;
+  var ylo = Math.min.apply(null, ys) / 4, yhi = peak * 2;
+  var lx = function (v) { return L + (Math.log10(v) - Math.log10(xlo)) / (Math.log10(xhi) - Math.log10(xlo)) * (W - L - R); };
+  var ly = function (v) { return T + (1 - (Math.log10(v) - Math.log10(ylo)) / (Math.log10(yhi) - Math.log10(ylo))) * (H - T - B); };
+  for (var e = Math.ceil(Math.log10(xlo)); e <= Math.floor(Math.log10(xhi)); e++) {
+    svg.appendChild(s('line', {x1: lx(Math.pow(10, e)), x2: lx(Math.pow(10, e)), y1: T, y2: H - B, stroke: '#eee'}));
+    svg.appendChild(s('text', {x: lx(Math.pow(10, e)), y: H - B + 14, 'text-anchor': 'middle'}, '1e' + e));
+  }
+  for (e = Math.ceil(Math.log10(ylo)); e <= Math.floor(Math.log10(yhi)); e++) {
+    svg.appendChild(s('line', {x1: L, x2: W - R, y1: ly(Math.pow(10, e)), y2: ly(Math.pow(10, e)), stroke: '#eee'}));
+    svg.appendChild(s('text', {x: L - 6, y: ly(Math.pow(10, e)) + 4, 'text-anchor': 'end'}, '1e' + e));
+  }
+  svg.appendChild(s('text', {x: L + (W - L - R) / 2, y: H - 8, 'text-anchor': 'middle'}, 'arithmetic intensity (FLOP per byte through the GM port: L2 or HBM), log'));
+  svg.appendChild(s('text', {x: 14, y: T + (H - T - B) / 2, 'text-anchor': 'middle',
+      transform: 'rotate(-90 14 ' + (T + (H - T - B) / 2) + ')'}, 'achieved FLOP/s over the op\u2019s span, log'));
+  // Roofs: min(compute peak, intensity x bandwidth).
+  function roofLine(p, b, dash, label) {
+    if (!(p > 0 && b > 0)) return;
+    var ridge = p / b, a = Math.max(xlo, ylo / b);
+    svg.appendChild(s('polyline', {fill: 'none', stroke: '#555', 'stroke-width': 1.5, 'stroke-dasharray': dash,
+        points: [lx(a) + ',' + ly(a * b), lx(ridge) + ',' + ly(p), lx(xhi) + ',' + ly(p)].join(' ')}));
+    svg.appendChild(s('text', {x: W - R + 4, y: ly(p) + 4}, label));
+  }
+  // GM bytes are L2 hits or HBM traffic: an op between the two slopes is served from L2.
+  var l2 = roof.l2_bytes_per_s || 0;
+  roofLine(roof.cube_flops_per_s, bw, '', 'Cube peak ' + fmt(roof.cube_flops_per_s / 1e12) + ' TFLOP/s');
+  roofLine(roof.vector_flops_per_s, bw, '4 3', 'Vector peak ' + fmt(roof.vector_flops_per_s / 1e12) + ' TFLOP/s');
+  if (l2 > bw) roofLine(peak, l2, '2 3', '');
+  svg.appendChild(s('text', {x: lx(xlo) + 4, y: ly(xlo * 1.3 * bw) + 14, style: 'fill:#555'}, 'HBM ' + fmt(bw / 1e9) + ' GB/s'));
+  if (l2 > bw && ly(xlo * 1.3 * l2) > T + 10)
+    svg.appendChild(s('text', {x: lx(xlo) + 4, y: ly(xlo * 1.3 * l2) - 6, style: 'fill:#555'}, 'L2 ' + fmt(l2 / 1e9) + ' GB/s'));
+  pts.forEach(function (o) {
+    var c = s('circle', {cx: lx(intensity(o)), cy: ly(achieved(o)), r: 4, fill: BOUND_COLORS[o.bound] || OTHER_OP, 'fill-opacity': 0.8});
+    c.appendChild(s('title', {}, o.name + ': ' + fmt(intensity(o)) + ' FLOP/B, ' + fmt(achieved(o) / 1e12) + ' TFLOP/s, ' + o.bound + ' bound'));
+    svg.appendChild(c);
+  });
+  var ky = H - B - 80;
+  Object.keys(BOUND_COLORS).forEach(function (k, i) {
+    svg.appendChild(s('circle', {cx: W - R + 10, cy: ky + i * 16, r: 4, fill: BOUND_COLORS[k]}));
+    svg.appendChild(s('text', {x: W - R + 18, y: ky + i * 16 + 4}, k + ' bound'));
   });
   return svg;
 }
@@ -153,8 +359,10 @@ function xScale(values, x0, x1) {
   var lo = Math.min.apply(null, values), hi = Math.max.apply(null, values);
   var log = lo > 0 && hi / lo >= 8;
   var f = log ? Math.log : function (v) { return v; };
+  if (!log && lo > 0) lo = 0;  // a linear axis starts at zero
   var a = f(lo), b = f(hi), pad = (b - a) * 0.06 || 1;
-  return {pos: function (v) { return x0 + (f(v) - (a - pad)) / ((b + pad) - (a - pad)) * (x1 - x0); }, log: log};
+  var from = (!log && lo === 0) ? 0 : a - pad;
+  return {pos: function (v) { return x0 + (f(v) - from) / ((b + pad) - from) * (x1 - x0); }, log: log};
 }
 function lineChart(metric) {
   var axes = D.axes, xa = axes[0], others = axes.slice(1);
@@ -166,7 +374,9 @@ function lineChart(metric) {
   if (!rows.length) { svg.appendChild(s('text', {x: W / 2, y: H / 2, 'text-anchor': 'middle'}, 'no finished points')); return [svg]; }
   var ys = rows.map(function (r) { return shown(metric, r.metrics[metric]); });
   var lo = Math.min.apply(null, ys), hi = Math.max.apply(null, ys);
-  if (lo >= 0 && lo < 0.5 * hi) lo = 0;
+  // Axes start at zero, so a bar of change reads as its true size.
+  if (lo >= 0) lo = 0;
+  if (hi <= 0) hi = 0;
   var pad = (hi - lo) * 0.08 || Math.abs(hi) * 0.1 || 1;
   var ylo = lo === 0 ? 0 : lo - pad, yhi = hi + pad;
   var Y = function (v) { return T + (1 - (v - ylo) / (yhi - ylo)) * (H - T - B); };
@@ -289,11 +499,32 @@ summary();
 if (D.kind === 'run') {
   app.appendChild(h('h2', {}, 'Utilisation per unit'));
   app.appendChild(unitBars(D.units));
+  if (D.host && D.host.length) {
+    app.appendChild(h('h2', {}, 'Host runtime'));
+    app.appendChild(kvTable(D.host));
+  }
+  if (D.critical_path) {
+    app.appendChild(h('h2', {}, 'Critical path'));
+    app.appendChild(h('p', {class: 'note'}, 'The chain of steps that set the end time, walked back from the last finish through ' +
+        'whatever made each step late: the task that set an awaited event, the task before on a busy core, dispatch, the host. ' +
+        'A task’s run counts as data movement when its busiest transfer pipe outlasted its busiest compute pipe.'));
+    app.appendChild(criticalPath(D.critical_path));
+  }
+  if (D.ops && D.ops.length) {
+    app.appendChild(h('h2', {}, 'Ops'));
+    app.appendChild(h('p', {class: 'note'}, 'One row per op of the stream; click a heading to sort. Busy time sums the op’s tasks; ' +
+        'bound: sync when its tasks waited on events longer than they ran, latency when no pipe was busy for half their run, ' +
+        'else memory or compute by the busier pipe class.'));
+    app.appendChild(opTable(D.ops));
+    app.appendChild(roofline(D.ops, D.roofline));
+  }
   if (D.timeline) {
     app.appendChild(h('h2', {}, 'Timeline of the ' + D.timeline.tracks.length + ' busiest tracks'));
-    app.appendChild(h('p', {class: 'note'}, 'Tracks of the run\u2019s trace with the most busy time (the percentage after each name). ' +
+    app.appendChild(h('p', {class: 'note'}, 'The critical path, then the busiest tracks of each kind of unit in turn (the percentage after each name is busy time); ' +
+        'slices coloured by op. ' +
         'Hover a slice for its name and time. Open the full trace (npusim run --trace) in ui.perfetto.dev for every track.'));
-    app.appendChild(h('div', {class: 'scroll'}, timeline(D.timeline)));
+    app.appendChild(timeline(D.timeline));
+    app.appendChild(timelineLegend(D.timeline));
   }
 } else {
   app.appendChild(h('h2', {}, 'Metrics'));

@@ -1,0 +1,212 @@
+#include "hw/critical_path.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "chip/timing.hpp"
+#include "stats/stats.hpp"
+#include "trace/trace_writer.hpp"
+
+namespace npusim {
+
+const char* to_string(PathKind k) {
+    switch (k) {
+        case PathKind::compute: return "compute";
+        case PathKind::data_movement: return "data_movement";
+        case PathKind::dispatch: return "dispatch";
+        case PathKind::host: return "host";
+        case PathKind::mesh: return "mesh";
+        case PathKind::idle: return "idle";
+    }
+    return "?";
+}
+
+namespace {
+
+// Segments are found from the end backwards; `add` keeps only those with a
+// duration, and `after` says why the step found last had to wait for the
+// one the walk goes to next.
+class Walk {
+public:
+    void add(std::uint32_t task, PathKind kind, std::uint64_t start, std::uint64_t end) {
+        if (end <= start) return;
+        // Waiting for dispatch, then dispatching: one segment.
+        if (!segs_.empty() && segs_.back().task == task && segs_.back().kind == kind && segs_.back().start_ps == end) {
+            segs_.back().start_ps = start;
+            return;
+        }
+        segs_.push_back(PathSegment{task, kind, start, end, {}, {}});
+    }
+    void after(std::string why) {
+        if (!segs_.empty() && segs_.back().after.empty()) segs_.back().after = std::move(why);
+    }
+    void waited(std::uint32_t task, std::string event) {
+        if (!segs_.empty() && segs_.back().task == task) segs_.back().waited = std::move(event);
+    }
+    std::vector<PathSegment> done() {
+        std::reverse(segs_.begin(), segs_.end());
+        return std::move(segs_);
+    }
+
+private:
+    std::vector<PathSegment> segs_;
+};
+
+PathKind run_kind(const TaskTiming& t) { return t.transfer_ps > t.compute_ps ? PathKind::data_movement : PathKind::compute; }
+
+}  // namespace
+
+std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& scalar, const HostTail& tail) {
+    const auto& tasks = ctx.stream.tasks;
+    const auto& timing = ctx.timing;
+    const auto& events = scalar.events();
+    const auto& gates = scalar.host_gates();
+    Walk walk;
+    std::uint64_t device_end = 0;
+    std::uint32_t last = UINT32_MAX;
+    for (std::uint32_t i = 0; i < tasks.size(); ++i)
+        if (timing[i].done && (last == UINT32_MAX || timing[i].end_ps > device_end)) {
+            device_end = timing[i].end_ps;
+            last = i;
+        }
+    // The previous task of each task's stream (a task reaches its stream's
+    // head when that one is dispatched).
+    std::vector<std::uint32_t> prev_in_stream(tasks.size(), UINT32_MAX);
+    {
+        std::vector<std::uint32_t> tail_of(ctx.stream.streams.size(), UINT32_MAX);
+        for (std::uint32_t i = 0; i < tasks.size(); ++i) {
+            prev_in_stream[i] = tail_of[tasks[i].stream];
+            tail_of[tasks[i].stream] = i;
+        }
+    }
+    const std::uint64_t dispatch_ps = ctx.cycles_to_ps(static_cast<double>(timing::dispatch_cycles(ctx.chip)));
+    auto id = [&](std::uint32_t t) { return tasks[t].id; };
+
+    // Host work reaching back to the device task it followed (or to 0).
+    // Returns the task to continue from, or UINT32_MAX.
+    auto host_back = [&](std::uint64_t at, const HostGate& g) {
+        const bool after = g.after_task != UINT32_MAX && timing[g.after_task].end_ps <= at;
+        walk.add(UINT32_MAX, PathKind::host, after ? timing[g.after_task].end_ps : 0, at);
+        if (after) walk.after("device task " + id(g.after_task));
+        return after ? g.after_task : UINT32_MAX;
+    };
+
+    std::uint32_t task = last;
+    if (tail.end_ps > device_end) {
+        walk.add(UINT32_MAX, PathKind::host, device_end, tail.end_ps);
+        task = host_back(device_end, tail.gate);
+    }
+    // Each step moves back in time; the bound only guards a broken record.
+    enum class At { end, dispatch } at = At::end;
+    for (std::size_t guard = 0; task != UINT32_MAX && guard < 4 * tasks.size() + 8; ++guard) {
+        const TaskTiming& t = timing[task];
+        if (at == At::end) {
+            const bool on_scalar = tasks[task].core_type == CoreType::scalar;  // dispatched and run there
+            walk.add(task, on_scalar ? PathKind::compute : run_kind(t), t.start_ps, t.end_ps);
+            at = At::dispatch;
+            if (on_scalar) continue;
+            const std::uint32_t p = t.prev_on_core;
+            if (p != UINT32_MAX && timing[p].end_ps == t.start_ps && t.start_ps > t.dispatch_ps + dispatch_ps) {
+                // The core was busy: note the event that had released the task anyway.
+                if (t.released_ps > t.head_ps)
+                    for (EventIndex w : tasks[task].wait)
+                        if (events[w].fired && events[w].fired_ps == t.released_ps) {
+                            walk.waited(task, ctx.stream.events[w].id);
+                            break;
+                        }
+                walk.after("core busy with " + id(p));
+                task = p;
+                at = At::end;
+                continue;
+            }
+            walk.add(task, PathKind::dispatch, t.dispatch_ps, t.start_ps);
+            continue;
+        }
+        // At its dispatch: first the scalar core or a core's queue, then
+        // what made it ready.
+        walk.add(task, PathKind::dispatch, t.released_ps, t.dispatch_ps);
+        at = At::end;
+        EventIndex e = UINT32_MAX;  // the event that released it, if it waited
+        if (t.released_ps > t.head_ps)
+            for (EventIndex w : tasks[task].wait)
+                if (events[w].fired && events[w].fired_ps == t.released_ps) {
+                    e = w;
+                    break;
+                }
+        if (e != UINT32_MAX) {
+            walk.waited(task, ctx.stream.events[e].id);
+            if (events[e].fired_by == UINT32_MAX) {  // the host released it
+                walk.after("host");
+                task = host_back(t.released_ps, e < gates.size() ? gates[e] : HostGate{});
+                continue;
+            }
+            task = events[e].fired_by;
+            walk.after("event " + ctx.stream.events[e].id + " set by " + id(task));
+            continue;
+        }
+        // It reached its stream's head when the previous task was dispatched.
+        const std::uint32_t prev = t.head_ps > 0 ? prev_in_stream[task] : UINT32_MAX;
+        if (prev != UINT32_MAX) walk.after("stream order after " + id(prev));
+        task = prev;
+        at = At::dispatch;
+    }
+    std::vector<PathSegment> path = walk.done();
+    // Contiguous to 0 by construction; whatever a broken record leaves is idle.
+    const std::uint64_t first = path.empty() ? 0 : path.front().start_ps;
+    if (first > 0) path.insert(path.begin(), PathSegment{UINT32_MAX, PathKind::idle, 0, first, {}, {}});
+    return path;
+}
+
+void report_critical_path(Stats& s, const SimContext& ctx, const std::vector<PathSegment>& path) {
+    // A long run's path has as many segments as tasks; the file keeps the
+    // first ones and says how many it left out (by_kind covers them all).
+    constexpr std::size_t kMaxSegments = 10000;
+    auto ns = [](std::uint64_t ps) { return static_cast<double>(ps) / 1000.0; };
+    std::array<std::uint64_t, 6> by_kind{};
+    nlohmann::json segs = nlohmann::json::array();
+    for (const PathSegment& p : path) {
+        by_kind[static_cast<std::size_t>(p.kind)] += p.end_ps - p.start_ps;
+        if (segs.size() >= kMaxSegments) continue;
+        nlohmann::json j = {{"kind", to_string(p.kind)}, {"start_ns", ns(p.start_ps)}, {"end_ns", ns(p.end_ps)}};
+        if (p.task != UINT32_MAX) {
+            const Task& t = ctx.stream.tasks[p.task];
+            j["task"] = t.id;
+            j["op"] = t.op ? ctx.stream.name(t.op) : std::string(to_string(t.kernel));
+        } else {
+            j["task"] = nullptr;
+            j["op"] = nullptr;
+        }
+        if (!p.after.empty()) j["after"] = p.after;
+        if (!p.waited.empty()) j["waited"] = p.waited;
+        segs.push_back(std::move(j));
+    }
+    nlohmann::json kinds = nlohmann::json::object();
+    for (std::size_t k = 0; k < by_kind.size(); ++k)
+        if (by_kind[k]) kinds[to_string(static_cast<PathKind>(k))] = ns(by_kind[k]);
+    nlohmann::json cp = {{"total_ns", ns(path.empty() ? 0 : path.back().end_ps)},
+                         {"by_kind", kinds},
+                         {"segments", segs},
+                         {"segments_omitted", path.size() - segs.size()}};
+    s.set_json("critical_path", cp.dump());
+}
+
+void trace_critical_path(TraceWriter& trace, int pid, int tid, const SimContext& ctx,
+                         const std::vector<PathSegment>& path) {
+    trace.thread(pid, tid, "critical path", -1);
+    for (const PathSegment& p : path) {
+        std::string name = to_string(p.kind), args = fmt::format(R"("kind":"{}")", to_string(p.kind));
+        if (p.task != UINT32_MAX) {
+            const Task& t = ctx.stream.tasks[p.task];
+            name = fmt::format("{} {}", t.op ? ctx.stream.name(t.op) : std::string(to_string(t.kernel)), to_string(p.kind));
+            args += fmt::format(R"(,"task":"{}")", json_escape(t.id));
+        }
+        if (!p.after.empty()) args += fmt::format(R"(,"after":"{}")", json_escape(p.after));
+        if (!p.waited.empty()) args += fmt::format(R"(,"waited":"{}")", json_escape(p.waited));
+        trace.complete(pid, tid, name, "critical_path", p.start_ps, p.end_ps - p.start_ps, args);
+    }
+}
+
+}  // namespace npusim

@@ -1,0 +1,50 @@
+// The chain of steps that set a run's end time (docs/design.md §4.4), walked
+// back from the last finish through whatever made each step late: the task
+// that set the event a task waited for, the task before it on a busy core,
+// the scalar core's dispatch, the host when it released the task, and the
+// previous task of a stream. Each task's run is data movement when its
+// busiest transfer pipe (GM port, bandwidth share) outlasted its busiest
+// compute pipe, else compute. Built after the run from the per-task record
+// (TaskTiming), so the hardware pays a few stores per task.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/scalar_core.hpp"
+#include "hw/sim_context.hpp"
+
+namespace npusim {
+
+class Stats;
+class TraceWriter;
+
+enum class PathKind : std::uint8_t { compute, data_movement, dispatch, host, mesh, idle };
+const char* to_string(PathKind k);
+
+struct PathSegment {
+    std::uint32_t task = UINT32_MAX;  // UINT32_MAX: no task (host, idle)
+    PathKind kind = PathKind::compute;
+    std::uint64_t start_ps = 0, end_ps = 0;
+    std::string after;   // why it started when it did: "event e1 set by t3", "core busy with t2", ...
+    std::string waited;  // the event that released its task, if it waited for one
+};
+
+// Where a run ends when the host outlasts the device: at `end_ps`, after
+// host work that began when device task `gate.after_task` ended.
+struct HostTail {
+    std::uint64_t end_ps = 0;
+    HostGate gate;
+};
+
+// In time order; contiguous from 0 to the run's end (the host's end when
+// `tail.end_ps` is past the device's last finish).
+std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& scalar, const HostTail& tail = {});
+
+// critical_path.{total_ns,by_kind.<kind>,segments[...],segments_omitted}.
+void report_critical_path(Stats& s, const SimContext& ctx, const std::vector<PathSegment>& path);
+// A "critical path" track in process `pid`: one slice per segment.
+void trace_critical_path(TraceWriter& trace, int pid, int tid, const SimContext& ctx,
+                         const std::vector<PathSegment>& path);
+
+}  // namespace npusim
