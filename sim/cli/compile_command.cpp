@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/parse_options.hpp"
 #include "common/errors.hpp"
+#include "common/output_file.hpp"
 #include "compiler/compiler.hpp"
 #include "config/run_config.hpp"
 #include "tasks/stream_checks.hpp"
@@ -39,12 +40,9 @@ int compile_command(const Args& args) {
                                      workload_file, cfg.workload_kind()));
     const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());
     check_stream_fits_chip(r.stream, cfg.chip());
-    const auto dir = std::filesystem::path(out_file).parent_path();
-    std::error_code ec;
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    std::ofstream out(out_file, std::ios::binary);
-    if (!out) throw InputError(fmt::format("{}: cannot write task stream", out_file));
-    write_task_stream(r.stream, out);
+    OutputFile out(out_file);
+    write_task_stream(r.stream, out.stream());
+    out.commit();
     if (!quiet) std::cout << r.summary() << fmt::format("  stream -> {}\n", out_file);
     return 0;
 }

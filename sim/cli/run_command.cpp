@@ -16,6 +16,7 @@
 #include "cli/parse_options.hpp"
 #include "cli/run_summary.hpp"
 #include "common/errors.hpp"
+#include "common/output_file.hpp"
 #include "compiler/compiler.hpp"
 #include "config/run_config.hpp"
 #include "host/host_model.hpp"
@@ -103,9 +104,7 @@ int run_command(const Args& args) {
     if (compiled) compiled->report(stats);
     if (host) host->collect(stats);
     if (!stats_file.empty()) {
-        std::ofstream out(stats_file, std::ios::binary);
-        if (!out) throw InputError(fmt::format("{}: cannot write stats file", stats_file));
-        out << stats.to_json();
+        write_output_file(stats_file, stats.to_json());
     }
     trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{}}})", json_escape(chip.name),
                              json_escape(workload_file), stats.number("total_ns")));
