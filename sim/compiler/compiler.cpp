@@ -46,6 +46,7 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         ts.events.push_back(EventDecl{id, count, 0});
     }
     std::vector<int> tile_no(plan.kernels.size(), 0);
+    ts.tasks.reserve(tasks.size());
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         const TileTask& tt = tasks[i];
         const Kernel& k = plan.kernels[static_cast<std::size_t>(tt.kernel)];
@@ -78,9 +79,26 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
     r.events = ts.events.size();
     // Canonical form: exactly what `compile --emit-tasks` writes and `run`
     // reads back, so both give the same cycles.
-    std::stringstream text;
-    write_task_stream(ts, text);
-    r.stream = parse_task_stream(text, g.file + " (compiled)");
+    // Line by line, each task freed once written: the stream is held about
+    // once, not three times (text, written form, read form).
+    std::vector<TileTask>().swap(tasks);
+    TaskStreamParser parser(g.file + " (compiled)", ts.tasks.size(), true);
+    std::string line;
+    for (const char c : event_declaration_lines(ts)) {
+        if (c != '\n') {
+            line += c;
+            continue;
+        }
+        parser.line(line);
+        line.clear();
+    }
+    for (Task& t : ts.tasks) {
+        line = task_line(ts, t);
+        line.pop_back();  // the newline
+        parser.line(line);
+        t = Task();
+    }
+    r.stream = parser.finish();
     r.tasks = r.stream.tasks.size();
     r.ops = make_op_table(input, r.tilings, r.stream);
     return r;

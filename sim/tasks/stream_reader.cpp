@@ -4,6 +4,7 @@
 #include <fstream>
 #include <istream>
 #include <limits>
+#include <memory>
 #include <ostream>
 #include <unordered_map>
 
@@ -272,9 +273,41 @@ struct Reader {
 
 }  // namespace
 
-TaskStream parse_task_stream(std::istream& in, const std::string& file) {
+struct TaskStreamParser::Impl {
     Reader rd;
-    rd.ts.file = file;
+    std::size_t line = 0;
+    bool own_output = false;
+};
+
+TaskStreamParser::TaskStreamParser(const std::string& file, std::size_t expected_tasks, bool own_output)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->rd.ts.file = file;
+    impl_->rd.ts.tasks.reserve(expected_tasks);
+    impl_->own_output = own_output;
+}
+TaskStreamParser::~TaskStreamParser() = default;
+
+void TaskStreamParser::line(const std::string& text) {
+    Reader& rd = impl_->rd;
+    const std::size_t line = ++impl_->line;
+    const std::string& file = rd.ts.file;
+    if (text.find_first_not_of(" \t\r") == std::string::npos) return;
+    LineReader r(file, line);
+    // Our own writer's lines need no position tracking or duplicate-key
+    // watch (std::map keys are unique); the checks below still apply.
+    const json j = impl_->own_output ? json::parse(text) : parse_json_line(text, file, line);
+    if (!j.is_object()) r.fail(fmt::format("expected a JSON object (a task or an event declaration), got {}", LineReader::describe(j)));
+    if (j.contains("event")) rd.read_event_line(r, j, line);
+    else rd.read_task_line(r, j, line);
+}
+
+TaskStream TaskStreamParser::finish() {
+    if (impl_->rd.ts.tasks.empty()) throw InputError(fmt::format("{}: the stream holds no tasks", impl_->rd.ts.file));
+    return std::move(impl_->rd.ts);
+}
+
+TaskStream parse_task_stream(std::istream& in, const std::string& file) {
+    TaskStreamParser parser(file);
     std::string text;
     std::size_t line = 0;
     bool too_long = false;
@@ -283,15 +316,9 @@ TaskStream parse_task_stream(std::istream& in, const std::string& file) {
         if (too_long)
             throw InputError(fmt::format("{}:{}: line longer than {} MiB (one task or event per line; is this a task stream?)",
                                          file, line, kMaxLineBytes >> 20));
-        if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-        LineReader r(file, line);
-        const json j = parse_json_line(text, file, line);
-        if (!j.is_object()) r.fail(fmt::format("expected a JSON object (a task or an event declaration), got {}", LineReader::describe(j)));
-        if (j.contains("event")) rd.read_event_line(r, j, line);
-        else rd.read_task_line(r, j, line);
+        parser.line(text);
     }
-    if (rd.ts.tasks.empty()) throw InputError(fmt::format("{}: the stream holds no tasks", file));
-    return std::move(rd.ts);
+    return parser.finish();
 }
 
 TaskStream read_task_stream(const std::string& file) {
@@ -300,15 +327,20 @@ TaskStream read_task_stream(const std::string& file) {
     return parse_task_stream(in, file);
 }
 
-void write_task_stream(const TaskStream& ts, std::ostream& out) {
+std::string event_declaration_lines(const TaskStream& ts) {
+    std::string out;
     for (const auto& e : ts.events)
-        if (e.count != 1) out << json{{"event", e.id}, {"count", e.count}}.dump() << '\n';
+        if (e.count != 1) out += json{{"event", e.id}, {"count", e.count}}.dump() + '\n';
+    return out;
+}
+
+std::string task_line(const TaskStream& ts, const Task& t) {
     auto region_list = [](const std::vector<Region>& rs) {
         json a = json::array();
         for (const auto& r : rs) a.push_back({{"space", to_string(r.space)}, {"addr", r.addr}, {"bytes", r.bytes}});
         return a;
     };
-    for (const auto& t : ts.tasks) {
+    {
         json j;
         j["id"] = t.id;
         j["core_type"] = to_string(t.core_type);
@@ -349,8 +381,13 @@ void write_task_stream(const TaskStream& ts, std::ostream& out) {
         if (!t.reads.empty()) pj["reads"] = region_list(t.reads);
         if (!t.writes.empty()) pj["writes"] = region_list(t.writes);
         j["params"] = pj;
-        out << j.dump() << '\n';
+        return j.dump() + '\n';
     }
+}
+
+void write_task_stream(const TaskStream& ts, std::ostream& out) {
+    out << event_declaration_lines(ts);
+    for (const auto& t : ts.tasks) out << task_line(ts, t);
 }
 
 }  // namespace npusim
