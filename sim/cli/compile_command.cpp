@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "cli/parse_options.hpp"
 #include "common/errors.hpp"
 #include "common/output_file.hpp"
+#include "common/phase.hpp"
 #include "compiler/compiler.hpp"
 #include "config/run_config.hpp"
 #include "tasks/stream_checks.hpp"
@@ -38,7 +40,9 @@ int compile_command(const Args& args) {
     if (cfg.kind() != WorkloadKind::graph)
         throw InputError(fmt::format("{}: compile takes a model graph (kind \"graph\"), this workload is kind \"{}\"",
                                      workload_file, cfg.workload_kind()));
+    std::optional<Phase> phase(std::in_place, "compiling " + workload_file);
     const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());
+    phase.emplace("writing " + out_file);
     check_stream_fits_chip(r.stream, cfg.chip());
     OutputFile out(out_file);
     write_task_stream(r.stream, out.stream());

@@ -13,6 +13,7 @@
 #include "cli/huge_pages.hpp"
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
+#include "common/phase.hpp"
 
 namespace {
 
@@ -65,6 +66,12 @@ int sc_main(int argc, char* argv[]) {
     } catch (const CheckFailed& e) {
         std::cerr << "npusim: " << e.what() << "\n";
         return 1;
+    } catch (const std::bad_alloc&) {
+        // Past the estimates (common/memory_budget.hpp): one line, the phase.
+        const std::string phase = npusim::Phase::current();
+        std::cerr << "npusim: error: out of memory" << (phase.empty() ? "" : " while " + phase)
+                  << "; make the workload smaller (docs/robustness.md \"Memory\")\n";
+        return 2;
     } catch (const std::exception& e) {
         std::cerr << "npusim: internal error: " << e.what() << "\n";
         return 4;

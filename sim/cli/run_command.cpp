@@ -16,7 +16,9 @@
 #include "cli/parse_options.hpp"
 #include "cli/run_summary.hpp"
 #include "common/errors.hpp"
+#include "common/memory_budget.hpp"
 #include "common/output_file.hpp"
+#include "common/phase.hpp"
 #include "compiler/compiler.hpp"
 #include "config/run_config.hpp"
 #include "host/host_model.hpp"
@@ -78,7 +80,9 @@ int run_command(const Args& args) {
     // A graph is compiled on the fly; a stream is read as it is (the
     // resolved path: relative to a .json workload file, or as --set it).
     const WorkloadParams& workload = cfg.workload();
+    std::optional<Phase> phase(std::in_place, "reading " + workload_file);
     std::optional<compiler::CompileResult> compiled;
+    if (cfg.kind() == WorkloadKind::graph) phase.emplace("compiling " + workload_file);
     if (cfg.kind() == WorkloadKind::graph) compiled = compiler::compile_workload(workload, chip);
     // Host runtime (docs/design.md §1.2): with workload.host_mode, kernels wait for the modelled host to launch them.
     std::unique_ptr<host::HostModel> host = compiled ? host::HostModel::create(workload.graph, chip, *compiled) : nullptr;
@@ -86,6 +90,10 @@ int run_command(const Args& args) {
                               : compiled ? std::move(compiled->stream)
                                          : read_task_stream(workload.file);
     check_stream_fits_chip(stream, chip);
+    check_memory_budget(fmt::format("{}: simulating {} tasks", workload_file, stream.tasks.size()),
+                        static_cast<std::uint64_t>(stream.tasks.size()) * kStreamBytesPerTask,
+                        "use a smaller workload (a lower --set workload.batch=N for a graph)");
+    phase.emplace("simulating " + workload_file);
 
     // The report's timeline reads the trace: without --trace, a temporary one.
     std::string trace_path = trace_file;
@@ -98,6 +106,7 @@ int run_command(const Args& args) {
     die.run();
     if (host) host->finish();
 
+    phase.emplace("writing the results");
     Stats stats;
     die.collect(stats);
     stats.set_json("config", cfg.dump());

@@ -7,6 +7,7 @@
 
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
+#include "common/memory_budget.hpp"
 #include "compiler/dispatcher.hpp"
 #include "compiler/fold_bn.hpp"
 #include "compiler/fusion_pass.hpp"
@@ -32,6 +33,11 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
     const MemoryPlan mem(g);
     std::vector<TileTask> tasks = tile_kernels(g, plan, mem, chip, opt, r.tilings);
     if (tasks.empty()) throw InputError(fmt::format("{}: the graph compiles to no tasks", g.file));
+    // The tiles exist; the sync plan and the stream are still to come.
+    check_memory_budget(fmt::format("{}: compiling its {} tasks", g.file, tasks.size()),
+                        static_cast<std::uint64_t>(tasks.size()) * kCompileBytesPerTask,
+                        "make the graph smaller with a lower --set workload.batch=N or --set workload.dims.NAME=N, or "
+                        "force fewer tiles with --set workload.tiling.NODE={\"tiles\": N}");
     const SyncPlan sync = insert_sync(tasks, plan, opt.sync);
     r.edges_before_reduction = sync.edges_before;
     r.edges_after_reduction = sync.edges_after;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <istream>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <ostream>
@@ -14,6 +15,7 @@
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
 #include "common/input_limits.hpp"
+#include "common/memory_budget.hpp"
 #include "common/json_file.hpp"
 
 namespace npusim {
@@ -324,6 +326,21 @@ TaskStream parse_task_stream(std::istream& in, const std::string& file) {
 TaskStream read_task_stream(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw InputError(fmt::format("{}: cannot open task stream", file));
+    // One task (or event) per line: count the lines before holding any.
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(file, ec)) {
+        std::uint64_t lines = 0;
+        char buf[1 << 16];
+        while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+            for (std::streamsize i = 0; i < in.gcount(); ++i) lines += buf[i] == '\n';
+            if (in.eof()) break;
+        }
+        check_memory_budget(fmt::format("{}: {} lines of tasks", file, lines), lines * kStreamBytesPerTask,
+                            "no --set shrinks a stream file: use a shorter one (fewer tasks, e.g. compiled with a "
+                            "lower --set workload.batch=N)");
+        in.clear();
+        in.seekg(0);
+    }
     return parse_task_stream(in, file);
 }
 
