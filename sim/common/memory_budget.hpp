@@ -1,4 +1,4 @@
-// Memory as an input limit (docs/robustness.md "Memory"): before a stream
+// Memory as an input limit (the section of that name in docs/robustness.md): before a stream
 // is read or built, or a graph compiled, its memory is estimated from the
 // task count and compared with what the machine has available, so a run
 // too large for the machine is refused with a line saying what, how much,
