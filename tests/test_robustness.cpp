@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "compiler/sync_pass.hpp"
+#include "tasks/stream_reader.hpp"
 #include "support/e2e.hpp"
 
 using Catch::Matchers::Contains;
@@ -273,4 +275,50 @@ TEST_CASE("sweep: a live sweep owns its folder, a second one is refused naming i
     CHECK(resumed.code == 0);
     CHECK_THAT(resumed.out, Contains("took over a stale lock of pid 999999999 on host elsewhere"));
     CHECK_FALSE(fs::exists(out + "/sweep.lock"));
+}
+
+TEST_CASE("stream: task lines written directly are byte for byte what nlohmann's dump() writes", "[tasks][limits]") {
+    // Every task of two compiled models (all kernels, waits, signals,
+    // regions, priorities), plus ids that need escaping.
+    TempDir tmp;
+    for (const auto& [chip, model] : {std::pair{kA2, kSrc + "/models/bert_layer.json"}, std::pair{kAx300, kConv}}) {
+        const std::string out = tmp.path("s.jsonl");
+        const Result r = run_npusim(tmp, {"compile", "--chip", chip, "--workload", model, "--emit-tasks", out, "-q"});
+        SHOW(r);
+        REQUIRE(r.code == 0);
+        std::istringstream in(slurp(out));
+        std::string line;
+        std::size_t n = 0;
+        while (std::getline(in, line)) {
+            CHECK(nlohmann::json::parse(line).dump() == line);
+            ++n;
+        }
+        CHECK(n > 20);
+    }
+    TaskStream ts;
+    ts.streams = {"vec\"0"};
+    ts.events = {EventDecl{"e\\1", 1, 0}, EventDecl{"caf\xc3\xa9\n", 2, 0}};
+    Task t;
+    t.id = "t\t1";
+    t.kernel = Kernel::scalar;
+    t.core_type = CoreType::scalar;
+    t.params.cycles = 7;
+    t.wait = {0};
+    t.signal = {1};
+    t.priority = -3;
+    t.core = 2;
+    t.op = ts.intern("op\x01");
+    std::string line = task_line(ts, t);
+    REQUIRE(line.back() == '\n');
+    line.pop_back();
+    CHECK(nlohmann::json::parse(line).dump() == line);
+    t.kernel = Kernel::vector;
+    t.core_type = CoreType::vector;
+    t.params.cycles_per_repeat = 0.1;
+    t.params.dtype = DType::int8;
+    t.reads = {Region{Space::hbm, 512, 1024}};
+    line = task_line(ts, t);
+    line.pop_back();
+    CHECK(nlohmann::json::parse(line).dump() == line);
+    CHECK_THAT(line, Contains(R"("cycles_per_repeat":0.1)"));
 }
