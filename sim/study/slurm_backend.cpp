@@ -135,11 +135,12 @@ void run_slurm_backend(const std::vector<PendingPoint>& pending, const SweepOpti
         }
     };
     // `sbatch --wait` itself notices the end of the array late (it polls at
-    // growing intervals: 2, 10, 42 s ...), so the sweep watches for itself:
-    // result files every 200 ms, and the job in squeue every second once
-    // sbatch has printed its id (--parsable prints it at submission). When
-    // every point has its result, or the job has left the queue, the array
-    // is done and sbatch is stopped rather than waited for.
+    // growing intervals: 2, 10, 42 s ...), so the sweep watches the result
+    // files every 200 ms. Once every point has its result the array is done:
+    // the tasks get up to 3 s to leave the queue (squeue, by the job id that
+    // --parsable prints at submission) and sbatch is stopped rather than
+    // waited for. While results are missing, sbatch's own end decides: on a
+    // shared file system a result may show on this host only later.
     int status = 0;
     bool reaped = false;
     std::string job;  // id, once known
@@ -163,8 +164,6 @@ void run_slurm_backend(const std::vector<PendingPoint>& pending, const SweepOpti
         }
         reaped = true;
     };
-    const auto t0 = std::chrono::steady_clock::now();
-    long next_queue_check_ms = 1000;
     for (;;) {
         if (interrupted()) {
             // Cancel the array, or its tasks would go on writing results.
@@ -189,8 +188,6 @@ void run_slurm_backend(const std::vector<PendingPoint>& pending, const SweepOpti
             const auto end = first.find_first_of(";\n");
             if (end != std::string::npos && end > 0 && first.find_first_not_of("0123456789") == end) job = first.substr(0, end);
         }
-        const long ms = static_cast<long>(
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         if (collected.size() == pending.size()) {
             // All results are in: give the tasks a moment to leave the
             // queue (their logs complete), then stop waiting.
@@ -198,15 +195,6 @@ void run_slurm_backend(const std::vector<PendingPoint>& pending, const SweepOpti
             stop_sbatch();
             status = 0;  // the array delivered every result; sbatch's own status is moot
             break;
-        }
-        if (ms >= next_queue_check_ms) {
-            next_queue_check_ms = ms + 1000;
-            if (job_gone()) {
-                collect();  // results land before a task leaves the queue
-                stop_sbatch();
-                status = 0;  // stopped by us: the points without a result say so below
-                break;
-            }
         }
         if (sink.tick) sink.tick();
         nap(200);
