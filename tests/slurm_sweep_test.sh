@@ -62,7 +62,7 @@ trap cleanup EXIT
 trap 'say "interrupted (or over the time budget)"; exit 1' INT TERM
 # The whole test has a budget well under ctest's TIMEOUT, so the daemons are
 # always stopped by cleanup rather than left behind by a SIGKILL.
-( sleep 240 & s=$!; trap 'kill $s 2>/dev/null; exit 0' TERM; wait $s; kill -TERM $$ ) &
+( sleep 280 & s=$!; trap 'kill $s 2>/dev/null; exit 0' TERM; wait $s; kill -TERM $$ ) &
 WATCHDOG=$!
 
 # Runs COMMAND with output to FILE, in the background, so that a signal's trap
@@ -186,4 +186,22 @@ grep -q "resumed: 2 finished points skipped; running 2" "$T/resume.out" || fail 
 grep -q "array of 2 tasks" "$T/resume.out" || fail "--resume did not submit just the 2 missing points"
 diff "$T/local/results.csv" "$T/slurm/results.csv" || fail "resumed Slurm results differ from the local run"
 say "--resume resubmitted only the 2 missing points; results equal the local run"
+
+# ---- latency: the 8-point sync study is done within 10 s of its last point ------
+STUDY8="$SRC/configs/studies/sync_cube_convbnrelu.json"
+run "$T/local8.out" timeout 60 "$NPUSIM" sweep "$STUDY8" --out "$T/local8" -j 2 || { cat "$T/local8.out"; fail "local 8-point sweep"; }
+start=$(date +%s.%N)
+run "$T/slurm8.out" timeout 120 "$NPUSIM" sweep "$STUDY8" --out "$T/slurm8" --backend slurm
+rc=$?
+end=$(date +%s.%N)
+cat "$T/slurm8.out"
+[ $rc = 0 ] || fail "8-point slurm sweep exited $rc"
+grep -q "array of 8 tasks" "$T/slurm8.out" || fail "the sweep did not submit an 8-task array"
+diff "$T/local8/results.csv" "$T/slurm8/results.csv" || fail "8-point Slurm results differ from the local run"
+last=$(find "$T/slurm8/points" -name result.json -printf '%T@\n' | sort -n | tail -1)
+[ -n "$last" ] || fail "no result.json in the 8-point Slurm sweep"
+lag=$(awk -v a="$last" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+total=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+say "8-point sync study on Slurm: ${total}s in all, done ${lag}s after its last point"
+awk -v l="$lag" 'BEGIN { exit !(l <= 10) }' || fail "the sweep reported done ${lag}s after its last point (limit 10 s)"
 say "PASS"

@@ -4,14 +4,22 @@
 // noisy shared machine). Both rates are taken over the CPU time the process
 // got, so time the machine gave to other processes counts for neither; the
 // wall-clock figures are printed beside them. With --sizes it reruns itself
-// per size to show how memory grows with stream length.
+// per size to show how memory grows with stream length. With --compile it
+// times the compiler instead (bench_compile below).
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <sstream>
 #include <vector>
@@ -23,6 +31,9 @@
 #include "cli/commands.hpp"
 #include "cli/parse_options.hpp"
 #include "common/errors.hpp"
+#include "common/memory_budget.hpp"
+#include "common/output_file.hpp"
+#include "common/phase.hpp"
 #include "config/run_config.hpp"
 #include "hw/die.hpp"
 #include "engine/wake_scheduler.hpp"
@@ -135,12 +146,79 @@ int bench_sizes(const std::string& self, const std::string& chip, const std::str
     return 0;
 }
 
+// `bench --compile`: per size, a graph like the one a huge model makes
+// (input x [N, 2097152] fp16 into one ReLU: element-wise slices, about 16 per
+// row on A2-class chips) compiled by a child `npusim compile` whose wall
+// time, CPU time and peak memory are taken from wait4(2).
+int bench_compile(const std::string& self, const std::string& chip, const std::string& sizes) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / fmt::format("npusim-bench-compile-{}", ::getpid());
+    fs::create_directories(dir);
+    std::cout << fmt::format("{:>10} {:>8} {:>9} {:>9} {:>10} {:>11}\n", "tasks", "N", "wall s", "CPU s", "peak MB", "B per task");
+    std::stringstream ss(sizes);
+    std::string item;
+    int rc = 0;
+    while (std::getline(ss, item, ',')) {
+        std::uint64_t target = 0;
+        try {
+            target = std::stoull(item);
+        } catch (const std::exception&) {
+            throw InputError("--sizes: expected comma-separated task counts, got '" + item + "'");
+        }
+        // Just under the count: the compiler refuses more than 1000000 tasks.
+        const std::uint64_t n = std::max<std::uint64_t>(1, target * 9995 / 160000);
+        const std::string graph = (dir / fmt::format("relu_{}.json", n)).string();
+        write_output_file(graph, fmt::format(R"({{"kind": "graph", "name": "bench_relu_{0}",
+ "tensors": {{"x": {{"shape": [{0}, 2097152], "dtype": "fp16", "input": true}}, "y": {{"shape": [{0}, 2097152]}}}},
+ "nodes": [{{"name": "relu", "op": "ReLU", "inputs": ["x"], "outputs": ["y"]}}],
+ "outputs": ["y"]}}
+)", n));
+        const std::string log = (dir / "compile.log").string();
+        const auto t0 = std::chrono::steady_clock::now();
+        const pid_t pid = ::fork();
+        if (pid < 0) throw InputError(std::string("cannot fork: ") + std::strerror(errno));
+        if (pid == 0) {
+            const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd >= 0) {
+                ::dup2(fd, 1);
+                ::dup2(fd, 2);
+            }
+            ::execl(self.c_str(), self.c_str(), "compile", "--chip", chip.c_str(), "--workload", graph.c_str(), "--emit-tasks",
+                    "/dev/null", static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        int status = 0;
+        rusage ru{};
+        while (::wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
+        }
+        const double wall = seconds_since(t0);
+        const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+        std::ifstream in(log);
+        const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        double tasks = 0;
+        const auto at = said.find("kernels -> ");
+        if (at != std::string::npos) tasks = std::atof(said.c_str() + at + 11);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || tasks <= 0) {
+            std::cout << fmt::format("{:>10} {:>8} compile failed: {}", target, n, said.substr(0, said.find('\n') + 1));
+            rc = 1;
+            continue;
+        }
+        std::cout << fmt::format("{:>10.0f} {:>8} {:>9.2f} {:>9.2f} {:>10.1f} {:>11.0f}\n", tasks, n, wall, cpu,
+                                 static_cast<double>(ru.ru_maxrss) / 1024.0, static_cast<double>(ru.ru_maxrss) * 1024.0 / tasks);
+        std::cout.flush();
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return rc;
+}
+
 }  // namespace
 
 int bench_command(const Args& args, const std::string& self_path) {
     std::string chip_file = "configs/chips/a2.json", sizes;
     std::uint64_t tasks = 1000000;
-    bool machine = false;
+    bool machine = false, compile = false;
     int runs = 1;
     po::options_description opts("npusim bench options");
     opts.add_options()
@@ -149,9 +227,11 @@ int bench_command(const Args& args, const std::string& self_path) {
         ("tasks", po::value(&tasks), "synthetic stream length (default 1000000)")
         ("sizes", po::value(&sizes), "comma-separated lengths, each run in its own process")
         ("runs", po::value(&runs), "run each length this many times (own processes) and print the median (default 1)")
-        ("machine", po::bool_switch(&machine), "one line of key=value figures");
+        ("machine", po::bool_switch(&machine), "one line of key=value figures")
+        ("compile", po::bool_switch(&compile), "compiler time and peak memory instead, per --sizes (default 10000,100000,1000000)");
     if (!parse_options(args, opts)) return 0;
     if (runs < 1 || runs > 100) throw InputError("--runs: expected 1 .. 100");
+    if (compile) return bench_compile(self_path, chip_file, sizes.empty() ? "10000,100000,1000000" : sizes);
     if (!sizes.empty() || runs > 1) return bench_sizes(self_path, chip_file, sizes.empty() ? std::to_string(tasks) : sizes, runs);
     if (tasks == 0 || tasks > 50'000'000) throw InputError("--tasks: expected 1 .. 50000000");
 
@@ -159,6 +239,9 @@ int bench_command(const Args& args, const std::string& self_path) {
     const RunConfig cfg = RunConfig::load(chip_file, "<synthetic>.jsonl", {});
     const ChipParams& chip = cfg.chip();
     const auto t_build = std::chrono::steady_clock::now();
+    check_memory_budget(fmt::format("npusim bench: a synthetic stream of {} tasks", tasks), tasks * kStreamBytesPerTask,
+                        "use a smaller --tasks N");
+    Phase phase(fmt::format("building a synthetic stream of {} tasks", tasks));
     const TaskStream stream = synthetic_stream(tasks, chip);
     const double build_s = seconds_since(t_build);
 

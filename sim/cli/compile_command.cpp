@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -11,6 +12,8 @@
 #include "cli/commands.hpp"
 #include "cli/parse_options.hpp"
 #include "common/errors.hpp"
+#include "common/output_file.hpp"
+#include "common/phase.hpp"
 #include "compiler/compiler.hpp"
 #include "config/run_config.hpp"
 #include "tasks/stream_checks.hpp"
@@ -37,14 +40,13 @@ int compile_command(const Args& args) {
     if (cfg.kind() != WorkloadKind::graph)
         throw InputError(fmt::format("{}: compile takes a model graph (kind \"graph\"), this workload is kind \"{}\"",
                                      workload_file, cfg.workload_kind()));
+    std::optional<Phase> phase(std::in_place, "compiling " + workload_file);
     const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());
+    phase.emplace("writing " + out_file);
     check_stream_fits_chip(r.stream, cfg.chip());
-    const auto dir = std::filesystem::path(out_file).parent_path();
-    std::error_code ec;
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    std::ofstream out(out_file, std::ios::binary);
-    if (!out) throw InputError(fmt::format("{}: cannot write task stream", out_file));
-    write_task_stream(r.stream, out);
+    OutputFile out(out_file);
+    write_task_stream(r.stream, out.stream());
+    out.commit();
     if (!quiet) std::cout << r.summary() << fmt::format("  stream -> {}\n", out_file);
     return 0;
 }

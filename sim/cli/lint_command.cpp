@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/parse_options.hpp"
 #include "common/errors.hpp"
+#include "common/output_file.hpp"
 #include "config/run_config.hpp"
 #include "tasks/lint.hpp"
 #include "tasks/stream_checks.hpp"
@@ -43,12 +44,7 @@ int lint_command(const Args& args) {
 
     const LintReport report = lint_task_stream(stream);
     if (!json_file.empty()) {
-        const auto dir = std::filesystem::path(json_file).parent_path();
-        std::error_code ec;
-        if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-        std::ofstream out(json_file, std::ios::binary);
-        if (!out) throw InputError(fmt::format("{}: cannot write the lint JSON", json_file));
-        out << lint_report_json(stream, report);
+        write_output_file(json_file, lint_report_json(stream, report));
     }
     std::cout << lint_report_text(stream, report);
     return report.clean() ? 0 : 1;

@@ -13,6 +13,7 @@
 #include "cli/huge_pages.hpp"
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
+#include "common/phase.hpp"
 
 namespace {
 
@@ -21,7 +22,7 @@ const char* kUsage = R"(usage: npusim <command> [options]
 commands:
   run     --chip FILE --workload FILE [--set PATH=VALUE]... [--stats OUT.json] [--trace OUT.json]
   compile --chip FILE --workload GRAPH.json [--set PATH=VALUE]... --emit-tasks OUT.jsonl
-  bench   [--tasks N] [--chip FILE] [--sizes N1,N2,...] [--runs N]   simulator speed and memory figures
+  bench   [--tasks N] [--chip FILE] [--sizes N1,N2,...] [--runs N] [--compile]   simulator (or compiler) speed and memory
   config-reference                                          print the configuration reference (Markdown)
   lint    --chip FILE --tasks STREAM.jsonl [--json OUT.json]  report over-synchronisation (exit 1 if any)
   sweep   STUDY.json --out DIR [-j N] [--resume] [--backend local|slurm] [--report]   what-if study
@@ -65,6 +66,12 @@ int sc_main(int argc, char* argv[]) {
     } catch (const CheckFailed& e) {
         std::cerr << "npusim: " << e.what() << "\n";
         return 1;
+    } catch (const std::bad_alloc&) {
+        // Past the estimates (common/memory_budget.hpp): one line, the phase.
+        const std::string phase = npusim::Phase::current();
+        std::cerr << "npusim: error: out of memory" << (phase.empty() ? "" : " while " + phase)
+                  << "; make the workload smaller (docs/robustness.md \"Memory as an input limit\")\n";
+        return 2;
     } catch (const std::exception& e) {
         std::cerr << "npusim: internal error: " << e.what() << "\n";
         return 4;

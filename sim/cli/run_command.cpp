@@ -16,6 +16,9 @@
 #include "cli/parse_options.hpp"
 #include "cli/run_summary.hpp"
 #include "common/errors.hpp"
+#include "common/memory_budget.hpp"
+#include "common/output_file.hpp"
+#include "common/phase.hpp"
 #include "compiler/compiler.hpp"
 #include "config/run_config.hpp"
 #include "host/host_model.hpp"
@@ -77,7 +80,9 @@ int run_command(const Args& args) {
     // A graph is compiled on the fly; a stream is read as it is (the
     // resolved path: relative to a .json workload file, or as --set it).
     const WorkloadParams& workload = cfg.workload();
+    std::optional<Phase> phase(std::in_place, "reading " + workload_file);
     std::optional<compiler::CompileResult> compiled;
+    if (cfg.kind() == WorkloadKind::graph) phase.emplace("compiling " + workload_file);
     if (cfg.kind() == WorkloadKind::graph) compiled = compiler::compile_workload(workload, chip);
     // Host runtime (docs/design.md §1.2): with workload.host_mode, kernels wait for the modelled host to launch them.
     std::unique_ptr<host::HostModel> host = compiled ? host::HostModel::create(workload.graph, chip, *compiled) : nullptr;
@@ -85,6 +90,10 @@ int run_command(const Args& args) {
                               : compiled ? std::move(compiled->stream)
                                          : read_task_stream(workload.file);
     check_stream_fits_chip(stream, chip);
+    check_memory_budget(fmt::format("{}: simulating {} tasks", workload_file, stream.tasks.size()),
+                        static_cast<std::uint64_t>(stream.tasks.size()) * kStreamBytesPerTask,
+                        "use a smaller workload (a lower --set workload.batch=N for a graph)");
+    phase.emplace("simulating " + workload_file);
 
     // The report's timeline reads the trace: without --trace, a temporary one.
     std::string trace_path = trace_file;
@@ -97,6 +106,7 @@ int run_command(const Args& args) {
     die.run();
     if (host) host->finish();
 
+    phase.emplace("writing the results");
     Stats stats;
     die.collect(stats);
     stats.set_json("config", cfg.dump());
@@ -104,9 +114,7 @@ int run_command(const Args& args) {
     if (host) host->collect(stats);
     die.trace_critical_path();
     if (!stats_file.empty()) {
-        std::ofstream out(stats_file, std::ios::binary);
-        if (!out) throw InputError(fmt::format("{}: cannot write stats file", stats_file));
-        out << stats.to_json();
+        write_output_file(stats_file, stats.to_json());
     }
     trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{}}})", json_escape(chip.name),
                              json_escape(workload_file), stats.number("total_ns")));

@@ -7,6 +7,7 @@
 
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
+#include "common/memory_budget.hpp"
 #include "compiler/dispatcher.hpp"
 #include "compiler/fold_bn.hpp"
 #include "compiler/fusion_pass.hpp"
@@ -32,6 +33,11 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
     const MemoryPlan mem(g);
     std::vector<TileTask> tasks = tile_kernels(g, plan, mem, chip, opt, r.tilings);
     if (tasks.empty()) throw InputError(fmt::format("{}: the graph compiles to no tasks", g.file));
+    // The tiles exist; the sync plan and the stream are still to come.
+    check_memory_budget(fmt::format("{}: compiling its {} tasks", g.file, tasks.size()),
+                        static_cast<std::uint64_t>(tasks.size()) * kCompileBytesPerTask,
+                        "make the graph smaller with a lower --set workload.batch=N or --set workload.dims.NAME=N, or "
+                        "force fewer tiles with --set workload.tiling.NODE={\"tiles\": N}");
     const SyncPlan sync = insert_sync(tasks, plan, opt.sync);
     r.edges_before_reduction = sync.edges_before;
     r.edges_after_reduction = sync.edges_after;
@@ -46,6 +52,7 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         ts.events.push_back(EventDecl{id, count, 0});
     }
     std::vector<int> tile_no(plan.kernels.size(), 0);
+    ts.tasks.reserve(tasks.size());
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         const TileTask& tt = tasks[i];
         const Kernel& k = plan.kernels[static_cast<std::size_t>(tt.kernel)];
@@ -78,9 +85,26 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
     r.events = ts.events.size();
     // Canonical form: exactly what `compile --emit-tasks` writes and `run`
     // reads back, so both give the same cycles.
-    std::stringstream text;
-    write_task_stream(ts, text);
-    r.stream = parse_task_stream(text, g.file + " (compiled)");
+    // Line by line, each task freed once written: the stream is held about
+    // once, not three times (text, written form, read form).
+    std::vector<TileTask>().swap(tasks);
+    TaskStreamParser parser(g.file + " (compiled)", ts.tasks.size(), true);
+    std::string line;
+    for (const char c : event_declaration_lines(ts)) {
+        if (c != '\n') {
+            line += c;
+            continue;
+        }
+        parser.line(line);
+        line.clear();
+    }
+    for (Task& t : ts.tasks) {
+        line = task_line(ts, t);
+        line.pop_back();  // the newline
+        parser.line(line);
+        t = Task();
+    }
+    r.stream = parser.finish();
     r.tasks = r.stream.tasks.size();
     r.ops = make_op_table(input, r.tilings, r.stream);
     return r;

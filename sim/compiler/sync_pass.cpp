@@ -17,18 +17,21 @@ std::vector<std::vector<int>> data_dependences(const std::vector<TileTask>& task
     for (std::size_t i = 0; i < tasks.size(); ++i)
         for (const Region& r : tasks[i].writes) w.push_back({r.addr, r.addr + r.bytes, static_cast<int>(i)});
     std::sort(w.begin(), w.end(), [](const Written& a, const Written& b) { return a.lo != b.lo ? a.lo < b.lo : a.task < b.task; });
-    // Longest write, to bound the backward scan.
-    std::uint64_t longest = 0;
-    for (const auto& x : w) longest = std::max(longest, x.hi - x.lo);
+    // reach[i]: the furthest end of writes 0..i. It never decreases, so the
+    // first write that can overlap a read [lo, hi) is the first with
+    // reach > lo: one binary search, then only writes that start before hi
+    // (one long write elsewhere no longer widens every scan).
+    std::vector<std::uint64_t> reach(w.size());
+    std::uint64_t furthest = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) reach[i] = furthest = std::max(furthest, w[i].hi);
     std::vector<std::vector<int>> preds(tasks.size());
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         std::vector<int>& p = preds[i];
         for (const Region& r : tasks[i].reads) {
             const std::uint64_t lo = r.addr, hi = r.addr + r.bytes;
-            auto it = std::lower_bound(w.begin(), w.end(), lo >= longest ? lo - longest : 0,
-                                       [](const Written& a, std::uint64_t v) { return a.lo < v; });
-            for (; it != w.end() && it->lo < hi; ++it)
-                if (it->hi > lo && it->task < static_cast<int>(i)) p.push_back(it->task);
+            auto k = static_cast<std::size_t>(std::upper_bound(reach.begin(), reach.end(), lo) - reach.begin());
+            for (; k < w.size() && w[k].lo < hi; ++k)
+                if (w[k].hi > lo && w[k].task < static_cast<int>(i)) p.push_back(w[k].task);
         }
         std::sort(p.begin(), p.end());
         p.erase(std::unique(p.begin(), p.end()), p.end());
@@ -37,25 +40,46 @@ std::vector<std::vector<int>> data_dependences(const std::vector<TileTask>& task
 }
 
 std::size_t transitive_reduction(std::vector<std::vector<int>>& preds) {
+    // Exact, in memory linear in tasks + edges: for each task, a walk up
+    // from its preds (through the already reduced preds of earlier tasks,
+    // which keep the same ancestors) marks every pred reachable from another
+    // one. Preds come before their task, so the walk never goes below the
+    // lowest pred: in a layered graph it sees little more than the preds.
     const std::size_t n = preds.size();
-    const std::size_t words = (n + 63) / 64;
-    // Ancestor sets as bitsets: n^2/8 bytes, fine for the tens of thousands
-    // of tasks a model compiles to.
-    std::vector<std::uint64_t> anc(n * words, 0);
+    std::vector<std::size_t> seen(n, 0), is_pred(n, 0);  // stamps: t + 1 while reducing t
+    std::vector<int> stack;
     std::size_t removed = 0;
     for (std::size_t t = 0; t < n; ++t) {
-        std::uint64_t* a = &anc[t * words];
         auto& p = preds[t];
-        for (int q : p) {
-            const std::uint64_t* aq = &anc[static_cast<std::size_t>(q) * words];
-            for (std::size_t w = 0; w < words; ++w) a[w] |= aq[w];
+        if (p.size() < 2) continue;
+        const std::size_t stamp = t + 1;
+        const int lowest = *std::min_element(p.begin(), p.end());
+        for (int q : p) is_pred[static_cast<std::size_t>(q)] = stamp;
+        std::size_t redundant = 0;
+        // Highest first: a pred reached from a higher one is redundant and
+        // its ancestors are already walked.
+        for (auto it = p.rbegin(); it != p.rend() && redundant + 1 < p.size(); ++it) {
+            if (seen[static_cast<std::size_t>(*it)] == stamp) continue;
+            seen[static_cast<std::size_t>(*it)] = stamp;
+            stack.assign(1, *it);
+            while (!stack.empty() && redundant + 1 < p.size()) {
+                const int u = stack.back();
+                stack.pop_back();
+                for (int a : preds[static_cast<std::size_t>(u)]) {
+                    if (a < lowest || seen[static_cast<std::size_t>(a)] == stamp) continue;
+                    seen[static_cast<std::size_t>(a)] = stamp;
+                    if (is_pred[static_cast<std::size_t>(a)] == stamp) {
+                        is_pred[static_cast<std::size_t>(a)] = 0;  // redundant
+                        ++redundant;
+                    }
+                    stack.push_back(a);
+                }
+            }
         }
-        // p is redundant if some other pred already has it as an ancestor.
-        const std::size_t before = p.size();
-        p.erase(std::remove_if(p.begin(), p.end(), [&](int q) { return a[static_cast<std::size_t>(q) / 64] >> (q % 64) & 1; }),
+        if (redundant == 0) continue;
+        p.erase(std::remove_if(p.begin(), p.end(), [&](int q) { return is_pred[static_cast<std::size_t>(q)] != stamp; }),
                 p.end());
-        removed += before - p.size();
-        for (int q : p) a[static_cast<std::size_t>(q) / 64] |= 1ULL << (q % 64);
+        removed += redundant;
     }
     return removed;
 }

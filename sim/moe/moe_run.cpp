@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "common/output_file.hpp"
 #include "config/run_config.hpp"
 #include "engine/wake_scheduler.hpp"
 #include "kernel_api/kernel_runtime.hpp"
@@ -22,11 +23,7 @@ namespace npusim {
 
 namespace {
 
-void write_file(const std::string& path, const std::string& text, const char* what) {
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw InputError(fmt::format("{}: cannot write {}", path, what));
-    out << text;
-}
+void write_file(const std::string& path, const std::string& text, const char* /*what*/) { write_output_file(path, text); }
 
 std::string summary(const Stats& s, const MoeParams& p, const ChipParams& chip, const DispatchLayout& L,
                     const PhaseProfile& prof, const MoeRunOptions& opt) {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "common/output_file.hpp"
 
 namespace npusim::report {
 
@@ -79,13 +80,7 @@ json units_of(const json& stats) {
 }
 
 void write_text(const std::string& file, const std::string& text) {
-    const auto dir = fs::path(file).parent_path();
-    std::error_code ec;
-    if (!dir.empty()) fs::create_directories(dir, ec);
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(file + ": cannot write report");
-    out << text;
-    if (!out) throw InputError(file + ": cannot write report");
+    write_output_file(file, text);
 }
 
 // The host runtime's figures of a host run (stats `host.*`), as label/value rows.

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "common/errors.hpp"
+#include "common/output_file.hpp"
 
 namespace npusim::study {
 
@@ -17,22 +18,6 @@ ojson read_json_object_file(const std::string& file, const std::string& what) {
     return read_json_file<ojson>(file, spec);
 }
 
-void write_file_atomically(const std::string& file, const std::string& text) {
-    const fs::path target(file);
-    const fs::path tmp = target.string() + ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError(file + ": cannot write (cannot create " + tmp.string() + ")");
-        out << text;
-        out.flush();
-        if (!out) throw InputError(file + ": cannot write");
-    }
-    std::error_code ec;
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw InputError(file + ": cannot write (rename failed)");
-    }
-}
+void write_file_atomically(const std::string& file, const std::string& text) { write_output_file(file, text); }
 
 }  // namespace npusim::study

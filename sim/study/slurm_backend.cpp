@@ -134,7 +134,36 @@ void run_slurm_backend(const std::vector<PendingPoint>& pending, const SweepOpti
             sink.finished(p, row);
         }
     };
+    // `sbatch --wait` itself notices the end of the array late (it polls at
+    // growing intervals: 2, 10, 42 s ...), so the sweep watches the result
+    // files every 200 ms. Once every point has its result the array is done:
+    // the tasks get up to 3 s to leave the queue (squeue, by the job id that
+    // --parsable prints at submission) and sbatch is stopped rather than
+    // waited for. While results are missing, sbatch's own end decides: on a
+    // shared file system a result may show on this host only later.
     int status = 0;
+    bool reaped = false;
+    std::string job;  // id, once known
+    const std::string squeue_log = sdir + "/squeue.log";
+    auto job_gone = [&] {
+        if (job.empty()) return false;
+        int code = 0;
+        try {
+            code = run_process({"squeue", "--noheader", "--jobs=" + job, "--format=%i"}, squeue_log);
+        } catch (const InputError&) {
+            return false;
+        }
+        const std::string said = slurp(squeue_log);
+        // Empty: no task left; "Invalid job id": already purged from the queue.
+        if (code == 0) return said.find_first_not_of(" \r\n") == std::string::npos;
+        return said.find("Invalid job id") != std::string::npos;
+    };
+    auto stop_sbatch = [&] {
+        ::kill(pid, SIGTERM);
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        reaped = true;
+    };
     for (;;) {
         if (interrupted()) {
             // Cancel the array, or its tasks would go on writing results.
@@ -149,10 +178,30 @@ void run_slurm_backend(const std::vector<PendingPoint>& pending, const SweepOpti
         }
         collect();
         const pid_t r = ::waitpid(pid, &status, WNOHANG);
-        if (r == pid) break;
+        if (r == pid) {
+            reaped = true;
+            break;
+        }
         if (r < 0 && errno != EINTR) break;
+        if (job.empty()) {
+            const std::string first = slurp(sbatch_log);
+            const auto end = first.find_first_of(";\n");
+            if (end != std::string::npos && end > 0 && first.find_first_not_of("0123456789") == end) job = first.substr(0, end);
+        }
+        if (collected.size() == pending.size()) {
+            // All results are in: give the tasks a moment to leave the
+            // queue (their logs complete), then stop waiting.
+            for (int i = 0; i < 15 && !job_gone(); ++i) nap(200);
+            stop_sbatch();
+            status = 0;  // the array delivered every result; sbatch's own status is moot
+            break;
+        }
         if (sink.tick) sink.tick();
         nap(200);
+    }
+    if (!reaped) {
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
     }
     collect();
     const int code = exit_code_of(status);

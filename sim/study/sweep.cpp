@@ -12,6 +12,7 @@
 #include "common/errors.hpp"
 #include "report/html_report.hpp"
 #include "study/child_process.hpp"
+#include "study/folder_lock.hpp"
 #include "study/progress.hpp"
 
 namespace npusim::study {
@@ -62,6 +63,9 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError(dir + ": --out must be a folder");
     fs::create_directories(dir, ec);
     if (ec) throw InputError(dir + ": cannot create folder: " + ec.message());
+    // Before anything in the folder is read or written: one sweep at a time.
+    std::string lock_note;
+    const FolderLock lock(dir, lock_note);
     const std::string study_json = dir + "/study.json";
     std::vector<std::string> axis_paths;
     for (const auto& a : study.axes) axis_paths.push_back(a.path);
@@ -139,6 +143,7 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     if (opt.backend == "local") out << fmt::format(" with -j {}", jobs);
     else out << " on Slurm";
     out << fmt::format(" -> {}\n", dir);
+    if (!lock_note.empty()) out << "  (" << lock_note << ")\n";
     if (torn) out << fmt::format("  (ignored {} unreadable line{} of results.jsonl, e.g. torn by a kill)\n", torn, torn == 1 ? "" : "s");
     if (dropped) out << fmt::format("  (dropped {} row{} of points no longer in the study)\n", dropped, dropped == 1 ? "" : "s");
     out.flush();

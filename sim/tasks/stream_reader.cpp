@@ -3,7 +3,11 @@
 #include <cmath>
 #include <fstream>
 #include <istream>
+#include <algorithm>
+#include <filesystem>
 #include <limits>
+#include <string_view>
+#include <memory>
 #include <ostream>
 #include <unordered_map>
 
@@ -13,6 +17,7 @@
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
 #include "common/input_limits.hpp"
+#include "common/memory_budget.hpp"
 #include "common/json_file.hpp"
 
 namespace npusim {
@@ -272,9 +277,41 @@ struct Reader {
 
 }  // namespace
 
-TaskStream parse_task_stream(std::istream& in, const std::string& file) {
+struct TaskStreamParser::Impl {
     Reader rd;
-    rd.ts.file = file;
+    std::size_t line = 0;
+    bool own_output = false;
+};
+
+TaskStreamParser::TaskStreamParser(const std::string& file, std::size_t expected_tasks, bool own_output)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->rd.ts.file = file;
+    impl_->rd.ts.tasks.reserve(expected_tasks);
+    impl_->own_output = own_output;
+}
+TaskStreamParser::~TaskStreamParser() = default;
+
+void TaskStreamParser::line(const std::string& text) {
+    Reader& rd = impl_->rd;
+    const std::size_t line = ++impl_->line;
+    const std::string& file = rd.ts.file;
+    if (text.find_first_not_of(" \t\r") == std::string::npos) return;
+    LineReader r(file, line);
+    // Our own writer's lines need no position tracking or duplicate-key
+    // watch (std::map keys are unique); the checks below still apply.
+    const json j = impl_->own_output ? json::parse(text) : parse_json_line(text, file, line);
+    if (!j.is_object()) r.fail(fmt::format("expected a JSON object (a task or an event declaration), got {}", LineReader::describe(j)));
+    if (j.contains("event")) rd.read_event_line(r, j, line);
+    else rd.read_task_line(r, j, line);
+}
+
+TaskStream TaskStreamParser::finish() {
+    if (impl_->rd.ts.tasks.empty()) throw InputError(fmt::format("{}: the stream holds no tasks", impl_->rd.ts.file));
+    return std::move(impl_->rd.ts);
+}
+
+TaskStream parse_task_stream(std::istream& in, const std::string& file) {
+    TaskStreamParser parser(file);
     std::string text;
     std::size_t line = 0;
     bool too_long = false;
@@ -283,74 +320,165 @@ TaskStream parse_task_stream(std::istream& in, const std::string& file) {
         if (too_long)
             throw InputError(fmt::format("{}:{}: line longer than {} MiB (one task or event per line; is this a task stream?)",
                                          file, line, kMaxLineBytes >> 20));
-        if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-        LineReader r(file, line);
-        const json j = parse_json_line(text, file, line);
-        if (!j.is_object()) r.fail(fmt::format("expected a JSON object (a task or an event declaration), got {}", LineReader::describe(j)));
-        if (j.contains("event")) rd.read_event_line(r, j, line);
-        else rd.read_task_line(r, j, line);
+        parser.line(text);
     }
-    if (rd.ts.tasks.empty()) throw InputError(fmt::format("{}: the stream holds no tasks", file));
-    return std::move(rd.ts);
+    return parser.finish();
 }
 
 TaskStream read_task_stream(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw InputError(fmt::format("{}: cannot open task stream", file));
+    // One task (or event) per line: count the lines before holding any.
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(file, ec)) {
+        std::uint64_t lines = 0;
+        char buf[1 << 16];
+        while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+            for (std::streamsize i = 0; i < in.gcount(); ++i) lines += buf[i] == '\n';
+            if (in.eof()) break;
+        }
+        check_memory_budget(fmt::format("{}: {} lines of tasks", file, lines), lines * kStreamBytesPerTask,
+                            "no --set shrinks a stream file: use a shorter one (fewer tasks, e.g. compiled with a "
+                            "lower --set workload.batch=N)");
+        in.clear();
+        in.seekg(0);
+    }
     return parse_task_stream(in, file);
 }
 
-void write_task_stream(const TaskStream& ts, std::ostream& out) {
+std::string event_declaration_lines(const TaskStream& ts) {
+    std::string out;
     for (const auto& e : ts.events)
-        if (e.count != 1) out << json{{"event", e.id}, {"count", e.count}}.dump() << '\n';
-    auto region_list = [](const std::vector<Region>& rs) {
-        json a = json::array();
-        for (const auto& r : rs) a.push_back({{"space", to_string(r.space)}, {"addr", r.addr}, {"bytes", r.bytes}});
-        return a;
-    };
-    for (const auto& t : ts.tasks) {
-        json j;
-        j["id"] = t.id;
-        j["core_type"] = to_string(t.core_type);
-        j["kernel"] = to_string(t.kernel);
-        j["stream"] = ts.streams[t.stream];
-        json w = json::array(), s = json::array();
-        for (auto e : t.wait) w.push_back(ts.events[e].id);
-        for (auto e : t.signal) s.push_back(ts.events[e].id);
-        j["wait"] = w;
-        j["signal"] = s;
-        if (t.priority != 0) j["priority"] = t.priority;
-        if (t.core >= 0) j["core"] = t.core;
-        if (t.op) j["op"] = ts.name(t.op);
-        if (t.tile) j["tile"] = ts.name(t.tile);
-        const KernelParams& p = t.params;
-        json pj;
-        switch (t.kernel) {
-            case Kernel::matmul:
-                pj = {{"m", p.m}, {"n", p.n}, {"k", p.k}, {"dtype", to_string(p.dtype)}};
-                if (p.a_bytes) pj["a_bytes"] = p.a_bytes;
-                break;
-            case Kernel::vector:
-                pj = {{"bytes", p.bytes}, {"out_bytes", p.out_bytes}, {"cycles_per_repeat", p.cycles_per_repeat}};
-                if (p.dtype != DType::fp16) pj["dtype"] = to_string(p.dtype);
-                if (p.row_bytes) pj["row_bytes"] = p.row_bytes;
-                break;
-            case Kernel::copy: pj = {{"bytes", p.bytes}}; break;
-            case Kernel::scalar: pj = {{"cycles", p.cycles}}; break;
+        if (e.count != 1) out += json{{"event", e.id}, {"count", e.count}}.dump() + '\n';
+    return out;
+}
+
+namespace {
+
+// What nlohmann's dump() writes for a string, without building a json value
+// for the common case (printable ASCII with nothing to escape).
+void put_string(std::string& out, const std::string& text) {
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') {
+            out += json(text).dump();  // escapes and UTF-8 checks as nlohmann does
+            return;
         }
-        if (t.kernel != Kernel::scalar) {
-            pj["src"] = to_string(p.src);
-            pj["dst"] = to_string(p.dst);
-        }
-        if (p.has_addr) pj["addr"] = p.addr;
-        if (p.has_out_addr) pj["out_addr"] = p.out_addr;
-        if (p.ub_bytes) pj["ub_bytes"] = p.ub_bytes;
-        if (p.l1_bytes) pj["l1_bytes"] = p.l1_bytes;
-        if (!t.reads.empty()) pj["reads"] = region_list(t.reads);
-        if (!t.writes.empty()) pj["writes"] = region_list(t.writes);
-        j["params"] = pj;
-        out << j.dump() << '\n';
     }
+    out += '"';
+    out += text;
+    out += '"';
+}
+
+// One JSON object as nlohmann's dump() of a std::map-backed json writes it:
+// keys in std::string order, no spaces. Values are already JSON text.
+class ObjectText {
+public:
+    void add(const char* key, std::string value) { fields_.emplace_back(key, std::move(value)); }
+    void add(const char* key, std::uint64_t v) { add(key, fmt::format("{}", v)); }
+    void add_int(const char* key, std::int64_t v) { add(key, fmt::format("{}", v)); }
+    void add_text(const char* key, const std::string& text) {
+        std::string v;
+        put_string(v, text);
+        add(key, std::move(v));
+    }
+    void write(std::string& out) {
+        std::sort(fields_.begin(), fields_.end(),
+                  [](const auto& x, const auto& y) { return std::string_view(x.first) < std::string_view(y.first); });
+        out += '{';
+        for (std::size_t i = 0; i < fields_.size(); ++i) {
+            if (i) out += ',';
+            out += '"';
+            out += fields_[i].first;
+            out += "\":";
+            out += fields_[i].second;
+        }
+        out += '}';
+    }
+
+private:
+    std::vector<std::pair<const char*, std::string>> fields_;
+};
+
+std::string region_list(const std::vector<Region>& rs) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+        if (i) out += ',';
+        out += fmt::format(R"({{"addr":{},"bytes":{},"space":"{}"}})", rs[i].addr, rs[i].bytes, to_string(rs[i].space));
+    }
+    return out + "]";
+}
+
+std::string event_ids(const TaskStream& ts, const std::vector<EventIndex>& es) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < es.size(); ++i) {
+        if (i) out += ',';
+        put_string(out, ts.events[es[i]].id);
+    }
+    return out + "]";
+}
+
+}  // namespace
+
+// Written directly rather than through a json value (the compiler writes
+// every task twice, a million of them at most): byte for byte what
+// json::dump() gives, which tests check by parsing and dumping lines again.
+std::string task_line(const TaskStream& ts, const Task& t) {
+    const KernelParams& p = t.params;
+    ObjectText pj;
+    switch (t.kernel) {
+        case Kernel::matmul:
+            pj.add("m", p.m);
+            pj.add("n", p.n);
+            pj.add("k", p.k);
+            pj.add_text("dtype", to_string(p.dtype));
+            if (p.a_bytes) pj.add("a_bytes", p.a_bytes);
+            break;
+        case Kernel::vector:
+            pj.add("bytes", p.bytes);
+            pj.add("out_bytes", p.out_bytes);
+            pj.add("cycles_per_repeat", json(p.cycles_per_repeat).dump());  // nlohmann's float format
+            if (p.dtype != DType::fp16) pj.add_text("dtype", to_string(p.dtype));
+            if (p.row_bytes) pj.add("row_bytes", p.row_bytes);
+            break;
+        case Kernel::copy: pj.add("bytes", p.bytes); break;
+        case Kernel::scalar: pj.add("cycles", p.cycles); break;
+    }
+    if (t.kernel != Kernel::scalar) {
+        pj.add_text("src", to_string(p.src));
+        pj.add_text("dst", to_string(p.dst));
+    }
+    if (p.has_addr) pj.add("addr", p.addr);
+    if (p.has_out_addr) pj.add("out_addr", p.out_addr);
+    if (p.ub_bytes) pj.add("ub_bytes", p.ub_bytes);
+    if (p.l1_bytes) pj.add("l1_bytes", p.l1_bytes);
+    if (!t.reads.empty()) pj.add("reads", region_list(t.reads));
+    if (!t.writes.empty()) pj.add("writes", region_list(t.writes));
+
+    ObjectText j;
+    j.add_text("id", t.id);
+    j.add_text("core_type", to_string(t.core_type));
+    j.add_text("kernel", to_string(t.kernel));
+    j.add_text("stream", ts.streams[t.stream]);
+    j.add("wait", event_ids(ts, t.wait));
+    j.add("signal", event_ids(ts, t.signal));
+    if (t.priority != 0) j.add_int("priority", t.priority);
+    if (t.core >= 0) j.add_int("core", t.core);
+    if (t.op) j.add_text("op", ts.name(t.op));
+    if (t.tile) j.add_text("tile", ts.name(t.tile));
+    std::string params;
+    pj.write(params);
+    j.add("params", std::move(params));
+    std::string out;
+    out.reserve(256);
+    j.write(out);
+    out += '\n';
+    return out;
+}
+
+void write_task_stream(const TaskStream& ts, std::ostream& out) {
+    out << event_declaration_lines(ts);
+    for (const auto& t : ts.tasks) out << task_line(ts, t);
 }
 
 }  // namespace npusim

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "common/output_file.hpp"
 
 namespace npusim {
 
@@ -28,39 +29,44 @@ std::string json_escape(std::string_view s) {
     return out;
 }
 
-TraceWriter::TraceWriter(const std::string& path) {
-    out_ = std::fopen(path.c_str(), "wb");
-    if (!out_) throw InputError(fmt::format("{}: cannot write trace file", path));
-    std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out_);
+TraceWriter::TraceWriter(const std::string& path) : out_(std::make_unique<OutputFile>(path)) {
+    out_->write("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
 }
 
-TraceWriter::~TraceWriter() { close(); }
+// An exception on its way out (a deadlock) still leaves a loadable trace of
+// what ran; a failure to write it then is dropped, not thrown from here.
+TraceWriter::~TraceWriter() {
+    try {
+        close();
+    } catch (const std::exception&) {
+    }
+}
 
 void TraceWriter::begin_event() {
-    if (events_++ > 0) std::fputs(",\n", out_);
+    if (events_++ > 0) out_->write(",\n");
 }
 
 void TraceWriter::process(int pid, std::string_view name, int sort_index) {
     if (!out_) return;
     begin_event();
-    fmt::print(out_, R"({{"ph":"M","pid":{},"tid":0,"name":"process_name","args":{{"name":"{}"}}}})", pid, json_escape(name));
+    put(R"({{"ph":"M","pid":{},"tid":0,"name":"process_name","args":{{"name":"{}"}}}})", pid, json_escape(name));
     begin_event();
-    fmt::print(out_, R"({{"ph":"M","pid":{},"tid":0,"name":"process_sort_index","args":{{"sort_index":{}}}}})", pid, sort_index);
+    put(R"({{"ph":"M","pid":{},"tid":0,"name":"process_sort_index","args":{{"sort_index":{}}}}})", pid, sort_index);
 }
 
 void TraceWriter::thread(int pid, int tid, std::string_view name, int sort_index) {
     if (!out_) return;
     begin_event();
-    fmt::print(out_, R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":"{}"}}}})", pid, tid, json_escape(name));
+    put(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":"{}"}}}})", pid, tid, json_escape(name));
     begin_event();
-    fmt::print(out_, R"({{"ph":"M","pid":{},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}})", pid, tid, sort_index);
+    put(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}})", pid, tid, sort_index);
 }
 
 void TraceWriter::complete(int pid, int tid, std::string_view name, std::string_view cat, std::uint64_t ts_ps,
                            std::uint64_t dur_ps, std::string_view args) {
     if (!out_) return;
     begin_event();
-    fmt::print(out_, R"({{"ph":"X","pid":{},"tid":{},"name":"{}","cat":"{}","ts":{},"dur":{},"args":{{{}}}}})", pid, tid,
+    put(R"({{"ph":"X","pid":{},"tid":{},"name":"{}","cat":"{}","ts":{},"dur":{},"args":{{{}}}}})", pid, tid,
                json_escape(name), cat, us(ts_ps), us(dur_ps), args);
 }
 
@@ -68,34 +74,34 @@ void TraceWriter::flow(std::uint64_t id, int pid_from, int tid_from, std::uint64
                        std::uint64_t ts_to_ps) {
     if (!out_) return;
     begin_event();
-    fmt::print(out_, R"({{"ph":"s","id":{},"pid":{},"tid":{},"name":"release","cat":"event","ts":{}}})", id, pid_from,
+    put(R"({{"ph":"s","id":{},"pid":{},"tid":{},"name":"release","cat":"event","ts":{}}})", id, pid_from,
                tid_from, us(ts_from_ps));
     begin_event();
-    fmt::print(out_, R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"name":"release","cat":"event","ts":{}}})", id,
+    put(R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"name":"release","cat":"event","ts":{}}})", id,
                pid_to, tid_to, us(ts_to_ps));
 }
 
 void TraceWriter::counter(int pid, std::string_view name, std::uint64_t ts_ps, double value) {
     if (!out_) return;
     begin_event();
-    fmt::print(out_, R"({{"ph":"C","pid":{},"tid":0,"name":"{}","ts":{},"args":{{"value":{}}}}})", pid, json_escape(name),
+    put(R"({{"ph":"C","pid":{},"tid":0,"name":"{}","ts":{},"args":{{"value":{}}}}})", pid, json_escape(name),
                us(ts_ps), value);
 }
 
 void TraceWriter::instant(int pid, int tid, std::string_view name, std::uint64_t ts_ps, std::string_view args) {
     if (!out_) return;
     begin_event();
-    fmt::print(out_, R"({{"ph":"i","s":"t","pid":{},"tid":{},"name":"{}","ts":{},"args":{{{}}}}})", pid, tid,
+    put(R"({{"ph":"i","s":"t","pid":{},"tid":{},"name":"{}","ts":{},"args":{{{}}}}})", pid, tid,
                json_escape(name), us(ts_ps), args);
 }
 
 void TraceWriter::close(std::string_view other_data_json) {
     if (!out_) return;
-    std::fputs("\n]", out_);
-    if (!other_data_json.empty()) fmt::print(out_, ",\"otherData\":{}", other_data_json);
-    std::fputs("}\n", out_);
-    std::fclose(out_);
-    out_ = nullptr;
+    const std::unique_ptr<OutputFile> f = std::move(out_);
+    f->write("\n]");
+    if (!other_data_json.empty()) f->write(fmt::format(",\"otherData\":{}", other_data_json));
+    f->write("}\n");
+    f->commit();
 }
 
 }  // namespace npusim

@@ -3,9 +3,14 @@
 // trace never has to fit in memory. Times are picoseconds in, µs out.
 #pragma once
 #include <cstdint>
-#include <cstdio>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include <fmt/format.h>
+
+#include "common/output_file.hpp"
 
 namespace npusim {
 
@@ -31,15 +36,22 @@ public:
     void counter(int pid, std::string_view name, std::uint64_t ts_ps, double value);
     void instant(int pid, int tid, std::string_view name, std::uint64_t ts_ps, std::string_view args = {});
 
-    // Writes the closing bracket and metadata; idempotent.
+    // Writes the closing bracket and metadata and puts the file in place
+    // (common/output_file.hpp: a full disk is InputError "FILE: reason"); idempotent.
     void close(std::string_view other_data_json = {});
 
     std::uint64_t events_written() const { return events_; }
 
 private:
     void begin_event();
+    template <typename... A>
+    void put(fmt::format_string<A...> f, A&&... a) {
+        fmt::memory_buffer b;
+        fmt::format_to(std::back_inserter(b), f, std::forward<A>(a)...);
+        out_->write(std::string_view(b.data(), b.size()));
+    }
 
-    std::FILE* out_ = nullptr;
+    std::unique_ptr<OutputFile> out_;
     std::uint64_t events_ = 0;
 };
 

@@ -1,0 +1,122 @@
+#include "common/output_file.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <streambuf>
+
+#include "common/errors.hpp"
+
+namespace npusim {
+
+namespace fs = std::filesystem;
+
+// An ostream's buffer that hands every byte to the FILE (its own buffer is
+// enough) and records the first failed write instead of throwing.
+class OutputFile::Buf : public std::streambuf {
+public:
+    explicit Buf(OutputFile& f) : f_(f) {}
+
+protected:
+    int_type overflow(int_type c) override {
+        if (c == traits_type::eof()) return traits_type::not_eof(c);
+        const char ch = traits_type::to_char_type(c);
+        f_.write(std::string_view(&ch, 1));
+        return c;
+    }
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+        f_.write(std::string_view(s, static_cast<std::size_t>(n)));
+        return n;
+    }
+
+private:
+    OutputFile& f_;
+};
+
+OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
+    // Past `ulimit -f` a write is EFBIG ("File too large"), not a kill.
+    static const bool ignore_xfsz = [] { return ::signal(SIGXFSZ, SIG_IGN) != SIG_ERR; }();
+    (void)ignore_xfsz;
+    std::error_code ec;
+    const fs::path target(path_);
+    if (target.empty()) throw InputError("an output file name is empty");
+    struct stat st {};
+    const bool in_place = ::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+    if (in_place && S_ISDIR(st.st_mode)) throw InputError(path_ + ": is a directory (expected a file name)");
+    if (!in_place && target.has_parent_path()) {
+        fs::create_directories(target.parent_path(), ec);
+        if (ec) throw InputError(path_ + ": cannot create its folder: " + ec.message());
+    }
+    if (!in_place) tmp_ = path_ + ".tmp." + std::to_string(::getpid());
+    const std::string& open_path = in_place ? path_ : tmp_;
+    const int fd = ::open(open_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw InputError(path_ + ": " + std::strerror(errno));
+    f_ = ::fdopen(fd, "wb");
+    if (!f_) {
+        const int err = errno;
+        ::close(fd);
+        if (!tmp_.empty()) ::unlink(tmp_.c_str());
+        throw InputError(path_ + ": " + std::strerror(err));
+    }
+}
+
+OutputFile::~OutputFile() { discard(); }
+
+void OutputFile::fail(int err) {
+    if (error_ == 0) error_ = err != 0 ? err : EIO;
+}
+
+void OutputFile::write(std::string_view text) {
+    if (!f_ || error_ != 0 || text.empty()) return;
+    errno = 0;
+    if (std::fwrite(text.data(), 1, text.size(), f_) != text.size()) fail(errno);
+}
+
+std::ostream& OutputFile::stream() {
+    if (!os_) {
+        buf_ = std::make_unique<Buf>(*this);
+        os_ = std::make_unique<std::ostream>(buf_.get());
+    }
+    return *os_;
+}
+
+void OutputFile::commit() {
+    if (!f_) throw InputError(path_ + ": already closed");
+    errno = 0;
+    if (std::fflush(f_) != 0) fail(errno);
+    // fsync: the data is on the disk before the name points at it. Devices
+    // and pipes cannot sync (EINVAL), which is no error for them.
+    if (error_ == 0 && ::fsync(::fileno(f_)) != 0 && errno != EINVAL && errno != EROFS) fail(errno);
+    errno = 0;
+    if (std::fclose(f_) != 0) fail(errno);
+    f_ = nullptr;
+    if (error_ == 0 && !tmp_.empty() && ::rename(tmp_.c_str(), path_.c_str()) != 0) fail(errno);
+    if (error_ != 0) {
+        if (!tmp_.empty()) ::unlink(tmp_.c_str());
+        tmp_.clear();
+        throw InputError(path_ + ": " + std::strerror(error_));
+    }
+    tmp_.clear();
+}
+
+void OutputFile::discard() {
+    if (f_) {
+        std::fclose(f_);
+        f_ = nullptr;
+    }
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+    tmp_.clear();
+}
+
+void write_output_file(const std::string& path, std::string_view text) {
+    OutputFile f(path);
+    f.write(text);
+    f.commit();
+}
+
+}  // namespace npusim
