@@ -126,7 +126,7 @@ struct HostParams {
     int launch_queue_depth = 4096;    // launch queue capacity; a full queue blocks the pusher
     int cores = 8;                    // host cores the busy host threads share
     double pool_segment_mb = 2;       // the device pool reserves memory in segments of this size
-    double pool_grow_us = 30;         // reserving one more segment from the driver (on the launch thread)
+    double pool_grow_us = 10;         // reserving one more segment from the driver (on the launch thread)
 };
 
 struct ChipParams {
