@@ -208,9 +208,10 @@ def llm_decode(layers=4, hidden=2048, heads=16, ffn=5632, vocab=32000):
 def host_hetero(cpu_chain=12):
     g = Graph("host_hetero", {"batch": 1},
               "Hetero-mode demonstration (docs/design.md §1.2, docs/host.md): an NPU branch of four MatMuls with a Sigmoid "
-              "beside a CPU branch of %d small dynamic-shape element-wise ops on a [1, 1024] token-state vector (labelled "
-              "\"device\": \"cpu\"; bookkeeping the NPU gains nothing on), with no data dependence between them; the "
-              "CPU branch's last op gates the NPU result (host -> device) before the residual Add. Dynamic shapes: in "
+              "and a CPU branch of %d small dynamic-shape element-wise ops (labelled \"device\": \"cpu\"; bookkeeping the "
+              "NPU gains nothing on) on a column statistic of the first MatMul (device -> host), which runs while the "
+              "NPU computes the rest; its end is a graph output. A CPU gate (cpu_gate, Sigmoid) on a column sum of the "
+              "NPU result (device -> host -> device) scales it before the residual Add. Dynamic shapes: in "
               "pipeline mode every small op pays the whole device launch path (frontend, prepare, InferShape, Resize, "
               "Launch); in hetero mode it pays the frontend and a queue hand-over, then runs on a CPU worker while the "
               "NPU computes. configs/studies/hetero_cpu_cost.json sweeps the CPU-op cost to where hetero stops paying. "
@@ -218,21 +219,25 @@ def host_hetero(cpu_chain=12):
               {"host_mode": "hetero", "dynamic_shapes": True, "submit_batch": 16,
                "passes": {"fuse_vector": False}, "fusion_boundary": "split"})
     x = g.input("x", ["256*batch", 1024])
-    state = g.input("state", [1, 1024])
-    # The CPU branch first in program order: the caller thread hands it off at once.
-    ops = ["Sigmoid", "Mul", "Add", "ReLU"]
-    s = state
-    for i in range(cpu_chain):
-        op = ops[i % len(ops)]
-        ins = [s] if op in ("Sigmoid", "ReLU") else [s, state]
-        s = g.node("cpu_%d" % i, op, ins, [1, 1024], device="cpu")
     y = g.node("mm1", "MatMul", [x, g.const("w1", [1024, 2048])], ["256*batch", 2048])
+    # A routing-style statistic of the first MatMul goes to the CPU (device -> host) ...
+    st = g.node("col_stat", "ReduceSum", [y], [1, 2048], {"axes": [0], "keepdims": 1})
     y = g.node("act", "Sigmoid", [y], ["256*batch", 2048])
     y = g.node("mm2", "MatMul", [y, g.const("w2", [2048, 1024])], ["256*batch", 1024])
     r = g.node("mm3", "MatMul", [y, g.const("w3", [1024, 1024])], ["256*batch", 1024])
     r = g.node("mm4", "MatMul", [r, g.const("w4", [1024, 1024])], ["256*batch", 1024])
-    r = g.node("gated", "Mul", [r, s], ["256*batch", 1024])
-    g.outputs = [g.node("out", "Add", [r, y], ["256*batch", 1024])]
+    # ... where a chain of small ops works on it while the NPU computes; its end is a graph output.
+    ops = ["Sigmoid", "Mul", "Add", "ReLU"]
+    s = st
+    for i in range(cpu_chain):
+        op = ops[i % len(ops)]
+        ins = [s] if op in ("Sigmoid", "ReLU") else [s, s]
+        s = g.node("cpu_%d" % i, op, ins, [1, 2048], device="cpu")
+    # A CPU op between NPU ops: the gate on a column sum of the NPU result (device -> host -> device).
+    col = g.node("row_sum", "ReduceSum", [y], [1, 1024], {"axes": [0], "keepdims": 1})
+    gate = g.node("cpu_gate", "Sigmoid", [col], [1, 1024], device="cpu")
+    r = g.node("gated", "Mul", [r, gate], ["256*batch", 1024])
+    g.outputs = [g.node("out", "Add", [r, y], ["256*batch", 1024]), s]
     return g
 
 

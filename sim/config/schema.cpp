@@ -414,7 +414,7 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Spinning worker: from the push of a task to the worker seeing it (cache-line hand-over).")
                     .field(&ChipParams::host, &HostParams::spin_latency_us));
     k.push_back(integer("chip.host.launch_queue_depth").unit("tasks").at_least(1).at_most(1048576)
-                    .meaning("Capacity of the launch queue (async: runner -> launch, pipeline/hetero: resize -> launch). A full queue blocks the pushing thread until the launch thread takes a task (back-pressure).")
+                    .meaning("Capacity of each queue on the launch path (async: runner -> launch; pipeline, hetero: infer -> resize and resize -> launch). A full queue blocks the pushing thread until its server takes a task (back-pressure), so a slow launch thread holds the caller back.")
                     .field(&ChipParams::host, &HostParams::launch_queue_depth));
     k.push_back(integer("chip.host.cores").unit("cores").at_least(1).at_most(4096)
                     .meaning("Host cores the runtime's threads share. With more busy threads (and spinning waiters) than cores, each runs at cores / busy of full speed (processor sharing).")

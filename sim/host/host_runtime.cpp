@@ -118,7 +118,7 @@ void HostRuntime::add_wait(std::vector<Step>& v, WaitKind w, int op) {
             break;
         case WaitKind::queue_space:
             s.stage = "queue_full";
-            s.label = "launch queue full before " + name;
+            s.label = "queue full before " + name;
             s.bucket = "queue";
             break;
         default:
@@ -131,10 +131,16 @@ void HostRuntime::add_wait(std::vector<Step>& v, WaitKind w, int op) {
     v.push_back(std::move(s));
 }
 
-// Handing a job to another thread's queue: a full launch queue blocks the
-// pusher first (back-pressure), then the push itself costs queue_push_us.
+// Handing a job to another thread's queue: a full queue on the launch path
+// blocks the pusher first (back-pressure), then the push itself costs
+// queue_push_us. The CPU workers' queue is not bounded.
 void HostRuntime::push_steps(std::vector<Step>& v, int thread, const Job& j) {
-    if (thread >= 0 && thread == launch_) add_wait(v, WaitKind::queue_space, j.op);
+    if (thread >= 0) {
+        add_wait(v, WaitKind::queue_space, j.op);
+        v.back().target = thread;
+        v.back().label = fmt::format("{} queue full before {}", threads_[static_cast<std::size_t>(thread)].name,
+                                     plan_.ops[static_cast<std::size_t>(j.op)].name);
+    }
     add_timed(v, "push", p_.queue_push_us, j.op, [this, thread, j] { push(thread, j); });
 }
 
@@ -358,7 +364,8 @@ bool HostRuntime::satisfied(const Step& s, int op) const {
             for (EventIndex e : gated_.cpu_waits[static_cast<std::size_t>(op)])
                 if (!die_.scalar().events()[e].fired) return false;
             return true;
-        case WaitKind::queue_space: return launch_q_.size() < static_cast<std::size_t>(p_.launch_queue_depth);
+        case WaitKind::queue_space:
+            return threads_[static_cast<std::size_t>(s.target)].queue->size() < static_cast<std::size_t>(p_.launch_queue_depth);
     }
     return true;
 }

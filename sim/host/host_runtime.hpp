@@ -75,6 +75,7 @@ private:
         std::function<std::uint64_t()> dur_at_start;  // when set: the duration, known only when the step starts
         std::string label;          // trace slice name
         std::string bucket;         // host-time breakdown group (empty: not counted)
+        int target = -1;            // queue_space: the thread whose queue must have room
     };
     struct Thread {
         std::string name;
