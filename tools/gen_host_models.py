@@ -10,9 +10,9 @@
                         and ReduceSum (sampling), compute-dependent Unique
                         (repetition penalty) and NonZero (top-p filter)
 
-    host_hetero.json    a hetero-mode demonstration: a CPU branch beside an NPU
-                        branch with no data dependence, and a CPU op between
-                        NPU ops
+    host_hetero.json    a hetero-mode demonstration: a chain of small
+                        dynamic-shape CPU ops beside an NPU branch of MatMuls
+                        with no data dependence, joined at the end
 
 The first two run kernel by kernel (one kernel per framework op: vector fusion off,
 Cube/Vector fusion split) under workload.host_mode = sync by default.
@@ -205,26 +205,39 @@ def llm_decode(layers=4, hidden=2048, heads=16, ffn=5632, vocab=32000):
     return g
 
 
-def host_hetero():
+def host_hetero(cpu_chain=12):
     g = Graph("host_hetero", {"batch": 1},
-              "Hetero-mode demonstration (docs/design.md §1.2): an NPU branch of three MatMuls with a Sigmoid and a CPU branch "
-              "(Softmax and ReduceSum of a feature tensor, labelled \"device\": \"cpu\") with no data dependence "
-              "between them, then a CPU gate (Sigmoid) on a column sum of the NPU result (device -> host -> device) and the joins. Static "
-              "shapes. In hetero mode the CPU branch runs on a host worker thread while the NPU computes. "
-              "Written by tools/gen_host_models.py.",
-              {"host_mode": "hetero", "passes": {"fuse_vector": False}, "fusion_boundary": "split"})
-    x = g.input("x", ["512*batch", 1024])
-    feat = g.input("features", ["256*batch", 1024])
-    n = g.node("cpu_norm", "Softmax", [feat], ["256*batch", 1024], {"axis": -1}, device="cpu")
-    s = g.node("cpu_sum", "ReduceSum", [n], [1, 1024], {"axes": [0], "keepdims": 1}, device="cpu")
-    y = g.node("mm1", "MatMul", [x, g.const("w1", [1024, 4096])], ["512*batch", 4096])
-    y = g.node("act", "Sigmoid", [y], ["512*batch", 4096])
-    y = g.node("mm2", "MatMul", [y, g.const("w2", [4096, 1024])], ["512*batch", 1024])
-    r = g.node("row_sum", "ReduceSum", [y], [1, 1024], {"axes": [0], "keepdims": 1})
-    gate = g.node("cpu_gate", "Sigmoid", [r], [1, 1024], device="cpu")
-    y = g.node("mm3", "MatMul", [y, g.const("w3", [1024, 1024])], ["512*batch", 1024])
-    y = g.node("gated", "Mul", [y, gate], ["512*batch", 1024])
-    g.outputs = [g.node("out", "Add", [y, s], ["512*batch", 1024])]
+              "Hetero-mode demonstration (docs/design.md §1.2, docs/host.md): an NPU branch of four MatMuls with a Sigmoid "
+              "and a CPU branch of %d small dynamic-shape element-wise ops (labelled \"device\": \"cpu\"; bookkeeping the "
+              "NPU gains nothing on) on a column statistic of the first MatMul (device -> host), which runs while the "
+              "NPU computes the rest; its end is a graph output. A CPU gate (cpu_gate, Sigmoid) on a column sum of the "
+              "NPU result (device -> host -> device) scales it before the residual Add. Dynamic shapes: in "
+              "pipeline mode every small op pays the whole device launch path (frontend, prepare, InferShape, Resize, "
+              "Launch); in hetero mode it pays the frontend and a queue hand-over, then runs on a CPU worker while the "
+              "NPU computes. configs/studies/hetero_cpu_cost.json sweeps the CPU-op cost to where hetero stops paying. "
+              "Written by tools/gen_host_models.py." % cpu_chain,
+              {"host_mode": "hetero", "dynamic_shapes": True, "submit_batch": 16,
+               "passes": {"fuse_vector": False}, "fusion_boundary": "split"})
+    x = g.input("x", ["256*batch", 1024])
+    y = g.node("mm1", "MatMul", [x, g.const("w1", [1024, 2048])], ["256*batch", 2048])
+    # A routing-style statistic of the first MatMul goes to the CPU (device -> host) ...
+    st = g.node("col_stat", "ReduceSum", [y], [1, 2048], {"axes": [0], "keepdims": 1})
+    y = g.node("act", "Sigmoid", [y], ["256*batch", 2048])
+    y = g.node("mm2", "MatMul", [y, g.const("w2", [2048, 1024])], ["256*batch", 1024])
+    r = g.node("mm3", "MatMul", [y, g.const("w3", [1024, 1024])], ["256*batch", 1024])
+    r = g.node("mm4", "MatMul", [r, g.const("w4", [1024, 1024])], ["256*batch", 1024])
+    # ... where a chain of small ops works on it while the NPU computes; its end is a graph output.
+    ops = ["Sigmoid", "Mul", "Add", "ReLU"]
+    s = st
+    for i in range(cpu_chain):
+        op = ops[i % len(ops)]
+        ins = [s] if op in ("Sigmoid", "ReLU") else [s, s]
+        s = g.node("cpu_%d" % i, op, ins, [1, 2048], device="cpu")
+    # A CPU op between NPU ops: the gate on a column sum of the NPU result (device -> host -> device).
+    col = g.node("row_sum", "ReduceSum", [y], [1, 1024], {"axes": [0], "keepdims": 1})
+    gate = g.node("cpu_gate", "Sigmoid", [col], [1, 1024], device="cpu")
+    r = g.node("gated", "Mul", [r, gate], ["256*batch", 1024])
+    g.outputs = [g.node("out", "Add", [r, y], ["256*batch", 1024]), s]
     return g
 
 

@@ -53,6 +53,19 @@ for model in host_smallops llm_decode; do
     table "models/$model.json on a2" "${files[@]}"
 done
 
+# Where the host's time goes, per mode (host.breakdown.*: thread time, waits included).
+python3 - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+groups = ["frontend", "infer", "resize", "launch", "queue", "drain", "wait", "cpu"]
+print("\nHost time by stage group: models/host_smallops.json on a2, thread time in µs\n")
+print("| mode | " + " | ".join(groups) + " |")
+print("|---|" + "---|" * len(groups))
+for mode in ("sync", "async", "pipeline", "hetero"):
+    h = json.load(open(f"{out}/host_smallops_{mode}.json"))["host"]
+    print(f"| {mode} | " + " | ".join(f"{h['breakdown'][g + '_ns']/1000:.1f}" for g in groups) + " |")
+PY
+
 files=()
 for mode in off sync async pipeline; do
     run "resnet50_b32_$mode" models/resnet50.json workload.batch=32 "workload.host_mode=$mode"

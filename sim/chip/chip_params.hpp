@@ -97,6 +97,7 @@ struct KernelCostParams {
 // Host runtime (docs/design.md §1.2, sim/host): per-op framework costs in µs,
 // static-shape and dynamic-shape variants; see docs/host.md.
 struct HostStageCosts {
+    double frontend_us = 4, frontend_dynamic_us = 5;  // framework frontend on the caller thread
     double prepare_us = 2, infer_us = 3, resize_us = 4, alloc_us = 2, launch_us = 6, free_us = 0.5;
     double prepare_dynamic_us = 3, infer_dynamic_us = 8, resize_dynamic_us = 12, alloc_dynamic_us = 4,
            launch_dynamic_us = 8, free_dynamic_us = 1;
@@ -116,6 +117,16 @@ struct HostParams {
     double submit_latency_us = 1;     // per submission (doorbell, runtime call)
     double copy_latency_us = 8;       // per device<->host copy call
     double sync_latency_us = 3;       // device done -> host thread sees it
+    // Serial costs pipelining cannot hide (docs/host.md, "Serial costs").
+    double queue_push_us = 0.3;       // hand a task to a stage's queue (lock, enqueue, notify)
+    double queue_pop_us = 0.2;        // take a task from it
+    std::string worker_wait = "sleep";  // idle workers: "sleep" (off core, woken) or "spin" (on core)
+    double wake_latency_us = 5;       // sleeping worker: push -> running
+    double spin_latency_us = 0.1;     // spinning worker: push -> seen
+    int launch_queue_depth = 4096;    // launch queue capacity; a full queue blocks the pusher
+    int cores = 8;                    // host cores the busy host threads share
+    double pool_segment_mb = 2;       // the device pool reserves memory in segments of this size
+    double pool_grow_us = 10;         // reserving one more segment from the driver (on the launch thread)
 };
 
 struct ChipParams {

@@ -4,6 +4,7 @@ namespace npusim::host {
 
 const char* to_string(Stage s) {
     switch (s) {
+        case Stage::frontend: return "frontend";
         case Stage::prepare: return "prepare";
         case Stage::infer: return "infer";
         case Stage::resize: return "resize";
@@ -17,7 +18,7 @@ const char* to_string(Stage s) {
 const std::vector<std::string>& cost_keys() {
     static const std::vector<std::string> keys = [] {
         std::vector<std::string> k;
-        for (Stage s : {Stage::prepare, Stage::infer, Stage::resize, Stage::alloc, Stage::launch, Stage::free}) {
+        for (Stage s : {Stage::frontend, Stage::prepare, Stage::infer, Stage::resize, Stage::alloc, Stage::launch, Stage::free}) {
             k.push_back(std::string(to_string(s)) + "_us");
             k.push_back(std::string(to_string(s)) + "_dynamic_us");
         }
@@ -32,6 +33,7 @@ double stage_cost_us(const HostParams& p, const std::string& op_type, Stage s, b
         if (auto it = op->second.find(key); it != op->second.end()) return it->second;
     const HostStageCosts& c = p.costs;
     switch (s) {
+        case Stage::frontend: return dynamic ? c.frontend_dynamic_us : c.frontend_us;
         case Stage::prepare: return dynamic ? c.prepare_dynamic_us : c.prepare_us;
         case Stage::infer: return dynamic ? c.infer_dynamic_us : c.infer_us;
         case Stage::resize: return dynamic ? c.resize_dynamic_us : c.resize_us;

@@ -10,10 +10,10 @@
 namespace npusim::host {
 
 // The host-side stages of one op in kernel-by-kernel execution.
-enum class Stage { prepare, infer, resize, alloc, launch, free };
+enum class Stage { frontend, prepare, infer, resize, alloc, launch, free };
 const char* to_string(Stage s);
 
-// Keys of one op's cost entry: "prepare_us", "prepare_dynamic_us", ... .
+// Keys of one op's cost entry: "frontend_us", ..., "prepare_us", "prepare_dynamic_us", ... .
 const std::vector<std::string>& cost_keys();
 
 // Cost of one stage of an op of `op_type`, in µs: the op_costs entry if it

@@ -360,6 +360,9 @@ std::vector<KeySpec> build_keys() {
                             .meaning(meaning)
                             .apply([m](ChipParams& c, const json& v) { c.host.costs.*m = v.get<double>(); }));
         };
+        cost("frontend_us", &HostStageCosts::frontend_us,
+             "Framework frontend per op on the caller thread (Python binding, dispatcher, op registration; static shapes). Paid before prepare, in every mode; CPU-subgraph ops pay it too.");
+        cost("frontend_dynamic_us", &HostStageCosts::frontend_dynamic_us, "Framework frontend per op (dynamic shapes).");
         cost("prepare_us", &HostStageCosts::prepare_us, "Input preparation per op (static shapes).");
         cost("prepare_dynamic_us", &HostStageCosts::prepare_dynamic_us, "Input preparation per op (dynamic shapes).");
         cost("infer_us", &HostStageCosts::infer_us, "InferShape per op: output shapes and attributes (static shapes).");
@@ -395,6 +398,33 @@ std::vector<KeySpec> build_keys() {
     k.push_back(number("chip.host.sync_latency_us").unit("µs").at_least(0).at_most(1e6)
                     .meaning("From the device finishing to a waiting host thread resuming (stream synchronize).")
                     .field(&ChipParams::host, &HostParams::sync_latency_us));
+    k.push_back(number("chip.host.queue_push_us").unit("µs").at_least(0).at_most(1e6)
+                    .meaning("Handing a task to another host thread's queue (lock, enqueue, notify), on the pushing thread: runner/resize -> launch, infer -> resize, infer -> CPU workers.")
+                    .field(&ChipParams::host, &HostParams::queue_push_us));
+    k.push_back(number("chip.host.queue_pop_us").unit("µs").at_least(0).at_most(1e6)
+                    .meaning("Taking a task from a queue, on the serving thread.")
+                    .field(&ChipParams::host, &HostParams::queue_pop_us));
+    k.push_back(Key("chip.host.worker_wait", VT::enumeration).one_of({"sleep", "spin"}).def("sleep")
+                    .meaning("How an idle host thread waits for work or for the device: `sleep` (off its core, woken after wake_latency_us) or `spin` (polls on a core: spin_latency_us, but it takes a host core while it waits).")
+                    .field(&ChipParams::host, &HostParams::worker_wait));
+    k.push_back(number("chip.host.wake_latency_us").unit("µs").at_least(0).at_most(1e6)
+                    .meaning("Sleeping worker: from the push of a task to the worker running (futex / eventfd wake-up and scheduling).")
+                    .field(&ChipParams::host, &HostParams::wake_latency_us));
+    k.push_back(number("chip.host.spin_latency_us").unit("µs").at_least(0).at_most(1e6)
+                    .meaning("Spinning worker: from the push of a task to the worker seeing it (cache-line hand-over).")
+                    .field(&ChipParams::host, &HostParams::spin_latency_us));
+    k.push_back(integer("chip.host.launch_queue_depth").unit("tasks").at_least(1).at_most(1048576)
+                    .meaning("Capacity of each queue on the launch path (async: runner -> launch; pipeline, hetero: infer -> resize and resize -> launch). A full queue blocks the pushing thread until its server takes a task (back-pressure), so a slow launch thread holds the caller back.")
+                    .field(&ChipParams::host, &HostParams::launch_queue_depth));
+    k.push_back(integer("chip.host.cores").unit("cores").at_least(1).at_most(4096)
+                    .meaning("Host cores the runtime's threads share. With more busy threads (and spinning waiters) than cores, each runs at cores / busy of full speed (processor sharing).")
+                    .field(&ChipParams::host, &HostParams::cores));
+    k.push_back(number("chip.host.pool_segment_mb").unit("MB").above(0).at_most(1048576)
+                    .meaning("The device memory pool reserves device memory from the driver in multiples of this segment (a caching allocator's block).")
+                    .field(&ChipParams::host, &HostParams::pool_segment_mb));
+    k.push_back(number("chip.host.pool_grow_us").unit("µs").at_least(0).at_most(1e6)
+                    .meaning("An allocation that grows the pool past its reserved segments pays this on the launch thread (a driver allocation call).")
+                    .field(&ChipParams::host, &HostParams::pool_grow_us));
     k.push_back(number("chip.host.cpu.gflops_per_thread").unit("GFLOP/s").above(0).at_most(1e6)
                     .meaning("Compute rate of one host thread running a CPU-subgraph op (hetero).")
                     .field(&ChipParams::host, &HostParams::cpu_gflops_per_thread));

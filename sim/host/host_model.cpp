@@ -47,7 +47,16 @@ std::string HostModel::summary(const Stats& s) const {
         "peak device memory {:.1f} MB\n",
         to_string(opt_.mode), s.number("host.end_to_end_ns") / 1000.0, s.number("host.device_idle_fraction") * 100.0,
         s.number("host.launches"), s.number("host.submissions"), s.number("host.drains"), s.number("host.waits"),
-        s.number("host.peak_device_memory_bytes") / 1048576.0);
+        s.number("host.peak_device_memory_bytes") / 1048576.0) +
+           breakdown_line(s);
+}
+
+// Thread time per host stage group, the waits included: where the host's time went.
+std::string HostModel::breakdown_line(const Stats& s) {
+    std::string line = "  host time   ";
+    for (const char* b : HostRuntime::kBreakdown)
+        line += fmt::format("  {} {:.1f}", b, s.number(std::string("host.breakdown.") + b + "_ns") / 1000.0);
+    return line + " us (thread time)\n";
 }
 
 }  // namespace npusim::host

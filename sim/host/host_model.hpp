@@ -36,6 +36,7 @@ public:
     void finish();
     void collect(Stats& s) const;
     std::string summary(const Stats& s) const;
+    static std::string breakdown_line(const Stats& s);
 
     Mode mode() const { return opt_.mode; }
     const HostPlan& plan() const { return plan_; }

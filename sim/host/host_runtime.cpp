@@ -29,7 +29,8 @@ HostRuntime::HostRuntime(sc_core::sc_module_name name, const RuntimeOptions& opt
       op_of_end_(die.context().stream.events.size(), -1),
       watched_(die.context().stream.events.size(), 0),
       buffer_addr_(plan.ops.size(), 0),
-      buffer_live_(plan.ops.size(), 0) {
+      buffer_live_(plan.ops.size(), 0),
+      spin_(params.worker_wait == "spin") {
 
     std::vector<std::pair<std::string, std::deque<Job>*>> layout;
     switch (opt_.mode) {
@@ -79,12 +80,26 @@ double HostRuntime::cost(int op, Stage s) const {
 // ---------------------------------------------------------------------------
 // Steps of each job.
 
+// The breakdown group of a stage (docs/host.md, "Where host time goes");
+// sync and copy are grouped by the step that needs them.
+static std::string bucket_of(const std::string& stage) {
+    if (stage == "prepare" || stage == "infer") return "infer";
+    if (stage == "alloc" || stage == "launch" || stage == "submit" || stage == "free") return "launch";
+    if (stage == "push" || stage == "pop" || stage == "wake") return "queue";
+    if (stage == "frontend" || stage == "resize" || stage == "cpu") return stage;
+    return {};
+}
+
 void HostRuntime::add_timed(std::vector<Step>& v, const char* stage, double us, int op, std::function<void()> done) {
     Step s;
     s.stage = stage;
     s.dur_ps = us_to_ps(us);
     s.done = std::move(done);
     s.label = fmt::format("{} {}", stage, plan_.ops[static_cast<std::size_t>(op)].name);
+    s.bucket = bucket_of(s.stage);
+    // A sleeping thread being woken, or waiting out the device's completion
+    // notice, is off its core; a spinning one polls on it.
+    if (!spin_ && (s.stage == "wake" || s.stage == "sync")) s.on_core = false;
     v.push_back(std::move(s));
 }
 
@@ -101,12 +116,32 @@ void HostRuntime::add_wait(std::vector<Step>& v, WaitKind w, int op) {
             s.stage = "wait";
             s.label = "wait for " + name;
             break;
+        case WaitKind::queue_space:
+            s.stage = "queue_full";
+            s.label = "queue full before " + name;
+            s.bucket = "queue";
+            break;
         default:
             s.stage = "inputs";
             s.label = "inputs of " + name;
             break;
     }
+    if (w == WaitKind::drain) s.bucket = "drain";
+    if (w == WaitKind::op_done) s.bucket = "wait";
     v.push_back(std::move(s));
+}
+
+// Handing a job to another thread's queue: a full queue on the launch path
+// blocks the pusher first (back-pressure), then the push itself costs
+// queue_push_us. The CPU workers' queue is not bounded.
+void HostRuntime::push_steps(std::vector<Step>& v, int thread, const Job& j) {
+    if (thread >= 0) {
+        add_wait(v, WaitKind::queue_space, j.op);
+        v.back().target = thread;
+        v.back().label = fmt::format("{} queue full before {}", threads_[static_cast<std::size_t>(thread)].name,
+                                     plan_.ops[static_cast<std::size_t>(j.op)].name);
+    }
+    add_timed(v, "push", p_.queue_push_us, j.op, [this, thread, j] { push(thread, j); });
 }
 
 // Value-dependent op: every queue drains and every issued kernel ends, then
@@ -115,12 +150,15 @@ void HostRuntime::drain_steps(std::vector<Step>& v, int op) {
     const HostOp& h = plan_.ops[static_cast<std::size_t>(op)];
     add_wait(v, WaitKind::drain, op);
     add_timed(v, "sync", p_.sync_latency_us, op);
-    if (!h.value_on_host)
+    v.back().bucket = "drain";
+    if (!h.value_on_host) {
         add_timed(v, "copy", link_time_us(p_.copy_latency_us, static_cast<double>(h.value_bytes), p_.link_gbps), op,
                   [this, b = h.value_bytes] {
                       ++copies_;
                       copied_bytes_ += b;
                   });
+        v.back().bucket = "drain";
+    }
 }
 
 // Compute-dependent op: the scheduling thread waits for its kernel, then
@@ -130,11 +168,13 @@ void HostRuntime::after_compute_steps(std::vector<Step>& v, int op) {
     add_wait(v, WaitKind::op_done, op);
     if (h.on_cpu) return;  // ran on a host thread: the shape is already here
     add_timed(v, "sync", p_.sync_latency_us, op);
+    v.back().bucket = "wait";
     add_timed(v, "copy", link_time_us(p_.copy_latency_us, static_cast<double>(h.shape_bytes), p_.link_gbps), op,
               [this, b = h.shape_bytes] {
                   ++copies_;
                   copied_bytes_ += b;
               });
+    v.back().bucket = "wait";
 }
 
 void HostRuntime::free_steps(std::vector<Step>& v, int op) {
@@ -157,8 +197,20 @@ void HostRuntime::launch_steps(std::vector<Step>& v, int op) {
         if (!hh.out_bytes) return;
         buffer_addr_[static_cast<std::size_t>(op)] = pool_.allocate(hh.out_bytes);
         buffer_live_[static_cast<std::size_t>(op)] = 1;
+        // The pool reserves whole segments from the driver; outgrowing them
+        // costs a driver allocation call (the next step).
+        const auto seg = static_cast<std::uint64_t>(p_.pool_segment_mb * 1048576.0);
+        const std::uint64_t need = seg ? (pool_.reserved() + seg - 1) / seg * seg : pool_.reserved();
+        grew_ = need > pool_segments_bytes_;
+        if (grew_) {
+            pool_segments_bytes_ = need;
+            ++pool_grows_;
+        }
         if (tracing_) trace_->counter(kTracePid, "device memory MB", now_ps(), static_cast<double>(pool_.in_use()) / 1048576.0);
     });
+    add_timed(v, "alloc", 0, op);
+    v.back().label = "grow pool " + h.name;
+    v.back().dur_at_start = [this] { return grew_ ? us_to_ps(p_.pool_grow_us) : 0; };
     add_timed(v, "launch", cost(op, Stage::launch), op, [this] {
         ++launches_;
         first_launch_ps_ = std::min(first_launch_ps_, now_ps());
@@ -179,7 +231,7 @@ void HostRuntime::launch_steps(std::vector<Step>& v, int op) {
     free_steps(v, op);
 }
 
-void HostRuntime::start_job(Thread& t, const Job& j) {
+void HostRuntime::start_job(Thread& t, const Job& j, bool woken) {
     t.job = j;
     t.has_job = true;
     t.steps.clear();
@@ -188,21 +240,36 @@ void HostRuntime::start_job(Thread& t, const Job& j) {
     const int op = j.op;
     const HostOp& h = plan_.ops[static_cast<std::size_t>(op)];
     auto& v = t.steps;
+    // A job taken from a queue: a thread that had gone idle is woken first.
+    if (j.kind != JobKind::front) {
+        if (woken) {
+            add_timed(v, "wake", spin_ ? p_.spin_latency_us : p_.wake_latency_us, op, [this] { ++wakeups_; });
+        }
+        add_timed(v, "pop", p_.queue_pop_us, op);
+    }
     switch (j.kind) {
         case JobKind::front: {
+            // The framework frontend runs on the caller thread for every op.
+            add_timed(v, "frontend", cost(op, Stage::frontend), op);
+            if (h.on_cpu) {
+                // A CPU-subgraph op skips the device launch path (prepare,
+                // InferShape, Resize, Launch): its CPU kernel does its own
+                // shape work inside cpu.op_overhead_us.
+                if (h.value_dependent) drain_steps(v, op);
+                push_steps(v, -1, Job{JobKind::cpu, op});
+                if (h.compute_dependent) after_compute_steps(v, op);
+                break;
+            }
             add_timed(v, "prepare", cost(op, Stage::prepare), op);
             if (h.value_dependent) drain_steps(v, op);
             add_timed(v, "infer", cost(op, Stage::infer), op);
-            const bool resize_here = resize_ < 0 && !h.on_cpu;
-            if (resize_here) add_timed(v, "resize", cost(op, Stage::resize), op);
-            if (h.on_cpu) {
-                add_timed(v, "enqueue", 0, op, [this, op] { cpu_q_.push_back(Job{JobKind::cpu, op}); });
-            } else if (resize_ >= 0) {
-                add_timed(v, "enqueue", 0, op, [this, op] { push(resize_, Job{JobKind::resize, op}); });
+            if (resize_ < 0) add_timed(v, "resize", cost(op, Stage::resize), op);
+            if (resize_ >= 0) {
+                push_steps(v, resize_, Job{JobKind::resize, op});
             } else if (!h.on_device()) {
                 add_timed(v, "enqueue", 0, op, [this, op] { mark_done(op); });
             } else if (launch_ >= 0) {
-                add_timed(v, "enqueue", 0, op, [this, op] { push(launch_, Job{JobKind::launch, op}); });
+                push_steps(v, launch_, Job{JobKind::launch, op});
             } else {
                 launch_steps(v, op);
             }
@@ -211,29 +278,31 @@ void HostRuntime::start_job(Thread& t, const Job& j) {
         }
         case JobKind::resize:
             add_timed(v, "resize", cost(op, Stage::resize), op);
-            if (h.on_device()) add_timed(v, "enqueue", 0, op, [this, op] { push(launch_, Job{JobKind::launch, op}); });
+            if (h.on_device()) push_steps(v, launch_, Job{JobKind::launch, op});
             else add_timed(v, "enqueue", 0, op, [this, op] { mark_done(op); });
             break;
         case JobKind::launch: launch_steps(v, op); break;
         case JobKind::cpu: {
             add_wait(v, WaitKind::cpu_inputs, op);
-            if (h.d2h_bytes)
+            if (h.d2h_bytes) {
                 add_timed(v, "copy", link_time_us(p_.copy_latency_us, static_cast<double>(h.d2h_bytes), p_.link_gbps), op,
                           [this, b = h.d2h_bytes] {
                               ++copies_;
                               copied_bytes_ += b;
                           });
+                v.back().bucket = "cpu";
+            }
             add_timed(v, "cpu", h.cpu_us, op, [this, op] {
-                const std::uint64_t end = now_ps();
-                cpu_busy_.emplace_back(end - us_to_ps(plan_.ops[static_cast<std::size_t>(op)].cpu_us), end);
-                ++cpu_ops_run_;
+                ++cpu_ops_run_;  // its compute interval is taken in wake()
             });
-            if (h.h2d_bytes)
+            if (h.h2d_bytes) {
                 add_timed(v, "copy", link_time_us(p_.copy_latency_us, static_cast<double>(h.h2d_bytes), p_.link_gbps), op,
                           [this, b = h.h2d_bytes] {
                               ++copies_;
                               copied_bytes_ += b;
                           });
+                v.back().bucket = "cpu";
+            }
             add_timed(v, "signal", 0, op, [this, op] {
                 for (const auto& [e, n] : gated_.cpu_signals[static_cast<std::size_t>(op)])
                     for (std::uint32_t i = 0; i < n; ++i) die_.scalar().signal_external(e, gate_);
@@ -262,6 +331,10 @@ void HostRuntime::finish_job(Thread& t) {
 }
 
 void HostRuntime::push(int thread, const Job& j) {
+    if (thread < 0) {  // the CPU workers' shared queue
+        cpu_q_.push_back(j);
+        return;
+    }
     std::deque<Job>* q = threads_[static_cast<std::size_t>(thread)].queue;
     q->push_back(j);
     if (tracing_)
@@ -291,8 +364,52 @@ bool HostRuntime::satisfied(const Step& s, int op) const {
             for (EventIndex e : gated_.cpu_waits[static_cast<std::size_t>(op)])
                 if (!die_.scalar().events()[e].fired) return false;
             return true;
+        case WaitKind::queue_space:
+            return threads_[static_cast<std::size_t>(s.target)].queue->size() < static_cast<std::size_t>(p_.launch_queue_depth);
     }
     return true;
+}
+
+// A spinning thread polls on a core whenever it is not running a timed step,
+// until the host has seen every op through.
+bool HostRuntime::spinning(const Thread& t) const { return spin_ && !t.timed && ops_done_ < plan_.ops.size(); }
+
+void HostRuntime::account(const std::string& bucket, std::uint64_t ps) {
+    if (!bucket.empty() && ps) breakdown_ps_[bucket] += ps;
+}
+
+// Posts the end of t's running step: its remaining work at the current speed
+// (off-core steps always run at full speed).
+void HostRuntime::schedule_end(Thread& t) {
+    const Step& s = t.steps[t.step];
+    const double rate = s.on_core ? rate_ : 1.0;
+    const auto left = static_cast<std::uint64_t>(std::ceil(t.remaining_ps / rate - 1e-6));
+    ++t.gen;
+    scheduler_.at(now_ps() + left, *this, (t.gen << kThreadBits) | static_cast<std::uint64_t>(&t - threads_.data() + 1));
+}
+
+// Processor sharing of chip.host.cores: every on-core step (and every
+// spinning waiter) gets an equal share; with more of them than cores each
+// runs at cores / demand of full speed. Called once the host has settled at
+// the current time; reschedules the running steps only when the speed
+// changed, so an uncontended host keeps its exact step ends.
+void HostRuntime::rebalance() {
+    const std::uint64_t now = now_ps();
+    std::size_t demand = 0;
+    for (const Thread& t : threads_) demand += (t.timed && t.steps[t.step].on_core) || spinning(t);
+    peak_demand_ = std::max(peak_demand_, demand);
+    const double rate = demand > static_cast<std::size_t>(p_.cores) ? static_cast<double>(p_.cores) / static_cast<double>(demand) : 1.0;
+    if (rate_ < 1.0) oversubscribed_ps_ += now - rate_since_ps_;
+    rate_since_ps_ = now;
+    if (rate == rate_) return;
+    for (Thread& t : threads_) {
+        if (!t.timed || !t.steps[t.step].on_core) continue;
+        t.remaining_ps = std::max(0.0, t.remaining_ps - static_cast<double>(now - t.last_ps) * rate_);
+        t.last_ps = now;
+    }
+    rate_ = rate;
+    for (Thread& t : threads_)
+        if (t.timed && t.steps[t.step].on_core) schedule_end(t);
 }
 
 bool HostRuntime::advance(Thread& t) {
@@ -301,12 +418,16 @@ bool HostRuntime::advance(Thread& t) {
     for (;;) {
         if (t.timed) return any;
         if (!t.has_job) {
-            if (t.queue->empty()) return any;
+            if (t.queue->empty()) {
+                t.idle = true;  // asleep (or spinning) until a push
+                return any;
+            }
             const Job j = t.queue->front();
             t.queue->pop_front();
             if (tracing_ && t.queue != &front_q_ && t.queue != &cpu_q_)
                 trace_->counter(kTracePid, t.name + " queue", now, static_cast<double>(t.queue->size()));
-            start_job(t, j);
+            start_job(t, j, t.idle);
+            t.idle = false;
             any = true;
         }
         if (t.step == t.steps.size()) {
@@ -330,6 +451,11 @@ bool HostRuntime::advance(Thread& t) {
             if (s.wait == WaitKind::drain) drain_ps_ += waited;
             if (s.wait == WaitKind::op_done) wait_ps_ += waited;
             if (waited > 0) gate_ = HostGate{now, last_fired_by_};
+            if (s.wait == WaitKind::queue_space && waited > 0) {
+                ++queue_full_waits_;
+                queue_full_ps_ += waited;
+            }
+            account(s.bucket, waited);
             if (tracing_ && waited > 0)
                 trace_->complete(kTracePid, t.tid, s.label, "host." + s.stage, t.wait_start, waited,
                                  fmt::format(R"("op":"{}")", json_escape(plan_.ops[static_cast<std::size_t>(t.job.op)].name)));
@@ -338,6 +464,7 @@ bool HostRuntime::advance(Thread& t) {
             any = true;
             continue;
         }
+        if (s.dur_at_start) s.dur_ps = s.dur_at_start();
         if (s.dur_ps == 0) {
             const auto fn = s.done;
             ++t.step;
@@ -347,7 +474,9 @@ bool HostRuntime::advance(Thread& t) {
         }
         t.timed = true;
         t.step_start = now;
-        scheduler_.at(now + s.dur_ps, *this, static_cast<std::uint64_t>(&t - threads_.data()) + 1);
+        t.remaining_ps = static_cast<double>(s.dur_ps);
+        t.last_ps = now;
+        schedule_end(t);
         return true;
     }
 }
@@ -357,12 +486,14 @@ void HostRuntime::progress() {
         changed = false;
         for (Thread& t : threads_) changed = advance(t) || changed;
     }
+    rebalance();
 }
 
 void HostRuntime::wake(std::uint64_t action) {
     ++sim_events_total();
     if (action != kReevaluate) {
-        Thread& t = threads_[static_cast<std::size_t>(action - 1)];
+        Thread& t = threads_[static_cast<std::size_t>((action & ((1u << kThreadBits) - 1)) - 1)];
+        if ((action >> kThreadBits) != t.gen || !t.timed) return;  // rescheduled since: stale
         const Step& s = t.steps[t.step];
         const std::uint64_t now = now_ps();
         const std::uint64_t dur = now - t.step_start;
@@ -370,6 +501,8 @@ void HostRuntime::wake(std::uint64_t action) {
         t.busy_ps += dur;
         t.stage_ps[s.stage] += dur;
         stage_ps_[s.stage] += dur;
+        account(s.bucket, dur);
+        if (s.stage == "cpu") cpu_busy_.emplace_back(t.step_start, now);
         host_end_ps_ = std::max(host_end_ps_, now);
         if (tracing_)
             trace_->complete(kTracePid, t.tid, s.label, "host." + s.stage, t.step_start, dur,
@@ -470,6 +603,21 @@ void HostRuntime::collect(Stats& s) const {
         for (const auto& [stage, ps] : t.stage_ps) s.set("host.threads." + t.name + ".stages." + stage + "_ns", ns(ps));
     }
     for (const auto& [stage, ps] : stage_ps_) s.set("host.stages." + stage + ".busy_ns", ns(ps));
+    // Where host time goes: thread time per stage group, waits included
+    // (docs/host.md, "Where host time goes"); every group, zero or not.
+    for (const char* b : kBreakdown) {
+        const auto it = breakdown_ps_.find(b);
+        s.set(std::string("host.breakdown.") + b + "_ns", ns(it == breakdown_ps_.end() ? 0 : it->second));
+    }
+    s.set("host.worker_wait", p_.worker_wait);
+    s.set("host.wakeups", wakeups_);
+    s.set("host.queue_full_waits", queue_full_waits_);
+    s.set("host.queue_full_ns", ns(queue_full_ps_));
+    s.set("host.memory.pool_grows", pool_grows_);
+    s.set("host.memory.pool_segments_bytes", pool_segments_bytes_);
+    s.set("host.cores.count", static_cast<std::uint64_t>(p_.cores));
+    s.set("host.cores.peak_demand", static_cast<std::uint64_t>(peak_demand_));
+    s.set("host.cores.oversubscribed_ns", ns(oversubscribed_ps_));
     if (opt_.mode == Mode::hetero) {
         const auto cpu = merge_intervals(cpu_busy_);
         s.set("host.cpu.busy_ns", ns(total_length(cpu)));

@@ -45,6 +45,8 @@ struct RuntimeOptions {
 class HostRuntime : public sc_core::sc_module, private Wakeable {
 public:
     static constexpr int kTracePid = 2;
+    // The host-time breakdown groups, in the order of an op's life (stats host.breakdown.*).
+    static constexpr const char* kBreakdown[] = {"frontend", "infer", "resize", "launch", "queue", "drain", "wait", "cpu"};
 
     // `die` must outlive this module; its scalar core's on_event_fired is taken.
     HostRuntime(sc_core::sc_module_name name, const RuntimeOptions& opt, const HostParams& params, const HostPlan& plan,
@@ -66,13 +68,17 @@ private:
         JobKind kind;
         int op;
     };
-    enum class WaitKind { none, drain, op_done, cpu_inputs };
+    enum class WaitKind { none, drain, op_done, cpu_inputs, queue_space };
     struct Step {
-        std::string stage;          // "prepare", "infer", ..., or the wait's kind
+        std::string stage;          // "frontend", "prepare", ..., or the wait's kind
         std::uint64_t dur_ps = 0;
         WaitKind wait = WaitKind::none;
+        bool on_core = true;        // takes a host core while it runs (a sleeping wake-up or sync does not)
         std::function<void()> done;  // at the end of the step
+        std::function<std::uint64_t()> dur_at_start;  // when set: the duration, known only when the step starts
         std::string label;          // trace slice name
+        std::string bucket;         // host-time breakdown group (empty: not counted)
+        int target = -1;            // queue_space: the thread whose queue must have room
     };
     struct Thread {
         std::string name;
@@ -83,27 +89,41 @@ private:
         bool has_job = false;
         bool timed = false;         // a timed step is running
         bool waiting = false;       // a wait step has started
+        bool idle = false;          // found its queue empty: the next pop pays a wake-up
         std::uint64_t wait_start = 0, step_start = 0, job_start = 0;
         Job job{JobKind::front, -1};
         std::uint64_t busy_ps = 0;
         std::map<std::string, std::uint64_t> stage_ps;  // busy time per stage
+        // Processor sharing: work left of the running step at full speed,
+        // when it was last brought up to date, and the generation of its
+        // pending end action (older ones are stale).
+        double remaining_ps = 0;
+        std::uint64_t last_ps = 0;
+        std::uint64_t gen = 0;
     };
-    // Scheduler actions: thread i's timed step ended (i + 1), or kReevaluate.
+    // Scheduler actions: kReevaluate, or (generation << kThreadBits) | (thread + 1)
+    // when thread's timed step is due to end.
     static constexpr std::uint64_t kReevaluate = 0;
+    static constexpr int kThreadBits = 11;  // chip.host.threads <= 1024
 
     void wake(std::uint64_t action) override;
     void progress();
     bool advance(Thread& t);
-    void start_job(Thread& t, const Job& j);
+    void start_job(Thread& t, const Job& j, bool woken);
     void finish_job(Thread& t);
     void push(int thread, const Job& j);
     bool satisfied(const Step& s, int op) const;
+    bool spinning(const Thread& t) const;
+    void schedule_end(Thread& t);
+    void rebalance();
+    void account(const std::string& bucket, std::uint64_t ps);
     void on_fired(EventIndex e);
     void mark_done(int op);
 
     // Step builders.
     void add_timed(std::vector<Step>& v, const char* stage, double us, int op, std::function<void()> done = {});
     void add_wait(std::vector<Step>& v, WaitKind w, int op);
+    void push_steps(std::vector<Step>& v, int thread, const Job& j);
     void drain_steps(std::vector<Step>& v, int op);
     void launch_steps(std::vector<Step>& v, int op);
     void after_compute_steps(std::vector<Step>& v, int op);
@@ -147,6 +167,15 @@ private:
         std::uint64_t end_ps;
     };
     std::vector<Submit> submits_;           // for trace flows
+    // Serial costs: back-pressure of the launch queue, wake-ups, host cores.
+    std::uint64_t queue_full_waits_ = 0, queue_full_ps_ = 0, wakeups_ = 0, pool_grows_ = 0;
+    std::uint64_t pool_segments_bytes_ = 0;  // what the pool has reserved from the driver
+    bool grew_ = false;                      // the last allocation grew the pool
+    bool spin_ = false;                      // chip.host.worker_wait = spin
+    double rate_ = 1;                        // speed of an on-core step: min(1, cores / demand)
+    std::uint64_t rate_since_ps_ = 0, oversubscribed_ps_ = 0;
+    std::size_t peak_demand_ = 0;
+    std::map<std::string, std::uint64_t> breakdown_ps_;  // thread time per host stage group (stats, summary)
     std::uint64_t first_launch_ps_ = UINT64_MAX;
     // Critical path: the host has been at work since gate_.since_ps, when a
     // wait for the device ended with task gate_.after_task (the one that
