@@ -141,7 +141,7 @@ private:
         int op;
         std::size_t batch;
         int tid;
-        std::uint64_t end_ps;
+        std::uint64_t start_ps, end_ps;  // the submit slice
     };
     std::vector<Submit> submits_;           // for trace flows
     std::uint64_t first_launch_ps_ = UINT64_MAX;
