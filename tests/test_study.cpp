@@ -229,7 +229,7 @@ TEST_CASE("study: the results store appends, reloads, ignores a torn line, write
     CHECK(rows[1].error == b.error);
     const auto csv = lines_of(store.csv_path());
     REQUIRE(csv.size() == 3);
-    CHECK(csv[0] == "index,id,chip.hbm.bandwidth_gbps,workload.sync,total_cycles,units.cube.utilization,status,error");
+    CHECK(csv[0] == "index,id,chip.hbm.bandwidth_gbps,workload.sync,total_cycles,units.cube.utilization,status,error,version");
     CHECK(csv[1] == "1,p000000000001,800,op,1234,0.5,ok,");
     CHECK(csv[2] == "0,p000000000000,800,op,,0.5,failed,\"exit 2: bad, \"\"quoted\"\"\"");
     store.rewrite(rows);  // sorted by index
@@ -285,7 +285,7 @@ TEST_CASE("sweep: a 12-point sweep with -j 2 completes with 12 rows", "[sweep]")
     CHECK(ids.size() == 12);
     const auto csv = lines_of(out + "/results.csv");
     REQUIRE(csv.size() == 13);
-    CHECK(csv[0] == "index,id,chip.hbm.bandwidth_gbps,chip.l2.bandwidth_gbps,total_cycles,units.cube.utilization,status,error");
+    CHECK(csv[0] == "index,id,chip.hbm.bandwidth_gbps,chip.l2.bandwidth_gbps,total_cycles,units.cube.utilization,status,error,version");
     // Plain progress lines when stdout is not a terminal.
     CHECK_THAT(r.out, Contains("[12/12] ok"));
     CHECK_THAT(r.out, Contains("12 ok, 0 failed"));

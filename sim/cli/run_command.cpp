@@ -16,6 +16,7 @@
 #include "cli/parse_options.hpp"
 #include "cli/run_summary.hpp"
 #include "common/errors.hpp"
+#include "common/version.hpp"
 #include "compiler/compiler.hpp"
 #include "config/run_config.hpp"
 #include "host/host_model.hpp"
@@ -100,6 +101,7 @@ int run_command(const Args& args) {
     Stats stats;
     die.collect(stats);
     stats.set_json("config", cfg.dump());
+    stats.set("version", version());
     if (compiled) compiled->report(stats);
     if (host) host->collect(stats);
     if (!stats_file.empty()) {

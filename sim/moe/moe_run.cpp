@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/errors.hpp"
+#include "common/version.hpp"
 #include "config/run_config.hpp"
 #include "engine/wake_scheduler.hpp"
 #include "kernel_api/kernel_runtime.hpp"
@@ -101,6 +102,7 @@ int run_moe(const RunConfig& cfg, const MoeRunOptions& opt) {
     stats.set("moe.received_tokens.mean", static_cast<double>(sum_recv) / p.ranks);
     stats.set("sim_events", events);
     stats.set_json("config", cfg.dump());
+    stats.set("version", version());
 
     if (!opt.stats_file.empty()) write_file(opt.stats_file, stats.to_json(), "stats file");
     if (!opt.profile_file.empty()) write_file(opt.profile_file, rt.profile().csv(), "profile");
