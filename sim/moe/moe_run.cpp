@@ -117,6 +117,13 @@ int run_moe(const RunConfig& cfg, const MoeRunOptions& opt) {
                                  wall_s, sim_s, events, static_cast<double>(events) / sim_s / 1e6,
                                  static_cast<double>(ru.ru_maxrss) / 1024.0);
     }
+    const double stale = stats.number("memory_model.stale_reads");
+    if (opt.fail_on_stale && stale > 0) {
+        std::cerr << fmt::format("npusim: --fail-on-stale: {:.0f} stale read{} on the mesh ({:.0f} DataBlocks read before "
+                                 "they landed; memory_model.stale_read_samples in the stats names them)\n",
+                                 stale, stale == 1 ? "" : "s", stats.number("memory_model.stale_blocks"));
+        return 1;
+    }
     return 0;
 }
 
