@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Check that a trace written by `npusim run --trace` is well formed for
 Perfetto / the Chrome Trace Event Format (JSON object form), docs/design.md §4.5.
 
