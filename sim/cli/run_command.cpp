@@ -119,8 +119,8 @@ int run_command(const Args& args) {
         if (!out) throw InputError(fmt::format("{}: cannot write stats file", stats_file));
         out << stats.to_json();
     }
-    trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{}}})", json_escape(chip.name),
-                             json_escape(workload_file), stats.number("total_ns")));
+    trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{},"version":"{}"}})", json_escape(chip.name),
+                             json_escape(workload_file), stats.number("total_ns"), json_escape(version())));
     if (!report_file.empty()) {
         report::write_run_report(report_file, nlohmann::json::parse(stats.to_json()), trace_path, workload_file);
         if (trace_path != trace_file) std::filesystem::remove(trace_path);

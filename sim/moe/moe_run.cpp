@@ -106,8 +106,8 @@ int run_moe(const RunConfig& cfg, const MoeRunOptions& opt) {
 
     if (!opt.stats_file.empty()) write_file(opt.stats_file, stats.to_json(), "stats file");
     if (!opt.profile_file.empty()) write_file(opt.profile_file, rt.profile().csv(), "profile");
-    trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{}}})", json_escape(chip.name),
-                             json_escape(opt.workload_file), stats.number("total_ns")));
+    trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{},"version":"{}"}})", json_escape(chip.name),
+                             json_escape(opt.workload_file), stats.number("total_ns"), json_escape(version())));
     if (!opt.quiet) {
         rusage ru{};
         getrusage(RUSAGE_SELF, &ru);
