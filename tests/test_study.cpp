@@ -212,7 +212,9 @@ TEST_CASE("study: the results store appends, reloads, ignores a torn line, write
     a.metrics["total_cycles"] = 1234;
     a.metrics["units.cube.utilization"] = 0.5;
     a.status = "ok";
+    a.version = "0.16.0 (abc1234)";
     study::Row b = a;
+    b.version.clear();
     b.index = 0;
     b.id = "p000000000000";
     b.status = "failed";
@@ -229,9 +231,10 @@ TEST_CASE("study: the results store appends, reloads, ignores a torn line, write
     CHECK(rows[1].error == b.error);
     const auto csv = lines_of(store.csv_path());
     REQUIRE(csv.size() == 3);
-    CHECK(csv[0] == "index,id,chip.hbm.bandwidth_gbps,workload.sync,total_cycles,units.cube.utilization,status,error");
-    CHECK(csv[1] == "1,p000000000001,800,op,1234,0.5,ok,");
-    CHECK(csv[2] == "0,p000000000000,800,op,,0.5,failed,\"exit 2: bad, \"\"quoted\"\"\"");
+    CHECK(csv[0] == "index,id,chip.hbm.bandwidth_gbps,workload.sync,total_cycles,units.cube.utilization,status,error,version");
+    CHECK(rows[0].version == "0.16.0 (abc1234)");
+    CHECK(csv[1] == "1,p000000000001,800,op,1234,0.5,ok,,0.16.0 (abc1234)");
+    CHECK(csv[2] == "0,p000000000000,800,op,,0.5,failed,\"exit 2: bad, \"\"quoted\"\"\",");
     store.rewrite(rows);  // sorted by index
     const auto sorted = lines_of(store.csv_path());
     CHECK(sorted[1].rfind("0,", 0) == 0);
@@ -285,7 +288,7 @@ TEST_CASE("sweep: a 12-point sweep with -j 2 completes with 12 rows", "[sweep]")
     CHECK(ids.size() == 12);
     const auto csv = lines_of(out + "/results.csv");
     REQUIRE(csv.size() == 13);
-    CHECK(csv[0] == "index,id,chip.hbm.bandwidth_gbps,chip.l2.bandwidth_gbps,total_cycles,units.cube.utilization,status,error");
+    CHECK(csv[0] == "index,id,chip.hbm.bandwidth_gbps,chip.l2.bandwidth_gbps,total_cycles,units.cube.utilization,status,error,version");
     // Plain progress lines when stdout is not a terminal.
     CHECK_THAT(r.out, Contains("[12/12] ok"));
     CHECK_THAT(r.out, Contains("12 ok, 0 failed"));

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Check that a trace written by `npusim run --trace` is well formed for
 Perfetto / the Chrome Trace Event Format (JSON object form), docs/design.md §4.5.
 
@@ -17,7 +17,12 @@ Rules checked:
     and no thread or process is given two different names;
   * within one (pid, tid), slices nest properly: two slices are either
     disjoint or one contains the other (Perfetto drops slices that
-    partially overlap);
+    partially overlap) -- in whole nanoseconds as Perfetto reads them
+    (llround(ts * 1000) and llround(dur * 1000), end = ts + dur), and in
+    floating point as speedscope reads them (each track's first ts
+    subtracted, end = ts + dur in doubles);
+  * no zero-length slice ends on the same time as a namesake on its track
+    (speedscope then ends the wrong one);
   * flow events (v1: s / t / f) pair up by (cat, name, id): exactly one s
     and one f, f not before s; s and t lie inside a slice on their thread
     ([ts, ts+dur)); f with "bp":"e" lies inside a slice on its thread, an f
@@ -25,8 +30,8 @@ Rules checked:
   * C (counter) events: string name, numeric ts >= 0, non-empty args whose
     values are all finite numbers.
 
-Times are compared exactly (decimal), so a flow end one picosecond inside a
-slice is inside.
+Flows are checked in Perfetto's whole nanoseconds, so a flow that starts one
+picosecond before its slice ends in the file starts after it once converted.
 
 Exit status: 0 valid; 1 problems found (one line each, capped); 2 the file
 cannot be read or is not JSON.
@@ -36,6 +41,7 @@ import argparse
 import bisect
 import decimal
 import json
+import math
 import sys
 from collections import Counter, defaultdict
 
@@ -77,6 +83,13 @@ def is_number(v):
     if isinstance(v, float):
         return v == v and v not in (float("inf"), float("-inf"))
     return False
+
+
+def perfetto_ns(us):
+    """A trace time in whole ns as Perfetto computes it: llround(us * 1000)."""
+    x = float(us) * 1000.0
+    f = math.floor(x)
+    return int(f) + (1 if x - f >= 0.5 else 0)
 
 
 def where(i, ev):
@@ -123,7 +136,8 @@ def check(doc, expect_flows):
 
     thread_names = {}   # (pid, tid) -> name
     process_names = {}  # pid -> name
-    slices = defaultdict(list)       # (pid, tid) -> [(ts, end, index)]
+    slices = defaultdict(list)       # (pid, tid) -> [(ts, end, index)] in Perfetto's ns
+    float_slices = defaultdict(list) # (pid, tid) -> [(ts, dur, index, name)] as doubles
     open_b = defaultdict(list)       # (pid, tid) -> [(ts, index)] for B/E
     flow_ends = defaultdict(lambda: {"s": [], "t": [], "f": []})  # (cat, name, id) -> ph -> [(i, pid, tid, ts, bp)]
     used_pids = {}                   # pid -> first event index
@@ -216,7 +230,9 @@ def check(doc, expect_flows):
                 p.add(f"{where(i, ev)}: dur: expected >= 0, got {dur}")
                 ok = False
             if ok and tid is not None and ts is not None:
-                slices[(pid, tid)].append((ts, ts + dur, i))
+                start = perfetto_ns(ts)
+                slices[(pid, tid)].append((start, start + perfetto_ns(dur), i))
+                float_slices[(pid, tid)].append((float(ts), float(dur), i, ev.get("name")))
             continue
 
         if ph in ("B", "E"):
@@ -237,7 +253,8 @@ def check(doc, expect_flows):
                 if ts < b_ts:
                     p.add(f"{where(i, ev)}: E at {ts} before its B (traceEvents[{b_i}]) at {b_ts}")
                     continue
-                slices[(pid, tid)].append((b_ts, ts, b_i))
+                slices[(pid, tid)].append((perfetto_ns(b_ts), perfetto_ns(ts), b_i))
+                float_slices[(pid, tid)].append((float(b_ts), float(ts) - float(b_ts), b_i, events[b_i].get("name")))
             continue
 
         if ph in ("s", "t", "f"):
@@ -254,7 +271,7 @@ def check(doc, expect_flows):
             if tid is None or ts is None:
                 continue
             key = (ev.get("cat"), ev.get("name"), fid)
-            flow_ends[key][ph].append((i, pid, tid, ts, bp))
+            flow_ends[key][ph].append((i, pid, tid, perfetto_ns(ts), bp))
             continue
 
         if ph == "C":
@@ -311,14 +328,39 @@ def check(doc, expect_flows):
                 stack.pop()
             if stack and end > lst[stack[-1]][1]:
                 pts, pend, pi = lst[stack[-1]]
-                p.add(f"traceEvents[{i}] [{ts}, {end}) on {thread_label(key, thread_names)} partially overlaps "
-                      f"traceEvents[{pi}] [{pts}, {pend}): slices on one thread must nest")
+                p.add(f"traceEvents[{i}] [{ts}, {end}) ns on {thread_label(key, thread_names)} partially overlaps "
+                      f"traceEvents[{pi}] [{pts}, {pend}) ns (whole ns as Perfetto reads them): slices on one thread "
+                      f"must nest")
                 parent[k] = -2  # not in the tree
                 continue
             parent[k] = stack[-1] if stack else -1
             stack.append(k)
         parents[key] = parent
         summary["slices"] += len(lst)
+
+    # The same in floating point, as speedscope computes it.
+    for key in sorted(float_slices):
+        lst = float_slices[key]
+        first = min(s[0] for s in lst)
+        lst = [(ts - first, (ts - first) + dur, i, name) for ts, dur, i, name in lst]
+        lst.sort(key=lambda s: (s[0], -s[1], s[2]))
+        stack = []
+        ends = {}
+        for ts, end, i, name in lst:
+            while stack and stack[-1][1] <= ts:
+                stack.pop()
+            if stack and end > stack[-1][1]:
+                pts, pend, pi, _ = stack[-1]
+                p.add(f"traceEvents[{i}] on {thread_label(key, thread_names)} ends at {end!r} after traceEvents[{pi}] "
+                      f"({pend!r}) in floating point (as speedscope reads them): slices on one thread must nest")
+                continue
+            stack.append((ts, end, i, name))
+            ends.setdefault((end, name), []).append((ts, i))
+        for (end, name), lst2 in ends.items():
+            if len(lst2) > 1 and any(ts == end for ts, _ in lst2):
+                i = next(i for ts, i in lst2 if ts == end)
+                p.add(f"traceEvents[{i}] on {thread_label(key, thread_names)}: a zero-length slice ending with a "
+                      f"namesake (speedscope ends the wrong one)")
 
     # Flows.
     starts = {k: [s[0] for s in v] for k, v in slices.items()}
@@ -360,17 +402,17 @@ def check(doc, expect_flows):
         si, spid, stid, sts, _ = s_list[0]
         fi, fpid, ftid, fts, fbp = f_list[0]
         if fts < sts:
-            p.add(f"{label}: ends (traceEvents[{fi}], ts {fts}) before it starts (traceEvents[{si}], ts {sts})")
+            p.add(f"{label}: ends (traceEvents[{fi}], {fts} ns) before it starts (traceEvents[{si}], {sts} ns)")
         for ti, tpid, ttid, tts, _ in [s_list[0]] + ends["t"]:
             if not enclosing((tpid, ttid), tts):
-                p.add(f"{label}: traceEvents[{ti}] at ts {tts} is not inside any slice on "
+                p.add(f"{label}: traceEvents[{ti}] at {tts} ns is not inside any slice on "
                       f"{thread_label((tpid, ttid), thread_names)}")
         if fbp == "e":
             if not enclosing((fpid, ftid), fts):
-                p.add(f"{label}: traceEvents[{fi}] ('f', bp \"e\") at ts {fts} is not inside any slice on "
+                p.add(f"{label}: traceEvents[{fi}] ('f', bp \"e\") at {fts} ns is not inside any slice on "
                       f"{thread_label((fpid, ftid), thread_names)}")
         elif not next_slice((fpid, ftid), fts):
-            p.add(f"{label}: traceEvents[{fi}] ('f') at ts {fts} has no slice starting at or after it on "
+            p.add(f"{label}: traceEvents[{fi}] ('f') at {fts} ns has no slice starting at or after it on "
                   f"{thread_label((fpid, ftid), thread_names)}")
 
     if expect_flows and summary["flows"] == 0:

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes the example task streams in traces/ (docs/design.md §4.3).
 
 - convbnrelu_op.jsonl / convbnrelu_tile.jsonl: the ConvBNReLU reference case

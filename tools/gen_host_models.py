@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes the host-runtime workloads (docs/design.md §1.2, §4.6, docs/host.md) into models/:
 
     host_smallops.json  many small element-wise and reshape ops with dynamic

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes the bundled model graphs (docs/graph-format.md) into models/:
 
     convbnrelu.json   the docs/design.md §1.1 reference: 3x3 conv 64->128 + BN + ReLU

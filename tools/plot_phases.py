@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Stacked per-core phase chart of one rank of an MoE dispatch run.
 
     python3 tools/plot_phases.py PROFILE.csv [--rank N|slowest] [--out FILE.png] [--title TEXT]
@@ -14,6 +14,8 @@ python3-matplotlib). Exit codes: 0 ok, 2 bad input.
 import argparse
 import csv
 import sys
+
+from debian_deps import require
 
 # One colour per phase name of the bundled kernels (others get the cycle).
 COLOURS = {
@@ -76,12 +78,9 @@ def main():
         if rank not in data:
             fail(f"--rank {rank}: the profile has ranks {min(data)}..{max(data)}")
 
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        fail("needs matplotlib (Debian: apt-get install python3-matplotlib)")
+    matplotlib = require("matplotlib")
+    matplotlib.use("Agg")
+    plt = require("matplotlib.pyplot")
 
     cores = sorted(data[rank])
     fig, ax = plt.subplots(figsize=(12, 5.5))

@@ -1,7 +1,7 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Charts of a sweep folder (`npusim sweep STUDY.json --out DIR`).
 
-    python3 tools/plot_sweep.py DIR [--metric M]... [--kind auto|line|heatmap] [--x AXIS] [--out FILE.png]
+    /usr/bin/python3 tools/plot_sweep.py DIR [--metric M]... [--kind auto|line|heatmap] [--x AXIS] [--out FILE.png]
 
 Reads DIR/study.json (axes with their units, metrics) and DIR/results.jsonl,
 and draws one panel per metric:
@@ -22,6 +22,8 @@ import json
 import math
 import os
 import sys
+
+from debian_deps import require
 
 
 def fail(msg):
@@ -166,7 +168,7 @@ def draw_line(ax, metric, rows, xa, others):
 
 
 def draw_heatmap(fig, ax, metric, rows, xa, ya):
-    import numpy as np
+    np = require("numpy")
     xv, yv = xa["values"], ya["values"]
     grid = np.full((len(yv), len(xv)), np.nan)
     xi = {json.dumps(v): i for i, v in enumerate(xv)}
@@ -226,9 +228,9 @@ def main():
     if kind == "heatmap" and len(axes) != 2:
         fail(f"--kind heatmap needs a sweep with exactly two axes; this one has {len(axes)}")
 
-    import matplotlib
+    matplotlib = require("matplotlib")
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot")
 
     ok = [r for r in rows if r.get("status") == "ok"]
     failed = len(rows) - len(ok)

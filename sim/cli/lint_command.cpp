@@ -23,12 +23,15 @@ namespace po = boost::program_options;
 
 int lint_command(const Args& args) {
     std::string chip_file, tasks_file, json_file;
+    bool summary = false;
     po::options_description opts("npusim lint options");
     opts.add_options()
         ("help,h", "show this help")
         ("chip", po::value(&chip_file)->required(), "chip file (JSON)")
         ("tasks", po::value(&tasks_file)->required(), "task stream to check (.jsonl)")
-        ("json", po::value(&json_file), "also write the findings as JSON here");
+        ("json", po::value(&json_file), "also write the findings as JSON here")
+        ("summary", po::bool_switch(&summary), "one line per group of findings that join the same two ops through "
+                                               "the same event, with a count");
     if (!parse_options(args, opts)) return 0;
 
     // The same validation as `npusim run`: the chip file, then the stream
@@ -46,7 +49,7 @@ int lint_command(const Args& args) {
     if (!json_file.empty()) {
         write_output_file(json_file, lint_report_json(stream, report));
     }
-    std::cout << lint_report_text(stream, report);
+    std::cout << lint_report_text(stream, report, summary);
     return report.clean() ? 0 : 1;
 }
 

@@ -14,6 +14,7 @@
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
 #include "common/phase.hpp"
+#include "common/version.hpp"
 
 namespace {
 
@@ -24,11 +25,12 @@ commands:
   compile --chip FILE --workload GRAPH.json [--set PATH=VALUE]... --emit-tasks OUT.jsonl
   bench   [--tasks N] [--chip FILE] [--sizes N1,N2,...] [--runs N] [--compile]   simulator (or compiler) speed and memory
   config-reference                                          print the configuration reference (Markdown)
-  lint    --chip FILE --tasks STREAM.jsonl [--json OUT.json]  report over-synchronisation (exit 1 if any)
+  lint    --chip FILE --tasks STREAM.jsonl [--json OUT.json] [--summary]  report over-synchronisation (exit 1 if any)
   sweep   STUDY.json --out DIR [-j N] [--resume] [--backend local|slurm] [--report]   what-if study
-  check   GOLDEN_DIR_OR_FILE [--set PATH=VALUE]... [--update]   cycle-count regression against goldens
+  check   GOLDEN_DIR_OR_FILE [--set PATH=VALUE]... [--update] [--junit OUT.xml] [--json OUT.json]
+          cycle-count regression against goldens
 
-Run `npusim <command> --help` for a command's options.
+Run `npusim <command> --help` for a command's options; `npusim --version` prints the version.
 )";
 
 }  // namespace
@@ -39,6 +41,10 @@ int sc_main(int argc, char* argv[]) {
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
         std::cout << kUsage;
         return args.empty() ? 2 : 0;
+    }
+    if (args[0] == "--version" || args[0] == "version") {
+        std::cout << "npusim " << version() << "\n";
+        return 0;
     }
     const std::string cmd = args[0];
     args.erase(args.begin());

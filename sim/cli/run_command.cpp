@@ -19,6 +19,7 @@
 #include "common/memory_budget.hpp"
 #include "common/output_file.hpp"
 #include "common/phase.hpp"
+#include "common/version.hpp"
 #include "compiler/compiler.hpp"
 #include "config/run_config.hpp"
 #include "host/host_model.hpp"
@@ -27,6 +28,7 @@
 #include "report/html_report.hpp"
 #include "stats/stats.hpp"
 #include "tasks/stream_checks.hpp"
+#include "tasks/stream_fit.hpp"
 #include "tasks/stream_reader.hpp"
 #include "trace/trace_writer.hpp"
 
@@ -38,7 +40,7 @@ int run_command(const Args& args) {
     std::string chip_file, workload_file, stats_file, trace_file, report_file;
     std::string profile_file;  // kind moe: per-core phase profile
     std::vector<std::string> sets;
-    bool quiet = false, trace_tasks_only = false;
+    bool quiet = false, trace_tasks_only = false, fail_on_stale = false;
     po::options_description opts("npusim run options");
     opts.add_options()
         ("help,h", "show this help")
@@ -50,10 +52,16 @@ int run_command(const Args& args) {
         ("profile", po::value(&profile_file), "kind moe: per-core phase timestamps (CSV, one row per rank/core)")
         ("trace-tasks-only", po::bool_switch(&trace_tasks_only), "trace tasks but not per-tile pipe activity")
         ("report", po::value(&report_file), "write a self-contained HTML report here (summary, utilisation, timeline)")
-        ("quiet,q", po::bool_switch(&quiet), "no summary on stdout");
+        ("quiet,q", po::bool_switch(&quiet), "no summary on stdout")
+        ("fail-on-stale", po::bool_switch(&fail_on_stale),
+         "kind moe: exit 1 when any read on the mesh saw stale data (memory_model.stale_reads > 0)");
     if (!parse_options(args, opts)) return 0;
 
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
+    for (const auto& w : cfg.warnings()) std::cerr << "npusim: warning: " << w << "\n";
+    if (fail_on_stale && cfg.kind() != WorkloadKind::moe)
+        throw InputError("--fail-on-stale: only a mesh run (workload kind 'moe') checks its reads for stale data; " +
+                         workload_file + " is of kind '" + cfg.workload_kind() + "'");
     // The MoE Dispatch on the supernode has its own runner (sim/moe).
     if (!profile_file.empty()) {
         std::error_code ec;
@@ -68,7 +76,7 @@ int run_command(const Args& args) {
             std::error_code ec;
             if (!f.empty() && !dir.empty()) std::filesystem::create_directories(dir, ec);
         }
-        return run_moe(cfg, MoeRunOptions{workload_file, stats_file, trace_file, profile_file, quiet});
+        return run_moe(cfg, MoeRunOptions{workload_file, stats_file, trace_file, profile_file, quiet, fail_on_stale});
     }
     // Output folders are created on demand (`--stats out/run1/stats.json`).
     for (const std::string& f : {stats_file, trace_file, report_file}) {
@@ -94,6 +102,9 @@ int run_command(const Args& args) {
                         static_cast<std::uint64_t>(stream.tasks.size()) * kStreamBytesPerTask,
                         "use a smaller workload (a lower --set workload.batch=N for a graph)");
     phase.emplace("simulating " + workload_file);
+    // A compiled graph is placed for this chip; a stream file may not be.
+    if (!compiled)
+        for (const auto& w : stream_fit_warnings(stream, chip)) std::cerr << "npusim: warning: " << w << "\n";
 
     // The report's timeline reads the trace: without --trace, a temporary one.
     std::string trace_path = trace_file;
@@ -110,14 +121,15 @@ int run_command(const Args& args) {
     Stats stats;
     die.collect(stats);
     stats.set_json("config", cfg.dump());
+    stats.set("version", version());
     if (compiled) compiled->report(stats);
     if (host) host->collect(stats);
     die.trace_critical_path();
     if (!stats_file.empty()) {
         write_output_file(stats_file, stats.to_json());
     }
-    trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{}}})", json_escape(chip.name),
-                             json_escape(workload_file), stats.number("total_ns")));
+    trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{},"version":"{}"}})", json_escape(chip.name),
+                             json_escape(workload_file), stats.number("total_ns"), json_escape(version())));
     if (!report_file.empty()) {
         report::write_run_report(report_file, nlohmann::json::parse(stats.to_json()), trace_path, workload_file, sets);
         if (trace_path != trace_file) std::filesystem::remove(trace_path);

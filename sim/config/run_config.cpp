@@ -28,6 +28,7 @@ struct RunConfig::Impl {
     WorkloadParams workload;
     std::string workload_file;
     WorkloadKind kind = WorkloadKind::none;
+    std::vector<std::string> warnings;
 };
 
 namespace {
@@ -509,6 +510,11 @@ RunConfig RunConfig::load(const std::string& chip_file, const std::string& workl
     }
 
     auto impl = std::make_shared<Impl>();
+    for (const auto& spec : config_keys()) {
+        if (!spec.plausible || spec.path.compare(0, 5, "chip.") != 0) continue;
+        const std::string w = plausibility_warning(spec, at_path(doc, spec.path).get<double>());
+        if (!w.empty()) impl->warnings.push_back(sources.label(spec.path) + ": " + w);
+    }
     impl->chip = to_chip_params(doc);
     impl->workload = read_workload_params(doc["workload"], [&](const std::string& path) { return sources.label(path); });
     impl->doc = std::move(doc);
@@ -527,6 +533,8 @@ const auto& must(const Ptr& p) {
     return *p;
 }
 }  // namespace
+
+const std::vector<std::string>& RunConfig::warnings() const { return must(impl_).warnings; }
 
 const ChipParams& RunConfig::chip() const { return must(impl_).chip; }
 

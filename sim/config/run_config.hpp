@@ -33,6 +33,10 @@ public:
     std::string workload_kind() const;
     // Path of the workload file as the user gave it.
     std::string workload_file() const;
+    // Values that load but are far outside what real chips have (the
+    // schema's plausible ranges), one line each naming the input, key, unit
+    // and range. The run goes on; the command line prints them on stderr.
+    const std::vector<std::string>& warnings() const;
 
 private:
     struct Impl;

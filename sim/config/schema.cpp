@@ -33,6 +33,7 @@ public:
     Key& at_least(double v) { s_.min = Bound{v, true}; return *this; }
     Key& above(double v) { s_.min = Bound{v, false}; return *this; }
     Key& at_most(double v) { s_.max = Bound{v, true}; return *this; }
+    Key& plausible(double lo, double hi) { s_.plausible = std::make_pair(lo, hi); return *this; }
     Key& one_of(std::vector<std::string> v) { s_.allowed = std::move(v); return *this; }
     Key& kind(std::string k) { s_.workload_kind = std::move(k); return *this; }
     Key& meaning(std::string m) { s_.meaning = std::move(m); return *this; }
@@ -152,7 +153,7 @@ std::vector<KeySpec> build_keys() {
     k.push_back(Key("chip.notes", VT::string_or_strings)
                     .def(json::array())
                     .meaning("Free text: sources of the figures, which ones are estimates. Not read by the simulator."));
-    k.push_back(number("chip.clock_ghz").unit("GHz").required().above(0).at_most(100)
+    k.push_back(number("chip.clock_ghz").unit("GHz").required().above(0).at_most(100).plausible(0.2, 5)
                     .meaning("Core clock; all cycle counts in stats are in this clock.")
                     .field(&ChipParams::clock_ghz));
     k.push_back(Key("chip.layout", VT::enumeration)
@@ -176,19 +177,19 @@ std::vector<KeySpec> build_keys() {
     k.push_back(integer("chip.cores.cube.shape_n").unit("elements").at_least(1).at_most(1024)
                     .meaning("Cube fractal N: columns of B per cube cycle (fp16).")
                     .field(&ChipParams::cube, &CubeParams::shape_n));
-    k.push_back(number("chip.cores.cube.gm_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
+    k.push_back(number("chip.cores.cube.gm_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle).plausible(4, 1024)
                     .meaning("Per-core GM port for L2 misses (HBM), shared by MTE2 loads and FixPipe stores (one port per core).")
                     .field(&ChipParams::cube, &CubeParams::gm_bytes_per_cycle));
-    k.push_back(number("chip.cores.cube.l2_read_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
+    k.push_back(number("chip.cores.cube.l2_read_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle).plausible(4, 2048)
                     .meaning("Per-core port rate of reads that hit in L2 (shared by the core's transfer pipes).")
                     .field(&ChipParams::cube, &CubeParams::l2_read_bytes_per_cycle));
-    k.push_back(number("chip.cores.cube.l2_write_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
+    k.push_back(number("chip.cores.cube.l2_write_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle).plausible(4, 2048)
                     .meaning("Per-core port rate of writes into L2 (shared by the core's transfer pipes).")
                     .field(&ChipParams::cube, &CubeParams::l2_write_bytes_per_cycle));
-    k.push_back(number("chip.cores.cube.l1_to_l0_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
+    k.push_back(number("chip.cores.cube.l1_to_l0_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle).plausible(32, 8192)
                     .meaning("MTE1 rate from L1 into L0A/L0B.")
                     .field(&ChipParams::cube, &CubeParams::l1_to_l0_bytes_per_cycle));
-    k.push_back(number("chip.cores.cube.fixpipe_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
+    k.push_back(number("chip.cores.cube.fixpipe_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle).plausible(16, 2048)
                     .meaning("FixPipe rate from L0C to L1/UB (on-core).")
                     .field(&ChipParams::cube, &CubeParams::fixpipe_bytes_per_cycle));
     k.push_back(integer("chip.cores.cube.task_start_cycles").unit("cycles").at_least(0).at_most(kMaxCycles)
@@ -202,16 +203,16 @@ std::vector<KeySpec> build_keys() {
     k.push_back(integer("chip.cores.vector.repeat_bytes").unit("B").at_least(1).at_most(65536)
                     .meaning("Bytes processed by one V-pipe repeat (one cycle at cost 1).")
                     .field(&ChipParams::vector, &VectorParams::repeat_bytes));
-    k.push_back(number("chip.cores.vector.gm_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
+    k.push_back(number("chip.cores.vector.gm_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle).plausible(4, 1024)
                     .meaning("Per-core GM port for L2 misses (HBM), shared by MTE2 loads and MTE3 stores (one port per core).")
                     .field(&ChipParams::vector, &VectorParams::gm_bytes_per_cycle));
-    k.push_back(number("chip.cores.vector.l2_read_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
+    k.push_back(number("chip.cores.vector.l2_read_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle).plausible(4, 2048)
                     .meaning("Per-core port rate of reads that hit in L2 (shared by the core's transfer pipes).")
                     .field(&ChipParams::vector, &VectorParams::l2_read_bytes_per_cycle));
-    k.push_back(number("chip.cores.vector.l2_write_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
+    k.push_back(number("chip.cores.vector.l2_write_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle).plausible(4, 2048)
                     .meaning("Per-core port rate of writes into L2 (shared by the core's transfer pipes).")
                     .field(&ChipParams::vector, &VectorParams::l2_write_bytes_per_cycle));
-    k.push_back(number("chip.cores.vector.ub_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle)
+    k.push_back(number("chip.cores.vector.ub_bytes_per_cycle").unit("B/cycle").above(0).at_most(kMaxBytesPerCycle).plausible(16, 4096)
                     .meaning("On-core moves into and out of UB.")
                     .field(&ChipParams::vector, &VectorParams::ub_bytes_per_cycle));
     k.push_back(integer("chip.cores.vector.tile_kb").unit("KB").at_least(1).at_most(kMaxKb)
@@ -241,30 +242,30 @@ std::vector<KeySpec> build_keys() {
                     .field(&ChipParams::scalar, &ScalarParams::queue_depth));
 
     // --- chip.buffers -----------------------------------------------------
-    k.push_back(integer("chip.buffers.ub_kb").unit("KB").required().at_least(1).at_most(kMaxKb)
+    k.push_back(integer("chip.buffers.ub_kb").unit("KB").required().at_least(1).at_most(kMaxKb).plausible(16, 4096)
                     .meaning("Unified Buffer per vector core (vector operands).")
                     .field(&ChipParams::buffers, &BufferParams::ub_kb));
-    k.push_back(integer("chip.buffers.l1_kb").unit("KB").at_least(1).at_most(kMaxKb)
+    k.push_back(integer("chip.buffers.l1_kb").unit("KB").at_least(1).at_most(kMaxKb).plausible(64, 16384)
                     .meaning("L1 buffer per cube core (staging for L0A/L0B).")
                     .field(&ChipParams::buffers, &BufferParams::l1_kb));
-    k.push_back(integer("chip.buffers.l0a_kb").unit("KB").at_least(1).at_most(kMaxKb)
+    k.push_back(integer("chip.buffers.l0a_kb").unit("KB").at_least(1).at_most(kMaxKb).plausible(16, 1024)
                     .meaning("L0A per cube core (left operand).")
                     .field(&ChipParams::buffers, &BufferParams::l0a_kb));
-    k.push_back(integer("chip.buffers.l0b_kb").unit("KB").at_least(1).at_most(kMaxKb)
+    k.push_back(integer("chip.buffers.l0b_kb").unit("KB").at_least(1).at_most(kMaxKb).plausible(16, 1024)
                     .meaning("L0B per cube core (right operand).")
                     .field(&ChipParams::buffers, &BufferParams::l0b_kb));
-    k.push_back(integer("chip.buffers.l0c_kb").unit("KB").at_least(1).at_most(kMaxKb)
+    k.push_back(integer("chip.buffers.l0c_kb").unit("KB").at_least(1).at_most(kMaxKb).plausible(32, 4096)
                     .meaning("L0C per cube core (accumulator).")
                     .field(&ChipParams::buffers, &BufferParams::l0c_kb));
 
     // --- chip.l2 ----------------------------------------------------------
-    k.push_back(number("chip.l2.size_mb").unit("MB").above(0).at_most(kMaxKb)
+    k.push_back(number("chip.l2.size_mb").unit("MB").above(0).at_most(kMaxKb).plausible(1, 1024)
                     .meaning("Shared L2 capacity: sets x ways x line_bytes.")
                     .field(&ChipParams::l2, &L2Params::size_mb));
-    k.push_back(number("chip.l2.bandwidth_gbps").unit("GB/s").above(0).at_most(kMaxGbps)
+    k.push_back(number("chip.l2.bandwidth_gbps").unit("GB/s").above(0).at_most(kMaxGbps).plausible(100, 100000)
                     .meaning("Aggregate L2 bandwidth of all slices, shared fairly by all cores; each slice has bandwidth_gbps / slices.")
                     .field(&ChipParams::l2, &L2Params::bandwidth_gbps));
-    k.push_back(number("chip.l2.latency_ns").unit("ns").at_least(0).at_most(kMaxNs)
+    k.push_back(number("chip.l2.latency_ns").unit("ns").at_least(0).at_most(kMaxNs).plausible(5, 1000)
                     .meaning("Latency of an L2 hit.")
                     .field(&ChipParams::l2, &L2Params::latency_ns));
     k.push_back(integer("chip.l2.region_kb").unit("KB").at_least(1).at_most(kMaxKb)
@@ -281,13 +282,13 @@ std::vector<KeySpec> build_keys() {
                     .field(&ChipParams::l2, &L2Params::slices));
 
     // --- chip.hbm -------------------------------------------------------
-    k.push_back(number("chip.hbm.bandwidth_gbps").unit("GB/s").required().above(0).at_most(kMaxGbps)
+    k.push_back(number("chip.hbm.bandwidth_gbps").unit("GB/s").required().above(0).at_most(kMaxGbps).plausible(50, 20000)
                     .meaning("Peak HBM (GM) bandwidth of the die, all channels; streams get efficiency x this, less with mixed reads and writes.")
                     .field(&ChipParams::hbm, &HbmParams::bandwidth_gbps));
-    k.push_back(number("chip.hbm.latency_ns").unit("ns").at_least(0).at_most(kMaxNs)
+    k.push_back(number("chip.hbm.latency_ns").unit("ns").at_least(0).at_most(kMaxNs).plausible(50, 2000)
                     .meaning("Unloaded latency of an access that misses L2; queueing adds an M/D/1 wait that grows with HBM load.")
                     .field(&ChipParams::hbm, &HbmParams::latency_ns));
-    k.push_back(number("chip.hbm.size_gb").unit("GB").above(0).at_most(kMaxKb)
+    k.push_back(number("chip.hbm.size_gb").unit("GB").above(0).at_most(kMaxKb).plausible(1, 1024)
                     .meaning("HBM capacity of the die.")
                     .field(&ChipParams::hbm, &HbmParams::size_gb));
     k.push_back(integer("chip.hbm.channels").unit("channels").at_least(1).at_most(4096)
@@ -313,10 +314,10 @@ std::vector<KeySpec> build_keys() {
     k.push_back(integer("chip.interconnect.planes").unit("planes").at_least(1).at_most(64)
                     .meaning("Parallel link planes per rank; block addresses hash to planes, each plane has its own bandwidth and FIFO queues. Required with a mesh.")
                     .field(&ChipParams::interconnect, &InterconnectParams::planes));
-    k.push_back(number("chip.interconnect.plane_bandwidth_gbps").unit("GB/s").above(0).at_most(kMaxGbps)
+    k.push_back(number("chip.interconnect.plane_bandwidth_gbps").unit("GB/s").above(0).at_most(kMaxGbps).plausible(1, 1000)
                     .meaning("Bandwidth of one plane of one rank, per direction (egress and ingress are separate queues).")
                     .field(&ChipParams::interconnect, &InterconnectParams::plane_bandwidth_gbps));
-    k.push_back(number("chip.interconnect.plane_latency_ns").unit("ns").at_least(0).at_most(kMaxNs)
+    k.push_back(number("chip.interconnect.plane_latency_ns").unit("ns").at_least(0).at_most(kMaxNs).plausible(50, 100000)
                     .meaning("Time from a chunk's first byte leaving the sender's plane to its first byte reaching the receiver's plane; also the write acknowledgement's way back.")
                     .field(&ChipParams::interconnect, &InterconnectParams::plane_latency_ns));
     k.push_back(integer("chip.interconnect.datablock_bytes").unit("B").at_least(64).at_most(65536)
@@ -386,7 +387,7 @@ std::vector<KeySpec> build_keys() {
     k.push_back(integer("chip.host.param_block_bytes").unit("B").at_least(0).at_most(1048576)
                     .meaning("Size of one task's parameter block, written with its descriptor.")
                     .field(&ChipParams::host, &HostParams::param_block_bytes));
-    k.push_back(number("chip.host.link_gbps").unit("GB/s").above(0).at_most(kMaxGbps)
+    k.push_back(number("chip.host.link_gbps").unit("GB/s").above(0).at_most(kMaxGbps).plausible(1, 1000)
                     .meaning("Host <-> device link bandwidth (descriptor submission, value and shape copies).")
                     .field(&ChipParams::host, &HostParams::link_gbps));
     k.push_back(number("chip.host.submit_latency_us").unit("µs").at_least(0).at_most(1e6)
@@ -425,10 +426,10 @@ std::vector<KeySpec> build_keys() {
     k.push_back(number("chip.host.pool_grow_us").unit("µs").at_least(0).at_most(1e6)
                     .meaning("An allocation that grows the pool past its reserved segments pays this on the launch thread (a driver allocation call).")
                     .field(&ChipParams::host, &HostParams::pool_grow_us));
-    k.push_back(number("chip.host.cpu.gflops_per_thread").unit("GFLOP/s").above(0).at_most(1e6)
+        k.push_back(number("chip.host.cpu.gflops_per_thread").unit("GFLOP/s").above(0).at_most(1e6).plausible(1, 2000)
                     .meaning("Compute rate of one host thread running a CPU-subgraph op (hetero).")
                     .field(&ChipParams::host, &HostParams::cpu_gflops_per_thread));
-    k.push_back(number("chip.host.cpu.gbps_per_thread").unit("GB/s").above(0).at_most(kMaxGbps)
+    k.push_back(number("chip.host.cpu.gbps_per_thread").unit("GB/s").above(0).at_most(kMaxGbps).plausible(0.5, 200)
                     .meaning("Memory rate of one host thread running a CPU-subgraph op (hetero).")
                     .field(&ChipParams::host, &HostParams::cpu_gbps_per_thread));
     k.push_back(number("chip.host.cpu.op_overhead_us").unit("µs").at_least(0).at_most(1e6)
@@ -618,10 +619,21 @@ std::string range_cell(const KeySpec& k) {
         if (!s.empty()) s += ", ";
         s += std::string(k.max->inclusive ? "<= " : "< ") + format_number(k.max->value);
     }
+    if (k.plausible)
+        s += fmt::format("{}plausible {} to {}", s.empty() ? "" : "; ", format_number(k.plausible->first),
+                         format_number(k.plausible->second));
     return s.empty() ? "—" : s;
 }
 
 }  // namespace
+
+std::string plausibility_warning(const KeySpec& key, double value) {
+    if (!key.plausible || (value >= key.plausible->first && value <= key.plausible->second)) return "";
+    const std::string unit = key.unit.empty() ? "" : " " + key.unit;
+    return fmt::format("{} = {}{} is far outside what real chips have (plausible: {} to {}{}); running it as given",
+                       key.path, format_number(value), unit, format_number(key.plausible->first),
+                       format_number(key.plausible->second), unit);
+}
 
 const std::vector<KeySpec>& config_keys() {
     static const std::vector<KeySpec> keys = build_keys();
@@ -718,7 +730,10 @@ std::string configuration_reference_markdown() {
           "the JSON line:column or the full key path, and what was expected; unknown keys get a "
           "did-you-mean. Integers must be whole numbers (`2.0` is read as 2, `1.5` is an error). "
           "Bounds in the *Range* column keep every value in a range the simulator computes with "
-          "safely. Across keys: the die needs at least one cube or vector core, and "
+          "safely. *Plausible* ranges (also in that column) are what real chips have, with a wide "
+          "margin: a value outside one runs as given, with a warning on stderr naming the key, its "
+          "unit and the range (`--set chip.hbm.bandwidth_gbps=1.6`, TB/s meant, warns: plausible 50 "
+          "to 20000 GB/s). Across keys: the die needs at least one cube or vector core, and "
           "2 x `chip.cores.vector.tile_kb` (double buffering) must fit in `chip.buffers.ub_kb`.\n";
 
     for (const auto& sec : config_sections()) {

@@ -40,6 +40,10 @@ struct KeySpec {
     nlohmann::json default_value;
     std::string default_note;   // shown in the docs instead of default_value when set
     std::optional<Bound> min, max;
+    // What real chips have, with a wide margin: a value outside runs, with a
+    // warning naming the key, unit and this range (a unit slip like
+    // hbm.bandwidth_gbps = 1.6 meant as TB/s). Not set where no range is telling.
+    std::optional<std::pair<double, double>> plausible;
     std::vector<std::string> allowed;  // enumeration values
     std::string meaning;               // one line
     // Chip keys: copies the validated value into ChipParams. Empty for
@@ -81,6 +85,11 @@ std::vector<std::string> child_names(const std::string& path, const std::string&
 
 // "a number" / "an integer" / "true or false" / ... without unit or range.
 std::string type_phrase(const KeySpec& key);
+
+// "chip.hbm.bandwidth_gbps = 1.6 GB/s is far outside what real chips have
+// (plausible: 50 to 20000 GB/s)" when `value` is outside the key's
+// plausible range; "" otherwise.
+std::string plausibility_warning(const KeySpec& key, double value);
 
 // Number in the shortest form that reads back exactly (1.85, 4096, 1e+06).
 std::string format_number(double v);

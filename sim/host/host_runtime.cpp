@@ -223,7 +223,8 @@ void HostRuntime::launch_steps(std::vector<Step>& v, int op) {
             ++submissions_;
             descriptors_ += n;
             submitted_bytes_ += static_cast<std::uint64_t>(per * n);
-            submits_.push_back(Submit{op, b, threads_[static_cast<std::size_t>(launch_ < 0 ? front_ : launch_)].tid, now_ps()});
+            const Thread& th = threads_[static_cast<std::size_t>(launch_ < 0 ? front_ : launch_)];
+            submits_.push_back(Submit{op, b, th.tid, th.step_start, now_ps()});
             die_.scalar().signal_external(gated_.batches[static_cast<std::size_t>(op)][b].first, gate_);
         });
         v.back().label = fmt::format("submit {} [{}/{}] {} desc", h.name, b + 1, batches.size(), n);
@@ -549,7 +550,7 @@ void HostRuntime::emit_flows() {
             if (tm.done && (!first || tm.start_ps < first->start_ps)) first = &tm;
         }
         if (!first) continue;
-        trace_->flow(id++, kTracePid, s.tid, s.end_ps - 1, ctx.trace_pid, first->trace_tid, first->start_ps);
+        trace_->flow(id++, {kTracePid, s.tid, s.start_ps, s.end_ps}, {ctx.trace_pid, first->trace_tid, first->start_ps, first->end_ps});
     }
 }
 

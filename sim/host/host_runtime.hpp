@@ -164,7 +164,7 @@ private:
         int op;
         std::size_t batch;
         int tid;
-        std::uint64_t end_ps;
+        std::uint64_t start_ps, end_ps;  // the submit slice
     };
     std::vector<Submit> submits_;           // for trace flows
     // Serial costs: back-pressure of the launch queue, wake-ups, host cores.

@@ -245,10 +245,7 @@ void ScalarCore::wake(std::uint64_t action) {
             AiCore* core = slot_core_[slot];
             CoreQueue& q = queues_[core->type() == CoreType::cube ? 0 : 1][static_cast<std::size_t>(core->index())];
             q.ring[(q.front + q.size) % queue_capacity_] = slot_running_[slot];
-            if (q.size++ == 0) {
-                core->start(task);
-                emit_flows(task);
-            }
+            if (q.size++ == 0) core->start(task);
         }
     }
     try_dispatch();
@@ -263,11 +260,11 @@ void ScalarCore::task_finished(CoreType type, int core, std::uint32_t task) {
     --q.size;
     set_claimed(ti, c, q.claimed - 1);
     ++done_;
+    emit_flows(task);  // now that both ends of each arrow are known
     // The next queued task starts without waiting for the scalar core.
     if (q.size > 0) {
         const std::uint32_t next = q.ring[q.front].task;
         (ti == 0 ? cube_ : vector_)[c]->start(next);
-        emit_flows(next);
     }
     signal(done, task);
     try_dispatch();
@@ -312,9 +309,8 @@ void ScalarCore::emit_flows(std::uint32_t task) {
         const EventState& ev = events_[e];
         if (ev.fired_by == UINT32_MAX) continue;  // released by the host
         const TaskTiming& from = ctx_.timing[ev.fired_by];
-        // Inside the signalling slice, at its last picosecond.
-        const std::uint64_t ts = from.end_ps > from.start_ps ? from.end_ps - 1 : from.end_ps;
-        ctx_.trace->flow(next_flow_id_++, ctx_.trace_pid, from.trace_tid, ts, ctx_.trace_pid, to.trace_tid, to.start_ps);
+        ctx_.trace->flow(next_flow_id_++, {ctx_.trace_pid, from.trace_tid, from.start_ps, from.end_ps},
+                         {ctx_.trace_pid, to.trace_tid, to.start_ps, to.end_ps});
     }
 }
 

@@ -12,6 +12,7 @@
 
 #include "common/errors.hpp"
 #include "common/output_file.hpp"
+#include "common/version.hpp"
 #include "config/run_config.hpp"
 #include "engine/wake_scheduler.hpp"
 #include "kernel_api/kernel_runtime.hpp"
@@ -108,11 +109,12 @@ int run_moe(const RunConfig& cfg, const MoeRunOptions& opt) {
     stats.set("moe.received_tokens.mean", static_cast<double>(sum_recv) / p.ranks);
     stats.set("sim_events", events);
     stats.set_json("config", cfg.dump());
+    stats.set("version", version());
 
     if (!opt.stats_file.empty()) write_file(opt.stats_file, stats.to_json(), "stats file");
     if (!opt.profile_file.empty()) write_file(opt.profile_file, rt.profile().csv(), "profile");
-    trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{}}})", json_escape(chip.name),
-                             json_escape(opt.workload_file), stats.number("total_ns")));
+    trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{},"version":"{}"}})", json_escape(chip.name),
+                             json_escape(opt.workload_file), stats.number("total_ns"), json_escape(version())));
     if (!opt.quiet) {
         rusage ru{};
         getrusage(RUSAGE_SELF, &ru);
@@ -121,6 +123,13 @@ int run_moe(const RunConfig& cfg, const MoeRunOptions& opt) {
         std::cout << fmt::format("  sim     {:.2f} s wall ({:.2f} s simulating), {} events, {:.2f} M events/s, peak RSS {:.0f} MB\n",
                                  wall_s, sim_s, events, static_cast<double>(events) / sim_s / 1e6,
                                  static_cast<double>(ru.ru_maxrss) / 1024.0);
+    }
+    const double stale = stats.number("memory_model.stale_reads");
+    if (opt.fail_on_stale && stale > 0) {
+        std::cerr << fmt::format("npusim: --fail-on-stale: {:.0f} stale read{} on the mesh ({:.0f} DataBlocks read before "
+                                 "they landed; memory_model.stale_read_samples in the stats names them)\n",
+                                 stale, stale == 1 ? "" : "s", stats.number("memory_model.stale_blocks"));
+        return 1;
     }
     return 0;
 }

@@ -12,6 +12,7 @@ struct MoeRunOptions {
     std::string workload_file;  // as given, for the trace metadata
     std::string stats_file, trace_file, profile_file;
     bool quiet = false;
+    bool fail_on_stale = false;  // exit 1 when any read saw stale data (memory_model.stale_reads > 0)
 };
 
 // Returns the exit code; errors travel as exceptions (InputError, DeadlockError).

@@ -136,6 +136,7 @@ Row make_row(const Point& p, const std::vector<std::string>& metrics, int exit_c
     }
     try {
         const json stats = read_stats(files.stats);
+        if (stats.contains("version") && stats["version"].is_string()) r.version = stats["version"].get<std::string>();
         std::vector<std::string> missing;
         for (const auto& m : metrics) {
             json v;

@@ -22,6 +22,7 @@ ojson Row::to_json() const {
     j["error"] = error;
     j["exit_code"] = exit_code;
     j["elapsed_s"] = elapsed_s;
+    j["version"] = version;
     return j;
 }
 
@@ -35,6 +36,7 @@ Row Row::from_json(const ojson& j) {
     r.error = j.value("error", std::string());
     r.exit_code = j.value("exit_code", 0);
     r.elapsed_s = j.value("elapsed_s", 0.0);
+    r.version = j.value("version", std::string());
     if (r.id.empty() || !r.axes.is_object() || !r.metrics.is_object()) throw std::runtime_error("malformed row");
     return r;
 }
@@ -65,7 +67,7 @@ std::string ResultsStore::csv_header() const {
     std::string h = "index,id";
     for (const auto& a : axes_) h += "," + csv_field(a);
     for (const auto& m : metrics_) h += "," + csv_field(m);
-    return h + ",status,error\n";
+    return h + ",status,error,version\n";
 }
 
 std::string ResultsStore::csv_line(const Row& r) const {
@@ -74,7 +76,7 @@ std::string ResultsStore::csv_line(const Row& r) const {
     for (const auto& m : metrics_) l += "," + csv_value(r.metrics.contains(m) ? r.metrics[m] : ojson());
     std::string err = r.error;
     std::replace(err.begin(), err.end(), '\n', ' ');
-    return l + "," + r.status + "," + csv_field(err) + "\n";
+    return l + "," + r.status + "," + csv_field(err) + "," + csv_field(r.version) + "\n";
 }
 
 std::vector<Row> ResultsStore::load(std::size_t* skipped) const {

@@ -20,6 +20,7 @@ struct Row {
     std::string error;                // why it failed ("" when ok)
     int exit_code = 0;                // of `npusim run` (-1: never ran or no result)
     double elapsed_s = 0;             // wall time of the point
+    std::string version;              // of the npusim that ran it (its statistics' "version")
 
     bool ok() const { return status == "ok"; }
     ojson to_json() const;

@@ -1,6 +1,9 @@
 #include "tasks/lint.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
+#include <tuple>
 #include <functional>  // std::greater
 #include <limits>
 #include <queue>
@@ -619,7 +622,64 @@ LintReport lint_task_stream(const TaskStream& ts) {
     return rep;
 }
 
-std::string lint_report_text(const TaskStream& ts, const LintReport& r) {
+namespace {
+
+// What a task is, for grouping: its op, or its id with the digits dropped.
+std::string task_kind(const TaskStream& ts, const Task& t) {
+    if (t.op) return ts.name(t.op);
+    std::string s;
+    for (char c : t.id)
+        if (!std::isdigit(static_cast<unsigned char>(c))) s += c;
+    return s;
+}
+
+// One line per (event, signalling op, waiting op), in order of first finding,
+// with the event's verdict beside it.
+std::string grouped_findings(const TaskStream& ts, const LintReport& r) {
+    struct Group {
+        const LintEdge* first;
+        std::uint64_t count = 0;
+    };
+    std::vector<std::tuple<EventIndex, std::string, std::string>> order;
+    std::map<std::tuple<EventIndex, std::string, std::string>, Group> groups;
+    for (const LintEdge& e : r.over_sync) {
+        auto key = std::make_tuple(e.event, task_kind(ts, ts.tasks[e.from]), task_kind(ts, ts.tasks[e.to]));
+        auto [it, fresh] = groups.try_emplace(key, Group{&e});
+        if (fresh) order.push_back(key);
+        ++it->second.count;
+    }
+    std::map<EventIndex, const LintEventSummary*> verdicts;
+    for (const LintEventSummary& s : r.event_summary) verdicts[s.event] = &s;
+    std::string out = fmt::format("over-synchronisation, {} in {} (grouped by event and the ops it joins):\n",
+                                  plural(r.over_sync.size(), "edge", "edges"), plural(order.size(), "group", "groups"));
+    for (const auto& key : order) {
+        const Group& g = groups.at(key);
+        const LintEventSummary* v = verdicts.count(std::get<0>(key)) ? verdicts[std::get<0>(key)] : nullptr;
+        std::string verdict;
+        if (v && v->removable) verdict = "the event can be removed";
+        else if (v && v->redundant < v->edges)
+            verdict = fmt::format("{} of the event's {} edges order a true dependence", v->edges - v->redundant, v->edges);
+        else if (v) verdict = "remove edges one at a time and rerun";
+        const Task& to = ts.tasks[g.first->to];
+        out += fmt::format("  {:>5} x event '{}' orders {} -> {}, e.g. '{}' -> '{}' ({}:{}); {}\n", g.count,
+                           ts.events[std::get<0>(key)].id, std::get<1>(key), std::get<2>(key), ts.tasks[g.first->from].id,
+                           to.id, ts.file, to.line, verdict);
+    }
+    std::uint64_t removable = 0, finer = 0, one_by_one = 0;
+    for (const LintEventSummary& s : r.event_summary) {
+        if (s.removable) ++removable;
+        else if (s.redundant < s.edges) ++finer;
+        else ++one_by_one;
+    }
+    out += fmt::format("events: {} can be removed, {} would keep their true dependences with finer granularity, {} "
+                       "need edges removed one at a time\n",
+                       removable, finer, one_by_one);
+    return out;
+}
+
+}  // namespace
+
+std::string lint_report_text(const TaskStream& ts, const LintReport& r, bool summary) {
     std::string out = fmt::format("lint {}: {}, {}, {} and {}, {}\n", ts.file, plural(r.tasks, "task", "tasks"),
                                   plural(r.events, "event", "events"),
                                   plural(r.event_edges, "event edge", "event edges"),
@@ -637,14 +697,19 @@ std::string lint_report_text(const TaskStream& ts, const LintReport& r) {
             plural(r.conservative.size(), "task", "tasks"), ids);
     }
     for (const std::string& n : r.notes) out += "note: " + n + "\n";
-    for (const LintEdge& e : r.over_sync) {
+    if (summary && !r.over_sync.empty()) out += grouped_findings(ts, r);
+    const std::size_t shown_edges = summary ? 0 : r.over_sync.size();  // grouped above instead
+    for (std::size_t i = 0; i < shown_edges; ++i) {
+        const LintEdge& e = r.over_sync[i];
         const Task& to = ts.tasks[e.to];
         out += fmt::format(
             "over-synchronisation: event '{}' orders '{}' -> '{}' ({}:{}), but they share no written data and no "
             "other dependence needs it\n",
             ts.events[e.event].id, ts.tasks[e.from].id, to.id, ts.file, to.line);
     }
-    for (const LintEventSummary& s : r.event_summary) {
+    const std::size_t shown_events = summary ? 0 : r.event_summary.size();
+    for (std::size_t i = 0; i < shown_events; ++i) {
+        const LintEventSummary& s = r.event_summary[i];
         const std::string& id = ts.events[s.event].id;
         if (s.removable) {
             out += fmt::format("event '{}' can be removed: none of its {} is needed\n", id,

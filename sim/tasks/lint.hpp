@@ -66,8 +66,10 @@ struct LintReport {
 // Throws InputError when the stream is too large for the reachability bitsets.
 LintReport lint_task_stream(const TaskStream& ts);
 
-// The human report (stdout of `npusim lint`) and the --json document.
-std::string lint_report_text(const TaskStream& ts, const LintReport& r);
+// The human report (stdout of `npusim lint`) and the --json document. With
+// `summary`, findings that differ only in which tasks of the same two ops
+// they join are one line with a count (`npusim lint --summary`).
+std::string lint_report_text(const TaskStream& ts, const LintReport& r, bool summary = false);
 std::string lint_report_json(const TaskStream& ts, const LintReport& r);
 
 }  // namespace npusim

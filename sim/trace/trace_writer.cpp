@@ -2,14 +2,52 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "common/errors.hpp"
 #include "common/output_file.hpp"
 
 namespace npusim {
 
 namespace {
-// Chrome traces count in microseconds; six decimals keep picoseconds.
-std::string us(std::uint64_t ps) { return fmt::format("{}.{:06}", ps / 1000000, ps % 1000000); }
+
+// Whole nanoseconds, rounded half up. Start and end of a slice are rounded
+// on their own, so neighbours that share a boundary in picoseconds still
+// share it in nanoseconds, and nesting survives the rounding.
+std::uint64_t to_ns(std::uint64_t ps) { return (ps + 500) / 1000; }
+
+// Chrome traces count in microseconds. A whole nanosecond n is written as
+// the multiple of 2^-30 µs nearest n/1000: Perfetto's llround(ts * 1000)
+// gives back exactly n, and viewers that add ts + dur or subtract a track's
+// first ts in floating point (speedscope) compute exactly, since every value
+// lies on one binary grid (exact up to 2^23 µs, 8.4 s of simulated time).
+constexpr int kGridBits = 30;
+
+double grid_us(std::uint64_t ns) {
+    const unsigned __int128 scaled = (static_cast<unsigned __int128>(ns) << kGridBits) + 500;
+    return std::ldexp(static_cast<double>(scaled / 1000), -kGridBits);
+}
+
+// The shortest decimal that reads back as the same double.
+std::string us_at(std::uint64_t ns) { return fmt::format("{}", grid_us(ns)); }
+std::string us(std::uint64_t ps) { return us_at(to_ns(ps)); }
+
+// The duration that, added to the start in floating point, lands exactly on
+// the end; both are on the grid, so the difference is exact.
+std::string us_between(std::uint64_t start_ns, std::uint64_t end_ns) {
+    return fmt::format("{}", grid_us(end_ns) - grid_us(start_ns));
+}
+
+// A point inside [start, end) in whole ns, off the boundary where the slice
+// is long enough: an arrow drawn from or to it binds to that slice and not
+// to a neighbour that starts or ends on the same nanosecond.
+// Both slices are at least 1 ns long (shorter ones are not written).
+std::uint64_t inside_from(std::uint64_t end_ps) { return to_ns(end_ps) - 1; }
+std::uint64_t inside_to(std::uint64_t start_ps, std::uint64_t end_ps) {
+    const std::uint64_t s = to_ns(start_ps), e = to_ns(end_ps);
+    return e > s + 1 ? s + 1 : s;
+}
+
 }  // namespace
 
 std::string json_escape(std::string_view s) {
@@ -65,20 +103,25 @@ void TraceWriter::thread(int pid, int tid, std::string_view name, int sort_index
 void TraceWriter::complete(int pid, int tid, std::string_view name, std::string_view cat, std::uint64_t ts_ps,
                            std::uint64_t dur_ps, std::string_view args) {
     if (!out_) return;
+    const std::uint64_t start = to_ns(ts_ps), end = to_ns(ts_ps + dur_ps);
+    // Shorter than the trace's resolution: its time is in the statistics.
+    // (A zero-length slice beside a namesake also trips speedscope's
+    // matching of ends.)
+    if (end == start) return;
     begin_event();
     put(R"({{"ph":"X","pid":{},"tid":{},"name":"{}","cat":"{}","ts":{},"dur":{},"args":{{{}}}}})", pid, tid,
-               json_escape(name), cat, us(ts_ps), us(dur_ps), args);
+               json_escape(name), cat, us_at(start), us_between(start, end), args);
 }
 
-void TraceWriter::flow(std::uint64_t id, int pid_from, int tid_from, std::uint64_t ts_from_ps, int pid_to, int tid_to,
-                       std::uint64_t ts_to_ps) {
+void TraceWriter::flow(std::uint64_t id, const SliceAt& from, const SliceAt& to) {
     if (!out_) return;
+    if (to_ns(from.start_ps) == to_ns(from.end_ps) || to_ns(to.start_ps) == to_ns(to.end_ps)) return;  // not written
     begin_event();
-    put(R"({{"ph":"s","id":{},"pid":{},"tid":{},"name":"release","cat":"event","ts":{}}})", id, pid_from,
-               tid_from, us(ts_from_ps));
+    put(R"({{"ph":"s","id":{},"pid":{},"tid":{},"name":"release","cat":"event","ts":{}}})", id, from.pid,
+               from.tid, us_at(inside_from(from.end_ps)));
     begin_event();
     put(R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"name":"release","cat":"event","ts":{}}})", id,
-               pid_to, tid_to, us(ts_to_ps));
+               to.pid, to.tid, us_at(inside_to(to.start_ps, to.end_ps)));
 }
 
 void TraceWriter::counter(int pid, std::string_view name, std::uint64_t ts_ps, double value) {

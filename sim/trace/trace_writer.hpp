@@ -1,6 +1,8 @@
 // Chrome Trace Event Format writer (JSON object form), loadable by Perfetto
 // (docs/design.md §4.5). Streams events to the file as the simulation runs, so a
-// trace never has to fit in memory. Times are picoseconds in, µs out.
+// trace never has to fit in memory. Times are picoseconds in; out they are
+// whole nanoseconds (written in µs, docs/statistics.md "Trace"), so every
+// viewer sees slices on one track nest or abut exactly.
 #pragma once
 #include <cstdint>
 #include <iterator>
@@ -30,9 +32,14 @@ public:
     // `args` is a JSON object body without braces, e.g. "\"id\":\"t1\"".
     void complete(int pid, int tid, std::string_view name, std::string_view cat, std::uint64_t ts_ps,
                   std::uint64_t dur_ps, std::string_view args = {});
-    // A flow arrow from inside one slice to the slice that encloses ts_to.
-    void flow(std::uint64_t id, int pid_from, int tid_from, std::uint64_t ts_from_ps, int pid_to, int tid_to,
-              std::uint64_t ts_to_ps);
+    // A slice already written (or about to be), as [start, end) in ps.
+    struct SliceAt {
+        int pid, tid;
+        std::uint64_t start_ps, end_ps;
+    };
+    // A flow arrow from the end of one slice to the start of another; both
+    // ends are placed inside their slice after rounding to whole ns.
+    void flow(std::uint64_t id, const SliceAt& from, const SliceAt& to);
     void counter(int pid, std::string_view name, std::uint64_t ts_ps, double value);
     void instant(int pid, int tid, std::string_view name, std::uint64_t ts_ps, std::string_view args = {});
 
