@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The host sensitivity table of docs/host.md: end-to-end time of
 models/host_smallops.json on a2 in sync, async and pipeline mode against the
 per-op host cost (every chip.host stage cost scaled by one factor) and the
