@@ -105,3 +105,22 @@ TEST_CASE("dispatch: one scalar core cannot feed 48 vector cores tiny tasks, and
     const double cheap = total_cycles(s, {"chip.cores.scalar.dispatch_cycles=16"});
     CHECK(cheap == Approx(one / 2).epsilon(0.1));
 }
+
+TEST_CASE("dispatch: an unpinned task waits for the first core to go idle, not behind a busy one", "[dispatch]") {
+    // Two vector cores, three unpinned streams: a long task A and two short
+    // ones B, C (a tenth of A each). A and B start at once; C is ready too.
+    // Bound early to a queue it would wait behind A (A + C); taken by the
+    // first idle core it runs after B on B's core, inside A's time.
+    const std::uint64_t big = 160 * 1024, small = 16 * 1024;  // resident in UB (192 KB)
+    const std::string abc = ub_vector("a", "sa", big).dump() + "\n" + ub_vector("b", "sb", small).dump() + "\n" +
+                            ub_vector("c", "sc", small).dump() + "\n";
+    const std::string a_alone = ub_vector("a", "sa", big).dump() + "\n";
+    const std::vector<std::string> two = {"chip.cores.vector.count=2"};
+    const double both = total_cycles(abc, two), alone = total_cycles(a_alone, two);
+    INFO("A, B and C: " << both << " cycles; A alone: " << alone);
+    CHECK(both < alone * 1.02);
+    // The queue depth changes nothing for unpinned tasks.
+    auto deep = two;
+    deep.push_back("chip.cores.scalar.queue_depth=4");
+    CHECK(total_cycles(abc, deep) == both);
+}

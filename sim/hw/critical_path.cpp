@@ -94,6 +94,16 @@ std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& 
         return after ? g.after_task : UINT32_MAX;
     };
 
+    // The event that released a task (when it waited for one), as a note.
+    auto note_release = [&](std::uint32_t t) {
+        if (timing[t].released_ps <= timing[t].head_ps) return;
+        for (EventIndex w : tasks[t].wait)
+            if (events[w].fired && events[w].fired_ps == timing[t].released_ps) {
+                walk.waited(t, ctx.stream.events[w].id);
+                return;
+            }
+    };
+
     std::uint32_t task = last;
     if (tail.end_ps > device_end) {
         walk.add(UINT32_MAX, PathKind::host, device_end, tail.end_ps);
@@ -111,12 +121,7 @@ std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& 
             const std::uint32_t p = t.prev_on_core;
             if (p != UINT32_MAX && timing[p].end_ps == t.start_ps && t.start_ps > t.dispatch_ps + dispatch_ps) {
                 // The core was busy: note the event that had released the task anyway.
-                if (t.released_ps > t.head_ps)
-                    for (EventIndex w : tasks[task].wait)
-                        if (events[w].fired && events[w].fired_ps == t.released_ps) {
-                            walk.waited(task, ctx.stream.events[w].id);
-                            break;
-                        }
+                note_release(task);
                 walk.after("core busy with " + id(p));
                 task = p;
                 at = At::end;
@@ -125,8 +130,20 @@ std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& 
             walk.add(task, PathKind::dispatch, t.dispatch_ps, t.start_ps);
             continue;
         }
-        // At its dispatch: first the scalar core or a core's queue, then
-        // what made it ready.
+        // At its dispatch. An unpinned task waits for an idle core: ready
+        // before the task before it on that core ended, it was late because
+        // that core was busy (then for the scalar core's dispatch slot).
+        if (const std::uint32_t p = t.prev_on_core;
+            p != UINT32_MAX && tasks[task].core < 0 && timing[p].end_ps <= t.dispatch_ps &&
+            timing[p].end_ps > std::max(t.released_ps, t.head_ps)) {
+            walk.add(task, PathKind::dispatch, timing[p].end_ps, t.dispatch_ps);
+            note_release(task);  // the event that had released it, behind the core's task
+            walk.after("core busy with " + id(p));
+            task = p;
+            at = At::end;
+            continue;
+        }
+        // Else first the scalar core or a core's queue, then what made it ready.
         walk.add(task, PathKind::dispatch, t.released_ps, t.dispatch_ps);
         at = At::end;
         EventIndex e = UINT32_MAX;  // the event that released it, if it waited

@@ -154,9 +154,12 @@ void ScalarCore::make_ready(std::uint32_t s) {
 
 bool ScalarCore::core_available(const ReadyQueue& q) const {
     if (q.type == CoreType::scalar) return true;
-    const auto& free = room_cores_[q.type == CoreType::cube ? 0 : 1];
-    if (q.core >= 0) return free[static_cast<std::size_t>(q.core) / 64] >> (q.core % 64) & 1;
-    for (std::uint64_t w : free)
+    const int type = q.type == CoreType::cube ? 0 : 1;
+    const auto& room = room_cores_[type];
+    if (q.core >= 0) return room[static_cast<std::size_t>(q.core) / 64] >> (q.core % 64) & 1;
+    // An unpinned task goes to an idle core only: queued behind a busy one
+    // it would be bound to that core while another may free up first.
+    for (std::uint64_t w : idle_cores_[type])
         if (w) return true;
     return false;
 }
@@ -165,10 +168,9 @@ AiCore* ScalarCore::claim_core(const ReadyQueue& q) {
     if (q.type == CoreType::scalar) return nullptr;
     const int type = q.type == CoreType::cube ? 0 : 1;
     int idx = q.core;
-    // Unpinned: an idle core first, else one whose queue has room.
-    for (const auto* set : {&idle_cores_[type], &room_cores_[type]})
-        for (std::size_t w = 0; w < set->size() && idx < 0; ++w)
-            if ((*set)[w]) idx = static_cast<int>(w * 64) + __builtin_ctzll((*set)[w]);
+    // Unpinned: the lowest idle core (core_available saw one).
+    for (std::size_t w = 0; w < idle_cores_[type].size() && idx < 0; ++w)
+        if (idle_cores_[type][w]) idx = static_cast<int>(w * 64) + __builtin_ctzll(idle_cores_[type][w]);
     const auto i = static_cast<std::size_t>(idx);
     set_claimed(type, i, queues_[type][i].claimed + 1);
     return (type == 0 ? cube_ : vector_)[i];
