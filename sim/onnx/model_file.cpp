@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -88,13 +89,11 @@ bool is_onnx_file_name(const std::string& file) {
                       [](char s, char c) { return std::tolower(static_cast<unsigned char>(c)) == s; });
 }
 
-LoadedModel load_model_bytes(const std::string& bytes, const std::string& file, const std::string& dir) {
-    LoadedModel m;
-    m.file = file;
-    m.dir = dir;
-    if (bytes.empty()) fail(file, "empty file; expected an ONNX model");
-    if (!m.model.ParseFromString(bytes))
-        fail(file, "not an ONNX model: the bytes are not a protobuf ModelProto (truncated, or another format)");
+namespace {
+
+// Everything after the parse: what makes the message a model npusim reads.
+void check_loaded(LoadedModel& m) {
+    const std::string& file = m.file;
     if (m.model.ir_version() <= 0 || !m.model.has_graph())
         fail(file, "not an ONNX model: no ir_version or no graph (another protobuf message, or truncated)");
     if (m.model.graph().node_size() == 0) fail(file, "the model's graph has no nodes");
@@ -106,17 +105,38 @@ LoadedModel load_model_bytes(const std::string& bytes, const std::string& file, 
             found = true;
         }
     }
-    if (!found) fail(file, "the model imports no opset of the default ONNX domain (ai.onnx)");
+    if (!found) fail(file, "the model imports no opset of the default ONNX domain (ai.onnx); its ops: " + op_types_of(m.model));
     if (m.opset < kMinOpset || m.opset > kMaxOpset)
         fail(file, fmt::format("opset {} is not supported (supported: {} to {}); convert the model with "
-                               "onnx.version_converter.convert_version(model, {})",
-                               m.opset, kMinOpset, kMaxOpset, std::clamp(m.opset, kMinOpset, kMaxOpset)));
+                               "onnx.version_converter.convert_version(model, {}); its ops: {}",
+                               m.opset, kMinOpset, kMaxOpset, std::clamp(m.opset, kMinOpset, kMaxOpset),
+                               op_types_of(m.model)));
     check_external_data(m);
     try {
         ::onnx::checker::check_model(m.model);
     } catch (const std::exception& e) {
-        fail(file, "invalid ONNX model (onnx checker): " + first_line(e.what()));
+        fail(file, "invalid ONNX model (onnx checker): " + first_line(e.what()) + "; its ops: " + op_types_of(m.model));
     }
+}
+
+}  // namespace
+
+std::string op_types_of(const ::onnx::ModelProto& model) {
+    std::map<std::string, int> ops;
+    for (const auto& n : model.graph().node()) ++ops[(n.domain().empty() ? "" : n.domain() + ":") + n.op_type()];
+    std::string list;
+    for (const auto& [op, k] : ops) list += fmt::format("{}{} x{}", list.empty() ? "" : ", ", op, k);
+    return list.empty() ? "none" : list;
+}
+
+LoadedModel load_model_bytes(const std::string& bytes, const std::string& file, const std::string& dir) {
+    LoadedModel m;
+    m.file = file;
+    m.dir = dir;
+    if (bytes.empty()) fail(file, "empty file; expected an ONNX model");
+    if (!m.model.ParseFromString(bytes))
+        fail(file, "not an ONNX model: the bytes are not a protobuf ModelProto (truncated, or another format)");
+    check_loaded(m);
     return m;
 }
 
@@ -126,12 +146,18 @@ LoadedModel load_model_file(const std::string& file) {
     const auto size = fs::file_size(file, ec);
     if (ec || size > kMaxModelFileBytes)
         fail(file, fmt::format("ONNX model file too large ({} bytes; at most {})", size, kMaxModelFileBytes));
+    if (size == 0) fail(file, "empty file; expected an ONNX model");
     std::ifstream in(file, std::ios::binary);
     if (!in) fail(file, "cannot read ONNX model");
-    std::ostringstream ss;
-    ss << in.rdbuf();
+    LoadedModel m;
+    m.file = file;
     const fs::path parent = fs::path(file).parent_path();
-    return load_model_bytes(ss.str(), file, parent.empty() ? "." : parent.string());
+    m.dir = parent.empty() ? "." : parent.string();
+    // Parsed from the stream: a 100 MB model is not held twice.
+    if (!m.model.ParseFromIstream(&in))
+        fail(file, "not an ONNX model: the bytes are not a protobuf ModelProto (truncated, or another format)");
+    check_loaded(m);
+    return m;
 }
 
 }  // namespace npusim::onnx_import

@@ -25,4 +25,7 @@ LoadedModel load_model_file(const std::string& file);
 // The same from bytes already in memory (the fuzz target); `dir` as above.
 LoadedModel load_model_bytes(const std::string& bytes, const std::string& file, const std::string& dir);
 
+// "Add x2, Conv x3": the op types of the model's nodes, for messages.
+std::string op_types_of(const ::onnx::ModelProto& model);
+
 }  // namespace npusim::onnx_import

@@ -43,8 +43,20 @@ public:
         auto& g = *m_.model.mutable_graph();
         sum_.opset = m_.opset;
         sum_.onnx_nodes = static_cast<std::size_t>(g.node_size());
-        for (const auto& t : g.initializer())
-            consts_[t.name()] = decode_tensor(t, m_.dir, is_float_type(t.data_type()) ? kMaxDecodedFloats : kMaxFoldElements);
+        original_ops_ = op_types_of(m_.model);
+        for (auto& t : *g.mutable_initializer()) {
+            const ConstValue& v = consts_[t.name()] =
+                decode_tensor(t, m_.dir, is_float_type(t.data_type()) ? kMaxDecodedFloats : kMaxFoldElements);
+            // Weights' values are never needed again (the checker has seen
+            // them): shape inference then copies dims, not megabytes.
+            if (!v.has_data) {
+                t.clear_raw_data();
+                t.clear_float_data();
+                t.clear_double_data();
+                t.clear_int32_data();
+                t.clear_int64_data();
+            }
+        }
         bind_inputs();
         // Exporters' stored shapes may name the dims just bound; inference redoes them.
         g.clear_value_info();
@@ -63,6 +75,7 @@ private:
     std::map<std::string, TensorFacts> facts_;
     std::vector<std::string> inputs_;  // runtime graph inputs, in order
     ImportSummary sum_;
+    std::string original_ops_;  // before folding removes nodes, for messages
 
     // Symbolic input dims -> values: the leading dim is the batch.
     void bind_inputs() {
@@ -75,7 +88,8 @@ private:
             if (consts_.count(in.name())) continue;  // an initializer listed as input (older IR)
             inputs_.push_back(in.name());
             if (!in.type().has_tensor_type())
-                fail(m_.file, fmt::format("input '{}': only tensor inputs are supported (not sequences or maps)", in.name()));
+                fail(m_.file, fmt::format("input '{}': only tensor inputs are supported (not sequences or maps); the model's "
+                                          "ops: {}", in.name(), op_types_of(m_.model)));
             auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
             for (int i = 0; i < shape->dim_size(); ++i) {
                 auto* d = shape->mutable_dim(i);
@@ -288,14 +302,12 @@ private:
             if (consts_.count(t) || std::find(inputs_.begin(), inputs_.end(), t) != inputs_.end()) continue;
             if (seen.insert(t).second) outputs.push_back(t);
         }
-        if (b.nodes.empty() || outputs.empty()) {
-            std::map<std::string, int> ops;
-            for (const auto& n : m_.model.graph().node()) ++ops[n.op_type()];
-            std::string list;
-            for (const auto& [op, k] : ops) list += fmt::format("{}{} x{}", list.empty() ? "" : ", ", op, k);
-            fail(m_.file, "nothing to simulate: every output is a constant or an input once the model is folded (" +
-                              (list.empty() ? std::string("all nodes folded") : list) + ")");
-        }
+        const bool only_views = std::all_of(b.nodes.begin(), b.nodes.end(), [](const ojson& n) { return n["op"] == "Reshape"; });
+        if (outputs.empty() || only_views)
+            fail(m_.file, std::string("nothing to simulate: ") +
+                              (outputs.empty() ? "every output is a constant or an input once the model is folded"
+                                               : "only views (reshapes) remain once the model is folded") +
+                              "; the model's ops: " + original_ops_);
 
         sum_.graph_nodes = b.nodes.size();
         for (const auto& [k, t] : b.tensors.items())
