@@ -14,6 +14,7 @@
 #include "onnx/fold.hpp"
 #include "onnx/model_file.hpp"
 #include "onnx/op_mapping.hpp"
+#include "onnx/patterns.hpp"
 
 namespace npusim::onnx_import {
 namespace {
@@ -63,6 +64,7 @@ public:
         for (auto& o : *g.mutable_output())
             if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
         fold();
+        sum_.fused = fuse_patterns(*m_.model.mutable_graph(), consts_);
         const std::string doc = build();
         if (summary) *summary = sum_;
         return doc;

@@ -14,6 +14,7 @@ struct ImportSummary {
     int opset = 0;
     std::size_t onnx_nodes = 0;   // in the model
     std::size_t folded = 0;       // computed at import (constant and shape subgraphs)
+    std::size_t fused = 0;        // decomposed ops recognised (GELU, LayerNorm, ...)
     std::size_t graph_nodes = 0;  // in the graph document
     std::size_t consts = 0;       // const tensors declared
     std::map<std::string, std::int64_t> dims;  // the values the symbolic dims were bound to

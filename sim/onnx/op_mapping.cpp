@@ -1,6 +1,7 @@
 #include "onnx/op_mapping.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include <fmt/format.h>
@@ -288,24 +289,6 @@ std::string concat(MapContext& c) {
     return "";
 }
 
-std::string reduce_sum(MapContext& c) {
-    Shape axes = attr_ints(c.node, "axes", {});
-    if (c.opset >= 13 && c.has_input(1)) {
-        const ConstValue* v = c.value(1);
-        if (!v) return "ReduceSum (computed axes)";
-        axes = v->ints();
-    }
-    const bool keep = attr_int(c.node, "keepdims", 1) != 0;
-    if (axes.empty() && attr_int(c.node, "noop_with_empty_axes", 0)) {
-        c.alias_output(c.in(0));
-        return "";
-    }
-    ojson attrs{{"keepdims", keep ? 1 : 0}};
-    if (!axes.empty()) attrs["axes"] = ints_json(axes);
-    c.emit("ReduceSum", {c.in(0)}, c.out(), attrs);
-    return "";
-}
-
 std::string quantize(MapContext& c, bool quant) {
     ojson attrs = ojson::object();
     if (const ConstValue* s = c.value(1); s && s->data.size() == 1) attrs["scale"] = s->data[0];
@@ -342,6 +325,137 @@ std::string cast(MapContext& c) {
     return "";
 }
 
+// Div by a constant is a Mul by its reciprocal (computed offline).
+std::string div(MapContext& c) {
+    if (c.is_const(1) && !c.is_const(0)) {
+        c.emit("Mul", {c.in(0), c.in(1)}, c.out());
+        return "";
+    }
+    return binary(c, "Div");
+}
+
+// Pow by a constant 2 is x·x, by 0.5 a square root; other exponents Pow.
+std::string pow(MapContext& c) {
+    if (const ConstValue* e = c.value(1); e && e->data.size() == 1) {
+        if (e->data[0] == 2.0) {
+            c.emit("Mul", {c.in(0), c.in(0)}, c.out());
+            return "";
+        }
+        if (e->data[0] == 0.5) return unary(c, "Sqrt");
+        if (e->data[0] == 1.0) {
+            c.alias_output(c.in(0));
+            return "";
+        }
+    }
+    return binary(c, "Pow");
+}
+
+std::string variadic(MapContext& c, const char* op) {
+    if (c.inputs() == 1) {
+        c.alias_output(c.in(0));
+        return "";
+    }
+    return binary(c, op);
+}
+
+std::string clip(MapContext& c) {
+    ojson attrs = ojson::object();
+    double lo = attr_float(c.node, "min", -HUGE_VAL), hi = attr_float(c.node, "max", HUGE_VAL);
+    if (c.opset >= 11) {
+        for (std::size_t i : {1, 2}) {
+            if (!c.has_input(i)) continue;
+            const ConstValue* v = c.value(i);
+            if (!v || v->data.size() != 1) return "Clip (computed bounds)";
+            (i == 1 ? lo : hi) = v->data[0];
+        }
+    }
+    if (std::isfinite(lo)) attrs["min"] = lo;
+    if (std::isfinite(hi)) attrs["max"] = hi;
+    if (lo == 0 && !std::isfinite(hi)) return unary(c, "ReLU");  // Clip(0, inf) is a ReLU
+    c.emit("Clip", {c.in(0)}, c.out(), attrs);
+    return "";
+}
+
+std::string reduce(MapContext& c, const char* op) {
+    Shape axes = attr_ints(c.node, "axes", {});
+    if (c.has_input(1)) {
+        const ConstValue* v = c.value(1);
+        if (!v) return c.node.op_type() + " (computed axes)";
+        axes = v->ints();
+    }
+    if (axes.empty() && attr_int(c.node, "noop_with_empty_axes", 0)) {
+        c.alias_output(c.in(0));
+        return "";
+    }
+    ojson attrs{{"keepdims", attr_int(c.node, "keepdims", 1) != 0 ? 1 : 0}};
+    if (!axes.empty()) attrs["axes"] = ints_json(axes);
+    c.emit(op, {c.in(0)}, c.out(), attrs);
+    return "";
+}
+
+std::string slice(MapContext& c) {
+    if (!c.out_known()) return "Slice (output shape unknown)";
+    if (c.out_shape() == c.shape(0)) {
+        c.alias_output(c.in(0));  // the whole tensor
+        return "";
+    }
+    const ConstValue *st = c.value(1), *en = c.value(2);
+    const ConstValue* ax = c.has_input(3) ? c.value(3) : nullptr;
+    const ConstValue* sp = c.has_input(4) ? c.value(4) : nullptr;
+    if (!st || !en || (c.has_input(3) && !ax) || (c.has_input(4) && !sp)) return "Slice (computed bounds)";
+    if (sp)
+        for (const auto s : sp->ints())
+            if (s < 1) return "Slice (negative steps)";
+    // Bounds as ONNX clamps them (INT64_MAX ends and the like), so the graph file reads plainly.
+    const Shape& x = c.shape(0);
+    Shape starts, ends, axes = ax ? ax->ints() : Shape{}, steps = sp ? sp->ints() : Shape{};
+    if (axes.empty())
+        for (std::size_t i = 0; i < st->data.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+    for (std::size_t i = 0; i < st->data.size(); ++i) {
+        const int a = norm_axis(axes.at(i), x.size());
+        if (a < 0 || a >= static_cast<int>(x.size())) return "Slice (axis)";
+        const std::int64_t d = x[static_cast<std::size_t>(a)];
+        const auto clampd = [d](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? std::max<std::int64_t>(v + d, 0) : v, 0, d); };
+        starts.push_back(clampd(st->int_at(i)));
+        ends.push_back(clampd(en->int_at(i)));
+        axes[i] = a;
+    }
+    ojson attrs{{"starts", ints_json(starts)}, {"ends", ints_json(ends)}, {"axes", ints_json(axes)}};
+    if (!steps.empty()) attrs["steps"] = ints_json(steps);
+    c.emit("Slice", {c.in(0)}, c.out(), attrs);
+    return "";
+}
+
+std::string gather(MapContext& c) {
+    if (c.is_const(1) && c.shape(1).empty() && c.shape(0).size() == 1) return "Gather (scalar of a 1-D tensor)";
+    c.emit("Gather", {c.in(0), c.in(1)}, c.out(), ojson{{"axis", attr_int(c.node, "axis", 0)}});
+    return "";
+}
+
+std::string where(MapContext& c) {
+    // The graph's Where takes x, y, then the condition (its dtype is x's).
+    c.emit("Where", {c.in(1), c.in(2), c.in(0)}, c.out());
+    return "";
+}
+
+// Fused patterns (onnx/patterns.hpp): domain "npusim".
+std::string fused(MapContext& c) {
+    const std::string& op = c.node.op_type();
+    if (op == "GELU") {
+        const auto* a = find_attr(c.node, "approximate");
+        c.emit("GELU", {c.in(0)}, c.out(), a ? ojson{{"approximate", a->s()}} : ojson::object());
+        return "";
+    }
+    if (op == "LayerNorm" || op == "RMSNorm") {
+        std::vector<std::string> ins;
+        for (std::size_t i = 0; i < c.inputs(); ++i) ins.push_back(c.in(i));
+        c.emit(op, ins, c.out(), ojson{{"axis", -1}, {"epsilon", attr_float(c.node, "epsilon", 1e-5)}});
+        return "";
+    }
+    if (op == "SiLU" || op == "HardSwish") return unary(c, op.c_str());
+    return "npusim:" + op;
+}
+
 using MapFn = std::function<std::string(MapContext&)>;
 struct Mapping {
     MapFn fn;
@@ -350,7 +464,28 @@ struct Mapping {
 
 const std::map<std::string, Mapping>& table() {
     static const std::map<std::string, Mapping> t = {
+        {"Abs", {[](MapContext& c) { return unary(c, "Abs"); }, "`Abs`"}},
         {"Add", {[](MapContext& c) { return binary(c, "Add"); }, "`Add`"}},
+        {"Clip", {clip, "`Clip` (ReLU6 is `Clip` 0..6; `Clip` 0..inf is `ReLU`)"}},
+        {"Div", {div, "`Mul` when the divisor is a constant (its reciprocal), else `Div`"}},
+        {"Erf", {[](MapContext& c) { return unary(c, "Erf"); }, "`Erf` (inside a GELU: the `GELU` pattern)"}},
+        {"Exp", {[](MapContext& c) { return unary(c, "Exp"); }, "`Exp`"}},
+        {"Gather", {gather, "`Gather` (an embedding lookup when the data is a constant)"}},
+        {"HardSigmoid", {[](MapContext& c) { return unary(c, "HardSigmoid"); }, "`HardSigmoid`"}},
+        {"HardSwish", {[](MapContext& c) { return unary(c, "HardSwish"); }, "`HardSwish`"}},
+        {"LeakyRelu", {[](MapContext& c) { return unary(c, "LeakyReLU"); }, "`LeakyReLU`"}},
+        {"Max", {[](MapContext& c) { return variadic(c, "Max"); }, "`Max` (two inputs)"}},
+        {"Min", {[](MapContext& c) { return variadic(c, "Min"); }, "`Min` (two inputs)"}},
+        {"Neg", {[](MapContext& c) { return unary(c, "Neg"); }, "`Neg`"}},
+        {"Pow", {pow, "`Mul` (x·x) for exponent 2, `Sqrt` for 0.5, else `Pow`"}},
+        {"Reciprocal", {[](MapContext& c) { return unary(c, "Reciprocal"); }, "`Reciprocal`"}},
+        {"ReduceMax", {[](MapContext& c) { return reduce(c, "ReduceMax"); }, "`ReduceMax`"}},
+        {"ReduceMean", {[](MapContext& c) { return reduce(c, "ReduceMean"); }, "`ReduceMean` (inside a LayerNorm/RMSNorm: the pattern)"}},
+        {"Slice", {slice, "`Slice` (constant bounds, positive steps); the whole tensor: nothing"}},
+        {"Sqrt", {[](MapContext& c) { return unary(c, "Sqrt"); }, "`Sqrt`"}},
+        {"Sub", {[](MapContext& c) { return binary(c, "Sub"); }, "`Sub`"}},
+        {"Tanh", {[](MapContext& c) { return unary(c, "Tanh"); }, "`Tanh`"}},
+        {"Where", {where, "`Where` (x, y, condition)"}},
         {"AveragePool", {[](MapContext& c) { return pool(c, "AvgPool"); }, "`AvgPool` (2-D; `ceil_mode` as extra bottom/right padding)"}},
         {"BatchNormalization", {batch_norm, "`BatchNorm` (inference form; folded into a preceding `Conv2D` by the compiler)"}},
         {"Cast", {cast, "nothing when source and target simulate in the same dtype (e.g. fp32 -> fp16)"}},
@@ -368,7 +503,7 @@ const std::map<std::string, Mapping>& table() {
         {"Mul", {[](MapContext& c) { return binary(c, "Mul"); }, "`Mul`"}},
         {"NonZero", {[](MapContext& c) { return unary(c, "NonZero"); }, "`NonZero` (compute-dependent size)"}},
         {"QuantizeLinear", {[](MapContext& c) { return quantize(c, true); }, "`Quantize` to int8 (per-tensor scale)"}},
-        {"ReduceSum", {reduce_sum, "`ReduceSum`"}},
+        {"ReduceSum", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum`"}},
         {"Relu", {[](MapContext& c) { return unary(c, "ReLU"); }, "`ReLU`"}},
         {"Reshape", {view, "`Reshape` to the shape inferred at import"}},
         {"Sigmoid", {[](MapContext& c) { return unary(c, "Sigmoid"); }, "`Sigmoid`"}},
@@ -491,6 +626,7 @@ void MapContext::emit(const std::string& op, const std::vector<std::string>& ins
 
 std::string map_node(MapContext& c) {
     const std::string& domain = c.node.domain();
+    if (domain == "npusim") return fused(c);
     if (!domain.empty() && domain != "ai.onnx") return domain + ":" + c.node.op_type();
     const auto it = table().find(c.node.op_type());
     if (it == table().end()) return c.node.op_type();
