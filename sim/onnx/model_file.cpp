@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <unordered_map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -113,7 +114,22 @@ void check_loaded(LoadedModel& m) {
                                op_types_of(m.model)));
     check_external_data(m);
     try {
-        ::onnx::checker::check_model(m.model);
+        // check_model(ModelProto) looks for external data in the working
+        // folder; this is its body with the model's folder set.
+        ::onnx::checker::CheckerContext ctx;
+        if (m.model.ir_version() > ::onnx::IR_VERSION)
+            fail(file, fmt::format("ir_version {} is newer than this ONNX library reads ({})", m.model.ir_version(),
+                                   static_cast<int>(::onnx::IR_VERSION)));
+        ctx.set_ir_version(static_cast<int>(m.model.ir_version()));
+        std::unordered_map<std::string, int> opsets;
+        for (const auto& o : m.model.opset_import()) opsets[o.domain()] = static_cast<int>(o.version());
+        ctx.set_opset_imports(opsets);
+        ctx.set_model_dir(m.dir);
+        ::onnx::checker::LexicalScopeContext lex;
+        ::onnx::checker::check_graph(m.model.graph(), ctx, lex);
+        if (ctx.get_ir_version() >= 8) ::onnx::checker::check_model_local_functions(m.model, ctx, lex);
+    } catch (const InputError&) {
+        throw;
     } catch (const std::exception& e) {
         fail(file, "invalid ONNX model (onnx checker): " + first_line(e.what()) + "; its ops: " + op_types_of(m.model));
     }

@@ -97,8 +97,8 @@ private:
                 auto* d = shape->mutable_dim(i);
                 if (d->has_dim_value() && d->dim_value() > 0) continue;
                 if (d->has_dim_value() && d->dim_value() <= 0 && !d->has_dim_param())
-                    fail(m_.file, fmt::format("input '{}': dimension {} is {}; dimensions must be at least 1", in.name(),
-                                              i, d->dim_value()));
+                    fail(m_.file, fmt::format("input '{}': dimension {} is {} (an empty tensor: nothing to simulate); the "
+                                              "model's ops: {}", in.name(), i, d->dim_value(), op_types_of(m_.model)));
                 const std::string param = d->has_dim_param() ? d->dim_param() : "";
                 if (!param.empty()) params.insert(param);
                 std::int64_t v = -1;
@@ -118,12 +118,6 @@ private:
                 sum_.dims[param.empty() || i == 0 ? (param.empty() ? "batch" : param) : param] = v;
             }
         }
-        if (!missing.empty()) {
-            std::string list;
-            for (const auto& s : missing) list += (list.empty() ? "" : ", ") + s;
-            fail(m_.file, "symbolic dimensions without a value: " + list +
-                              "; give each with --set workload.dims.NAME=N (the leading dimension binds to workload.batch)");
-        }
         const std::vector<std::string> names(params.begin(), params.end());
         for (const auto& [k, v] : dims_) {
             if (k == "batch") {
@@ -136,6 +130,12 @@ private:
                 fail(m_.file, fmt::format("dims: unknown dimension '{}' given for this model{}; the model's symbolic "
                                           "dimensions: {}", k, did_you_mean(k, names),
                                           names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
+        }
+        if (!missing.empty()) {
+            std::string list;
+            for (const auto& s : missing) list += (list.empty() ? "" : ", ") + s;
+            fail(m_.file, "symbolic dimensions without a value: " + list +
+                              "; give each with --set workload.dims.NAME=N (the leading dimension binds to workload.batch)");
         }
     }
 
