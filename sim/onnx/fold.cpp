@@ -311,6 +311,8 @@ bool fold_node(const ::onnx::NodeProto& n, const std::vector<Operand>& in, const
         for (std::size_t i = 0; i < in.size(); ++i) {
             const ConstValue* v = value(in, i);
             if (!v || v->shape.size() != x->shape.size()) return false;
+            for (std::size_t d = 0; d < x->shape.size(); ++d)
+                if (static_cast<int>(d) != axis && v->shape[d] != x->shape[d]) return false;
             shape[static_cast<std::size_t>(axis)] += v->shape[static_cast<std::size_t>(axis)];
         }
         std::int64_t outer = 1;

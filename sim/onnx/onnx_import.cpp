@@ -278,7 +278,11 @@ private:
             if (why.empty()) {
                 MapContext c(n, m_.opset, b, facts_, consts_, aliases, name);
                 c.used_outputs = &used;
-                why = map_node(c);
+                try {
+                    why = map_node(c);
+                } catch (const std::exception&) {
+                    why = n.op_type() + " (malformed attributes)";  // e.g. a list shorter than its rank
+                }
             }
             if (!why.empty()) unsupported[why].push_back(name);
         }

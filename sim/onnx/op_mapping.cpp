@@ -104,6 +104,7 @@ std::string conv(MapContext& c) {
     const Shape& wshape = c.shape(1);
     const std::size_t spatial = x.size() >= 2 ? x.size() - 2 : 0;
     if (spatial != 1 && spatial != 2) return fmt::format("Conv ({}-D)", spatial);
+    if (wshape.size() != x.size()) return "Conv (weight rank)";
     Shape x4 = x, w4 = wshape, out4 = c.out_shape();
     Shape kernel = attr_ints(c.node, "kernel_shape", Shape(wshape.begin() + 2, wshape.end()));
     if (spatial == 1) {
@@ -190,6 +191,7 @@ std::string batch_norm(MapContext& c) {
 std::string matmul(MapContext& c) {
     if (!c.out_known()) return "MatMul (output shape unknown)";
     Shape a = c.shape(0), b = c.shape(1);
+    if (a.empty() || b.empty()) return "MatMul (scalar operand)";
     std::string ai = c.in(0), bi = c.in(1);
     // numpy semantics: a 1-D operand gains a unit dim, removed from the result.
     if (a.size() == 1) {
@@ -411,6 +413,9 @@ std::string slice(MapContext& c) {
     Shape starts, ends, axes = ax ? ax->ints() : Shape{}, steps = sp ? sp->ints() : Shape{};
     if (axes.empty())
         for (std::size_t i = 0; i < st->data.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+    if (axes.size() != st->data.size() || en->data.size() != st->data.size() ||
+        (!steps.empty() && steps.size() != st->data.size()))
+        return "Slice (bounds of different lengths)";
     for (std::size_t i = 0; i < st->data.size(); ++i) {
         const int a = norm_axis(axes.at(i), x.size());
         if (a < 0 || a >= static_cast<int>(x.size())) return "Slice (axis)";
