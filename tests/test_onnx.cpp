@@ -14,7 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
+#include "compiler/compiler.hpp"
+#include "config/run_config.hpp"
 #include "onnx/onnx_import.hpp"
+#include "tasks/task.hpp"
 #include "support/e2e.hpp"
 
 using namespace npusim::test;
@@ -285,4 +288,32 @@ TEST_CASE("onnx: docs/onnx.md is what npusim import --list-ops prints", "[onnx][
     CHECK(slurp(path) == expected);
     for (const char* op : {"Conv", "Gemm", "MatMul", "Softmax", "LayerNormalization", "Clip", "Slice"})
         CHECK(expected.find(std::string("| `") + op + "` |") != std::string::npos);
+}
+
+TEST_CASE("onnx: placement on imported models as on bundled ones: no kernel of 8 or more tasks on fewer than half the "
+          "cores it could use", "[onnx][placement]") {
+    using namespace npusim;
+    int checked = 0;
+    for (const std::string chip : {"a2", "ax300"}) {
+        for (const auto& [name, sets] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+                 {"residual_block", {}}, {"depthwise_block", {"workload.batch=2"}},
+                 {"transformer_block", {"workload.dims.seq=256"}}}) {
+            const RunConfig cfg = RunConfig::load(kSrc + "/configs/chips/" + chip + ".json", model(name), sets);
+            const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());
+            std::map<std::pair<std::string, CoreType>, std::pair<int, std::set<int>>> use;
+            for (const Task& t : r.stream.tasks) {
+                auto& e = use[{r.stream.name(t.op), t.core_type}];
+                ++e.first;
+                e.second.insert(t.core);
+            }
+            for (const auto& [key, u] : use) {
+                if (u.first < 8) continue;
+                const int cores = key.second == CoreType::cube ? cfg.chip().cube.count : cfg.chip().vector.count;
+                CAPTURE(chip, name, key.first, u.first, cores);
+                CHECK(2 * static_cast<int>(u.second.size()) >= std::min(u.first, cores));
+                ++checked;
+            }
+        }
+    }
+    CHECK(checked > 20);
 }

@@ -332,7 +332,8 @@ private:
                   {"tensors", std::move(b.tensors)},
                   {"nodes", std::move(b.nodes)},
                   {"outputs", std::move(outputs)}};
-        return doc.dump(1);
+        // Names are protobuf strings, not checked for UTF-8: replace what is not (JSON must be).
+        return doc.dump(1, ' ', false, ojson::error_handler_t::replace);
     }
 };
 
