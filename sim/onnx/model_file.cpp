@@ -133,6 +133,15 @@ void check_loaded(LoadedModel& m) {
     } catch (const std::exception& e) {
         fail(file, "invalid ONNX model (onnx checker): " + first_line(e.what()) + "; its ops: " + op_types_of(m.model));
     }
+    // The checker lets a zero stride through, and libonnx's Conv/Pool shape
+    // inference then divides by it (SIGFPE): window attributes must be >= 1.
+    for (const auto& n : m.model.graph().node())
+        for (const auto& a : n.attribute())
+            if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape")
+                for (const auto v : a.ints())
+                    if (v < 1)
+                        fail(file, fmt::format("node '{}' ({}): attribute {} must be >= 1, got {}", n.name(), n.op_type(),
+                                               a.name(), v));
 }
 
 }  // namespace

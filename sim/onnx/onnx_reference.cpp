@@ -73,6 +73,26 @@ they are not mapped (unless listed above):
     md += list + ".\n\nAny other op whose inputs are all constants (a transposed or otherwise\n"
                  "precomputed weight) becomes a constant of its inferred shape.\n";
     md += R"(
+## Patterns
+
+Exporters decompose ops the NPU runs as one kernel. After folding, these
+subgraphs become one compiler op (each intermediate must be read only
+inside the pattern):
+
+| pattern | becomes |
+|---|---|
+| `Div(x, √2)` (or any Mul/Add/Div/Pow chain of x with constants) → `Erf` → `Add 1` → `Mul x`, `Mul 0.5` (any order) | `GELU` |
+| the same around `Tanh` (x + 0.044715·x³, · √(2/π)) | `GELU` with `approximate: tanh` |
+| `ReduceMean(x)` → `Sub` → `Pow 2` → `ReduceMean` → `Add ε` → `Sqrt` → `Div` (→ `Mul γ` → `Add β`), over the last axis | `LayerNorm` |
+| `Pow(x, 2)` → `ReduceMean` → `Add ε` → `Sqrt` → `Div` (or `Reciprocal` → `Mul`) (→ `Mul γ`) | `RMSNorm` |
+| `x · Sigmoid(x)` | `SiLU` |
+| `x · HardSigmoid(x)` (α 1/6, β 0.5) | `HardSwish` |
+
+`Div` by a constant is a `Mul` by its reciprocal, `Pow` by 2 a `Mul` x·x,
+`Gemm`'s alpha and beta fold into the weights. *Not yet*: attention
+(MatMul → scale → mask → Softmax → MatMul) as one fused kernel — it maps
+op by op.
+
 ## Errors
 
 ```
