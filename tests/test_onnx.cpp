@@ -317,3 +317,23 @@ TEST_CASE("onnx: placement on imported models as on bundled ones: no kernel of 8
     }
     CHECK(checked > 20);
 }
+
+TEST_CASE("onnx: a sweep takes an .onnx workload and varies its batch", "[onnx][study]") {
+    TempDir tmp;
+    const std::string study = tmp.write("study.json", json{{"name", "onnx_batch"}, {"chip", kA2},
+                                                           {"workload", model("transformer_block")},
+                                                           {"set", {{"workload.dims.seq", 128}}},
+                                                           {"axes", {{"workload.batch", {1, 4}}}},
+                                                           {"combine", "grid"},
+                                                           {"metrics", {"total_cycles"}}}
+                                                          .dump());
+    const Result r = run_npusim(tmp, {"sweep", study, "--out", tmp.path("out"), "-j", "1"});
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("2 points, 2 ok, 0 failed") != std::string::npos);
+    const std::string csv = slurp(tmp.path("out/results.csv"));
+    // Each point's cycles are what `npusim run` gives for that batch.
+    for (const char* batch : {"workload.batch=1", "workload.batch=4"})
+        CHECK(csv.find(std::to_string(cycles(run_for_stats(tmp, kA2, model("transformer_block"),
+                                                           {"workload.dims.seq=128", batch})))) != std::string::npos);
+}

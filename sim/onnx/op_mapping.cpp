@@ -461,6 +461,32 @@ std::string fused(MapContext& c) {
     return "npusim:" + op;
 }
 
+// The max over every spatial position, per channel.
+std::string global_max_pool(MapContext& c) {
+    const Shape& x = c.shape(0);
+    if (x.size() < 3) return "GlobalMaxPool (rank)";
+    Shape axes;
+    for (std::size_t i = 2; i < x.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+    c.emit("ReduceMax", {c.in(0)}, c.out(), ojson{{"axes", ints_json(axes)}, {"keepdims", 1}});
+    return "";
+}
+
+// Sum of N inputs: N-1 Adds.
+std::string sum(MapContext& c) {
+    if (c.inputs() == 1) {
+        c.alias_output(c.in(0));
+        return "";
+    }
+    std::string acc = c.in(0);
+    for (std::size_t i = 1; i < c.inputs(); ++i) {
+        const bool last = i + 1 == c.inputs();
+        const std::string t = last ? c.out() : c.b.temp_tensor(c.name + ".partial");
+        c.emit("Add", {acc, c.in(i)}, t, ojson::object(), last ? "" : ".partial");
+        acc = t;
+    }
+    return "";
+}
+
 using MapFn = std::function<std::string(MapContext&)>;
 struct Mapping {
     MapFn fn;
@@ -514,7 +540,12 @@ const std::map<std::string, Mapping>& table() {
         {"Sigmoid", {[](MapContext& c) { return unary(c, "Sigmoid"); }, "`Sigmoid`"}},
         {"Softmax", {softmax, "`Softmax` (before opset 13: over the flattened trailing dims)"}},
         {"Squeeze", {view, "`Reshape`"}},
-        {"Sum", {[](MapContext& c) { return binary(c, "Add"); }, "`Add` (two inputs)"}},
+        {"Sum", {sum, "`Add`s (one fewer than the inputs)"}},
+        {"GlobalMaxPool", {global_max_pool, "`ReduceMax` over the spatial axes"}},
+        {"PRelu", {[](MapContext& c) {
+             if (!c.is_const(1)) return std::string("PRelu (computed slope)");
+             return unary(c, "LeakyReLU");
+         }, "`LeakyReLU` (the slope tensor is a constant; the cost is the same)"}},
         {"Transpose", {transpose, "`Transpose`"}},
         {"Unsqueeze", {view, "`Reshape`"}},
     };
