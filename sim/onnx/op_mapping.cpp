@@ -203,6 +203,16 @@ std::string matmul(MapContext& c) {
         b = {b[0], 1};
     }
     const bool batched = a.size() >= 3 && a.size() == b.size() && !c.is_const(1);
+    if (a.size() >= 3 && b.size() == 2 && c.is_const(1) && product(a, 0, a.size() - 2) > 1) {
+        // A shared 2-D weight: the leading dims are more rows of one matmul
+        // (as torch's Linear computes it), not batches of a few rows each
+        // (an [S, B, H] activation would be S matmuls of B rows).
+        const std::string rows = reshaped(c, ai, a, {product(a, 0, a.size() - 1), a.back()}, ".rows");
+        const std::string t = c.b.temp_tensor(c.name + ".mm");
+        c.emit("MatMul", {rows, bi}, t);
+        c.emit("Reshape", {t}, c.out(), ojson{{"shape", ints_json(c.out_shape())}}, ".out");
+        return "";
+    }
     const char* op = batched ? "BatchMatMul" : "MatMul";
     if (a.size() == 2 && b.size() > 2) {
         // [M,K] x [B...,K,N]: the compiler wants the batch on the left operand.
@@ -529,7 +539,7 @@ const std::map<std::string, Mapping>& table() {
         {"GlobalAveragePool", {[](MapContext& c) { return unary(c, "GlobalAvgPool"); }, "`GlobalAvgPool`"}},
         {"Identity", {identity, "nothing (an alias)"}},
         {"LayerNormalization", {layer_norm, "`LayerNorm` (opset 17)"}},
-        {"MatMul", {matmul, "`MatMul`, or `BatchMatMul` when both operands are computed and batched; 1-D operands reshaped"}},
+        {"MatMul", {matmul, "`MatMul` (a shared 2-D weight takes the leading dims as rows), or `BatchMatMul` when both operands are computed and batched; 1-D operands reshaped"}},
         {"MaxPool", {[](MapContext& c) { return pool(c, "MaxPool"); }, "`MaxPool` (2-D, no indices output)"}},
         {"Mul", {[](MapContext& c) { return binary(c, "Mul"); }, "`Mul`"}},
         {"NonZero", {[](MapContext& c) { return unary(c, "NonZero"); }, "`NonZero` (compute-dependent size)"}},
