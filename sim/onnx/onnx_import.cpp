@@ -92,6 +92,12 @@ private:
             if (!in.type().has_tensor_type())
                 fail(m_.file, fmt::format("input '{}': only tensor inputs are supported (not sequences or maps); the model's "
                                           "ops: {}", in.name(), op_types_of(m_.model)));
+            // libonnx's shape inference is not hardened against scalars where
+            // an op needs an axis (LayerNormalization of a rank-0 input is a
+            // SIGSEGV), and a scalar input is no NPU work: refused here.
+            if (!in.type().tensor_type().has_shape() || in.type().tensor_type().shape().dim_size() == 0)
+                fail(m_.file, fmt::format("input '{}' is a scalar or has no shape (nothing to simulate); the model's "
+                                          "ops: {}", in.name(), op_types_of(m_.model)));
             auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
             for (int i = 0; i < shape->dim_size(); ++i) {
                 auto* d = shape->mutable_dim(i);
