@@ -181,8 +181,10 @@ TEST_CASE("workload kind: one table decides the kind, from the file name or the 
 
     CHECK(workload_kind_of_file_name("a/b.JSONL") == WorkloadKind::tasks);
     CHECK(workload_kind_of_file_name("model.json") == WorkloadKind::none);  // its "kind" decides
+    CHECK(workload_kind_of_file_name("net.ONNX") == WorkloadKind::graph);   // imported (docs/onnx.md)
     CHECK_THROWS_WITH(workload_kind_of_file_name("model.yaml"),
-                      "model.yaml: unknown workload file type (expected a .json workload or a .jsonl task stream)");
+                      "model.yaml: unknown workload file type (expected a .json workload, a .jsonl task stream or an "
+                      ".onnx model)");
     CHECK_THROWS_WITH(parse_workload_kind(json("grap"), "w.json"),
                       "w.json: workload kind 'grap' is not supported yet (supported: tasks, graph, moe) (did you mean "
                       "'graph'?)");

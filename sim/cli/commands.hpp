@@ -15,5 +15,6 @@ int config_reference_command(const Args& args);
 int lint_command(const Args& args);
 int sweep_command(const Args& args);
 int check_command(const Args& args);
+int import_command(const Args& args);
 
 }  // namespace npusim::cli

@@ -31,7 +31,7 @@ int compile_command(const Args& args) {
     opts.add_options()
         ("help,h", "show this help")
         ("chip", po::value(&chip_file)->required(), "chip file (JSON)")
-        ("workload", po::value(&workload_file)->required(), "model graph (.json)")
+        ("workload", po::value(&workload_file)->required(), "model graph (.json) or ONNX model (.onnx)")
         ("set", po::value(&sets), "override PATH=VALUE in the run document (repeatable)")
         ("emit-tasks", po::value(&out_file)->required(), "write the task stream (JSON Lines) here")
         ("quiet,q", po::bool_switch(&quiet), "no report on stdout");

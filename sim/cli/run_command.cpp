@@ -45,7 +45,7 @@ int run_command(const Args& args) {
     opts.add_options()
         ("help,h", "show this help")
         ("chip", po::value(&chip_file)->required(), "chip file (JSON)")
-        ("workload", po::value(&workload_file)->required(), "workload: a task stream (.jsonl) or a model graph (.json)")
+        ("workload", po::value(&workload_file)->required(), "workload: a task stream (.jsonl), a model graph (.json) or an ONNX model (.onnx)")
         ("set", po::value(&sets), "override PATH=VALUE in the run document (repeatable)")
         ("stats", po::value(&stats_file), "write statistics JSON here")
         ("trace", po::value(&trace_file), "write a Perfetto-loadable trace here")

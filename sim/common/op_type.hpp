@@ -12,6 +12,11 @@ enum class OpType : std::uint8_t {
     MaxPool, AvgPool, GlobalAvgPool, Concat, Reshape, Transpose, ReduceSum, Quantize, Dequantize,
     // Data-dependent output shape (host runtime: compute-dependent ops).
     Unique, NonZero,
+    // Element-wise and data-movement ops of imported models (docs/onnx.md):
+    // binary with numpy broadcast, unary, select, reductions, gathers.
+    Sub, Div, Max, Min, Pow,
+    Exp, Sqrt, Tanh, Erf, Abs, Neg, Reciprocal, Clip, LeakyReLU, HardSigmoid, HardSwish, SiLU,
+    Where, ReduceMean, ReduceMax, Gather, Slice, RMSNorm,
     // Compiler-inserted.
     FormatConvert,
 };

@@ -16,6 +16,7 @@
 #include "compiler/memory_plan.hpp"
 #include "compiler/sync_pass.hpp"
 #include "compiler/tiler.hpp"
+#include "onnx/onnx_import.hpp"
 #include "stats/stats.hpp"
 #include "tasks/stream_reader.hpp"
 
@@ -137,7 +138,11 @@ std::map<std::string, std::int64_t> graph_dims(const GraphWorkload& w) {
 }
 
 CompileResult compile_workload(const WorkloadParams& w, const ChipParams& chip) {
-    const Graph g = read_graph(w.file, graph_dims(w.graph));
+    // An ONNX model is imported into the graph format first (docs/onnx.md);
+    // the dims bind its symbolic input dims instead of the graph's.
+    const Graph g = onnx_import::is_onnx_file_name(w.file)
+                        ? read_graph_text(onnx_import::import_model(w.file, graph_dims(w.graph)), w.file)
+                        : read_graph(w.file, graph_dims(w.graph));
     const CompileOptions opt(w.graph);
     std::vector<std::string> names;
     for (const auto& n : g.nodes) names.push_back(n.name);

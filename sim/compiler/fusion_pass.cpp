@@ -18,12 +18,17 @@ KernelKind kind_of(OpType op) {
         case OpType::GlobalAvgPool:
         case OpType::Softmax:
         case OpType::LayerNorm:
-        case OpType::ReduceSum: return KernelKind::reduce;
+        case OpType::RMSNorm:
+        case OpType::ReduceSum:
+        case OpType::ReduceMean:
+        case OpType::ReduceMax: return KernelKind::reduce;
         case OpType::FormatConvert: return KernelKind::format;
         case OpType::Concat: return KernelKind::concat;
         case OpType::Transpose:
         case OpType::Unique:   // data-dependent gathers: read all, write a compacted output
-        case OpType::NonZero: return KernelKind::transpose;
+        case OpType::NonZero:
+        case OpType::Gather:  // indexed / strided copies: read the rows used, write the output
+        case OpType::Slice: return KernelKind::transpose;
         case OpType::Reshape: return KernelKind::alias;
         default: return KernelKind::elementwise;
     }

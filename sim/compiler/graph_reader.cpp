@@ -61,10 +61,16 @@ const AttrSpec& attr_spec(OpType op) {
                                    {"zero_point", AttrType::Int}};
     static const AttrSpec gelu = {{"approximate", AttrType::String}};
     static const AttrSpec data_dependent = {{"expected", AttrType::IntOrList}};
+    static const AttrSpec clip = {{"min", AttrType::Number}, {"max", AttrType::Number}};
+    static const AttrSpec alpha = {{"alpha", AttrType::Number}};
+    static const AttrSpec hard_sigmoid = {{"alpha", AttrType::Number}, {"beta", AttrType::Number}};
+    static const AttrSpec slice = {{"starts", AttrType::List}, {"ends", AttrType::List}, {"axes", AttrType::List},
+                                   {"steps", AttrType::List}};
     switch (op) {
         case OpType::Conv2D: return conv;
         case OpType::BatchNorm: return bn;
-        case OpType::LayerNorm: return ln;
+        case OpType::LayerNorm:
+        case OpType::RMSNorm: return ln;
         case OpType::Softmax:
         case OpType::Concat: return axis;
         case OpType::MatMul:
@@ -73,7 +79,14 @@ const AttrSpec& attr_spec(OpType op) {
         case OpType::AvgPool: return pool;
         case OpType::Reshape: return reshape;
         case OpType::Transpose: return transpose;
-        case OpType::ReduceSum: return reduce;
+        case OpType::ReduceSum:
+        case OpType::ReduceMean:
+        case OpType::ReduceMax: return reduce;
+        case OpType::Clip: return clip;
+        case OpType::LeakyReLU: return alpha;
+        case OpType::HardSigmoid: return hard_sigmoid;
+        case OpType::Gather: return axis;
+        case OpType::Slice: return slice;
         case OpType::Quantize:
         case OpType::Dequantize: return quant;
         case OpType::GELU: return gelu;

@@ -107,7 +107,9 @@ public:
     // rather than out of it and back.
     void align_operands(std::size_t i) {
         const OpType op = g_.nodes[i].op;
-        if (op != OpType::Concat && op != OpType::Add && op != OpType::Mul) return;
+        if (op != OpType::Concat && op != OpType::Add && op != OpType::Mul && op != OpType::Sub && op != OpType::Div &&
+            op != OpType::Max && op != OpType::Min && op != OpType::Pow && op != OpType::Where)
+            return;
         const auto& ins = g_.nodes[i].inputs;
         const Tensor& first = tensor(ins[0]);
         bool any_fractal = false;

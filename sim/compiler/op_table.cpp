@@ -34,7 +34,15 @@ NodeWork node_work(const Graph& g, const Node& n) {
         case OpType::GELU: w.flops = 8 * elems; break;
         case OpType::Softmax:
         case OpType::LayerNorm:
+        case OpType::RMSNorm:
         case OpType::BatchNorm: w.flops = 5 * elems; break;
+        case OpType::Erf:
+        case OpType::Pow: w.flops = 8 * elems; break;
+        case OpType::Tanh: w.flops = 6 * elems; break;
+        case OpType::SiLU: w.flops = 5 * elems; break;
+        case OpType::Exp:
+        case OpType::Sqrt:
+        case OpType::Div: w.flops = 4 * elems; break;
         case OpType::ReduceSum:
         case OpType::GlobalAvgPool:
         case OpType::NonZero: w.flops = in_elems; break;

@@ -13,7 +13,26 @@ bool is_elementwise(OpType op) {
         case OpType::Add:
         case OpType::Mul:
         case OpType::Quantize:
-        case OpType::Dequantize: return true;
+        case OpType::Dequantize:
+        case OpType::Sub:
+        case OpType::Div:
+        case OpType::Max:
+        case OpType::Min:
+        case OpType::Pow:
+        case OpType::Exp:
+        case OpType::Sqrt:
+        case OpType::Tanh:
+        case OpType::Erf:
+        case OpType::Abs:
+        case OpType::Neg:
+        case OpType::Reciprocal:
+        case OpType::Clip:
+        case OpType::LeakyReLU:
+        case OpType::HardSigmoid:
+        case OpType::HardSwish:
+        case OpType::SiLU:
+        case OpType::Where:
+            return true;
         default: return false;
     }
 }
@@ -34,12 +53,36 @@ double vector_cycles_per_repeat(const Node& n) {
         case OpType::GELU: return 8;             // tanh approximation
         case OpType::Softmax: return 6;          // max, exp, sum, divide
         case OpType::LayerNorm: return 6;        // mean, variance, normalise
+        case OpType::RMSNorm: return 5;          // mean of squares, normalise
         case OpType::ReduceSum: return 1;
         case OpType::GlobalAvgPool: return 1;
         case OpType::Transpose: return 2;
         case OpType::FormatConvert: return 2;    // TransData
         case OpType::Concat: return 0;           // pure copies
         case OpType::Reshape: return 0;
+        // Imported models' ops (estimates from instruction counts, like the above).
+        case OpType::Sub:
+        case OpType::Max:
+        case OpType::Min:
+        case OpType::Abs:
+        case OpType::Neg: return 1;
+        case OpType::Clip: return 2;             // max, min
+        case OpType::LeakyReLU: return 2;        // mul, max
+        case OpType::Where: return 2;            // compare-select
+        case OpType::HardSigmoid: return 3;      // mul-add, clamp
+        case OpType::HardSwish: return 4;        // hard sigmoid, mul
+        case OpType::Div: return 4;              // reciprocal (Newton step), mul
+        case OpType::Reciprocal: return 3;
+        case OpType::Sqrt: return 4;
+        case OpType::Exp: return 4;
+        case OpType::SiLU: return 5;             // sigmoid, mul
+        case OpType::Tanh: return 6;
+        case OpType::Erf: return 8;              // polynomial
+        case OpType::Pow: return 8;              // log, mul, exp
+        case OpType::ReduceMean: return 1;       // sum, one scale
+        case OpType::ReduceMax: return 1;
+        case OpType::Gather: return 2;           // indexed copies
+        case OpType::Slice: return 0;            // pure copies
         case OpType::Unique: return 16;         // sort + compaction (estimate)
         case OpType::NonZero: return 2;         // compare + compaction (estimate)
         case OpType::MaxPool:
@@ -71,7 +114,10 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
         case OpType::GlobalAvgPool: return Layout::NC1HWC0;
         case OpType::Softmax:
         case OpType::LayerNorm:
+        case OpType::RMSNorm:
         case OpType::ReduceSum:
+        case OpType::ReduceMean:
+        case OpType::ReduceMax:
             // Row-wise over the last axis: fine on plain or fractal data, but
             // NC1HWC0 splits the channel axis.
             if (t.layout == Layout::NC1HWC0) return Layout::NCHW;
@@ -80,11 +126,20 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
         case OpType::Transpose:
         case OpType::Unique:
         case OpType::NonZero:
+        case OpType::Gather:
+        case OpType::Slice:
             if (!is_plain(t.layout)) return plain_layout(t.shape);
             return std::nullopt;
         case OpType::Concat:
         case OpType::Add:
-        case OpType::Mul: {
+        case OpType::Mul:
+        case OpType::Sub:
+        case OpType::Div:
+        case OpType::Max:
+        case OpType::Min:
+        case OpType::Pow:
+        case OpType::Where:
+ {
             // Same-shape operands must share the first operand's layout.
             if (i == 0) return std::nullopt;
             const Tensor& first = g.tensors[static_cast<std::size_t>(n.inputs[0])];
@@ -107,7 +162,9 @@ Layout output_layout(const Graph& g, const Node& n) {
         case OpType::Reshape:
         case OpType::Transpose:
         case OpType::Unique:
-        case OpType::NonZero: return plain_layout(out.shape);
+        case OpType::NonZero:
+        case OpType::Gather:
+        case OpType::Slice: return plain_layout(out.shape);
         case OpType::FormatConvert: return out.layout;  // set when inserted
         default: {
             const Tensor& in = g.tensors[static_cast<std::size_t>(n.inputs[0])];

@@ -9,7 +9,7 @@
 namespace npusim::compiler {
 
 bool is_cube_op(OpType op);         // Conv2D, MatMul, BatchMatMul
-bool is_elementwise(OpType op);     // BN, activations, Add, Mul, (De)Quantize
+bool is_elementwise(OpType op);     // BN, activations, binary arithmetic, Where, (De)Quantize
 // ReLU can be applied by FixPipe on the Cube core's output path.
 bool fixpipe_can_apply(OpType op);
 // Vector cycles per 256 B repeat of the op's output (estimates; see

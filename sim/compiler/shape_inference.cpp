@@ -300,6 +300,46 @@ Shape reduce_sum(const Ctx& c) {
     return out;
 }
 
+// Gather: rows of `data` along `axis` picked by `indices` (an embedding lookup).
+Shape gather(const Ctx& c) {
+    c.need_inputs(2, 2, "data, indices");
+    const Shape& x = c.shape(0);
+    c.need_rank_at_least(0, 1, "data");
+    const int ax = c.axis(c.attr_int("axis", 0), x.size(), "axis");
+    Shape out(x.begin(), x.begin() + ax);
+    out.insert(out.end(), c.shape(1).begin(), c.shape(1).end());
+    out.insert(out.end(), x.begin() + ax + 1, x.end());
+    if (out.empty()) out.push_back(1);
+    return out;
+}
+
+// Slice: `starts`/`ends` (clamped to the dim, negative from the end) on
+// `axes` (default 0, 1, ...) with `steps` (default 1; positive).
+Shape slice(const Ctx& c) {
+    c.need_inputs(1, 1, "x");
+    Shape out = c.shape(0);
+    const auto starts = c.attr_ints("starts", {}), ends = c.attr_ints("ends", {});
+    if (starts.empty() || starts.size() != ends.size())
+        bad("attrs.starts and attrs.ends: required, one entry per sliced axis");
+    std::vector<std::int64_t> axes = c.attr_ints("axes", {});
+    if (axes.empty())
+        for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+    const auto steps = c.attr_ints("steps", std::vector<std::int64_t>(starts.size(), 1));
+    if (axes.size() != starts.size() || steps.size() != starts.size())
+        bad("attrs.axes and attrs.steps must have one entry per entry of attrs.starts");
+    for (std::size_t i = 0; i < starts.size(); ++i) {
+        const int ax = c.axis(axes[i], out.size(), "axes");
+        const std::int64_t d = c.shape(0)[static_cast<std::size_t>(ax)];
+        if (steps[i] < 1) bad("attrs.steps: must be >= 1, got " + std::to_string(steps[i]));
+        const auto clampd = [d](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + d : v, 0, d); };
+        const std::int64_t b = clampd(starts[i]), e = clampd(ends[i]);
+        if (e <= b) bad("attrs: slice " + std::to_string(starts[i]) + ":" + std::to_string(ends[i]) + " of axis " +
+                        std::to_string(ax) + " is empty");
+        out[static_cast<std::size_t>(ax)] = (e - b + steps[i] - 1) / steps[i];
+    }
+    return out;
+}
+
 Shape infer(const Graph& g, const Node& n) {
     const Ctx c(g, n);
     switch (n.op) {
@@ -317,11 +357,29 @@ Shape infer(const Graph& g, const Node& n) {
         case OpType::ReLU:
         case OpType::GELU:
         case OpType::Sigmoid:
+        case OpType::Exp:
+        case OpType::Sqrt:
+        case OpType::Tanh:
+        case OpType::Erf:
+        case OpType::Abs:
+        case OpType::Neg:
+        case OpType::Reciprocal:
+        case OpType::Clip:
+        case OpType::LeakyReLU:
+        case OpType::HardSigmoid:
+        case OpType::HardSwish:
+        case OpType::SiLU:
         case OpType::FormatConvert:
             c.need_inputs(1, 1, "x");
             return c.shape(0);
         case OpType::Add:
-        case OpType::Mul: {
+        case OpType::Mul:
+        case OpType::Sub:
+        case OpType::Div:
+        case OpType::Max:
+        case OpType::Min:
+        case OpType::Pow:
+ {
             c.need_inputs(2, 2, "a, b");
             Shape out;
             if (!broadcast_shapes(c.shape(0), c.shape(1), out))
@@ -330,8 +388,10 @@ Shape infer(const Graph& g, const Node& n) {
         }
         case OpType::MatMul: return matmul(c, false);
         case OpType::BatchMatMul: return matmul(c, true);
-        case OpType::LayerNorm: {
-            c.need_inputs_in({1, 3}, "x, then optionally gamma, beta");
+        case OpType::LayerNorm:
+        case OpType::RMSNorm: {
+            if (n.op == OpType::RMSNorm) c.need_inputs_in({1, 2}, "x, then optionally gamma");
+            else c.need_inputs_in({1, 3}, "x, then optionally gamma, beta");
             c.need_rank_at_least(0, 1, "normalised axes");
             const Shape& x = c.shape(0);
             const int ax = c.axis(c.attr_int("axis", -1), x.size(), "axis");
@@ -360,7 +420,18 @@ Shape infer(const Graph& g, const Node& n) {
         case OpType::Concat: return concat(c);
         case OpType::Reshape: return reshape(c);
         case OpType::Transpose: return transpose(c);
-        case OpType::ReduceSum: return reduce_sum(c);
+        case OpType::ReduceSum:
+        case OpType::ReduceMean:
+        case OpType::ReduceMax: return reduce_sum(c);
+        case OpType::Where: {
+            c.need_inputs(3, 3, "x, y, condition");
+            Shape xy, out;
+            if (!broadcast_shapes(c.shape(0), c.shape(1), xy) || !broadcast_shapes(xy, c.shape(2), out))
+                bad("shapes of " + c.name(0) + ", " + c.name(1) + " and " + c.name(2) + " do not broadcast");
+            return out;
+        }
+        case OpType::Gather: return gather(c);
+        case OpType::Slice: return slice(c);
         case OpType::Quantize:
         case OpType::Dequantize:
             c.need_inputs(1, 1, "x");
@@ -424,7 +495,15 @@ DType infer_type(const Graph& g, const Node& n) {
         case OpType::Mul:
         case OpType::MatMul:
         case OpType::BatchMatMul:
-        case OpType::Concat: same(1, c.count()); return first;
+        case OpType::Concat:
+        case OpType::Sub:
+        case OpType::Div:
+        case OpType::Max:
+        case OpType::Min:
+        case OpType::Pow:
+            same(1, c.count());
+            return first;
+        case OpType::Where: same(1, 2); return first;  // x, y (the condition is any dtype)
         case OpType::Conv2D: same(1, 2); return first;  // bias may be wider
         case OpType::NonZero: return DType::fp32;        // indices (stand-in for int32)
         default: return first;

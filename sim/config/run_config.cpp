@@ -179,6 +179,9 @@ json load_workload(const std::string& workload_file) {
     if (workload_file.empty()) return json::object();  // chip-only use (e.g. lint)
     if (workload_kind_of_file_name(workload_file) == WorkloadKind::tasks)
         return json{{"kind", "tasks"}, {"file", workload_file}};
+    // An ONNX model is a graph the compiler imports when it reads it.
+    if (workload_kind_of_file_name(workload_file) == WorkloadKind::graph)
+        return json{{"kind", "graph"}, {"file", workload_file}};
 
     json w = parse_json_object_file(workload_file, "workload file");
     switch (kind_in(w, workload_file, workload_file)) {

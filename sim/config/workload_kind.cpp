@@ -70,7 +70,8 @@ WorkloadKind parse_workload_kind(const nlohmann::json& value, const std::string&
 WorkloadKind workload_kind_of_file_name(const std::string& file) {
     if (ends_with_ci(file, ".jsonl")) return WorkloadKind::tasks;
     if (ends_with_ci(file, ".json")) return WorkloadKind::none;
-    throw InputError(file + ": unknown workload file type (expected a .json workload or a .jsonl task stream)");
+    if (ends_with_ci(file, ".onnx")) return WorkloadKind::graph;  // imported, then compiled (docs/onnx.md)
+    throw InputError(file + ": unknown workload file type (expected a .json workload, a .jsonl task stream or an .onnx model)");
 }
 
 }  // namespace npusim

@@ -30,8 +30,8 @@ const char* to_string(WorkloadKind kind);
 // did-you-mean, or "LABEL: workload.kind: expected a string, got ...".
 WorkloadKind parse_workload_kind(const nlohmann::json& value, const std::string& label);
 
-// What the name of a --workload file says: tasks for a .jsonl stream, none
-// for a .json workload file (its "kind" decides). Throws InputError for any
+// What the name of a --workload file says: tasks for a .jsonl stream, graph
+// for an .onnx model, none for a .json workload file (its "kind" decides). Throws InputError for any
 // other file type.
 WorkloadKind workload_kind_of_file_name(const std::string& file);
 

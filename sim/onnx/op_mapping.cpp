@@ -1,0 +1,706 @@
+#include "onnx/op_mapping.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "onnx/fold.hpp"
+
+namespace npusim::onnx_import {
+namespace {
+
+using TP = ::onnx::TensorProto;
+
+std::int64_t product(const Shape& s, std::size_t from, std::size_t to) {
+    std::int64_t n = 1;
+    for (std::size_t i = from; i < to && i < s.size(); ++i) n *= s[i];
+    return n;
+}
+
+ojson ints_json(const Shape& s) {
+    ojson a = ojson::array();
+    for (const auto v : s) a.push_back(v);
+    return a;
+}
+
+int norm_axis(std::int64_t a, std::size_t rank) {
+    const auto r = static_cast<std::int64_t>(rank);
+    return static_cast<int>(a < 0 ? a + r : a);
+}
+
+// ---------------------------------------------------------------------------
+// Helpers shared by several ops.
+
+// Reshape `x` to `shape` (skipped when it already has it).
+std::string reshaped(const MapContext& c, const std::string& x, const Shape& from, const Shape& to,
+                     const std::string& suffix) {
+    if (from == to) return x;
+    const std::string t = c.b.temp_tensor(c.name + suffix);
+    c.emit("Reshape", {x}, t, ojson{{"shape", ints_json(to)}}, suffix);
+    return t;
+}
+
+std::string unary(MapContext& c, const char* op) {
+    if (!c.out_known()) return std::string(c.node.op_type()) + " (output shape unknown)";
+    c.emit(op, {c.in(0)}, c.out());
+    return "";
+}
+
+std::string binary(MapContext& c, const char* op) {
+    if (c.inputs() != 2) return c.node.op_type() + " (" + std::to_string(c.inputs()) + " inputs)";
+    c.emit(op, {c.in(0), c.in(1)}, c.out());
+    return "";
+}
+
+// Spatial attributes of Conv and the pools: kernel, stride, pads (after
+// auto_pad), dilation; 2-D only here (1-D is lifted to 2-D by the caller).
+struct Window {
+    std::int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+    std::int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+};
+
+std::string window_of(const MapContext& c, const Shape& x, const Shape& kernel, Window& w) {
+    if (kernel.size() != 2) return "kernel rank";
+    w.kh = kernel[0];
+    w.kw = kernel[1];
+    const auto strides = attr_ints(c.node, "strides", {1, 1});
+    const auto dil = attr_ints(c.node, "dilations", {1, 1});
+    const auto pads = attr_ints(c.node, "pads", {0, 0, 0, 0});
+    if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4) return "attribute rank";
+    w.sh = strides[0];
+    w.sw = strides[1];
+    w.dh = dil[0];
+    w.dw = dil[1];
+    w.pt = pads[0];
+    w.pl = pads[1];
+    w.pb = pads[2];
+    w.pr = pads[3];
+    const auto* ap = find_attr(c.node, "auto_pad");
+    const std::string auto_pad = ap ? ap->s() : "NOTSET";
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        const auto same = [&](std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d, std::int64_t& lo,
+                              std::int64_t& hi) {
+            const std::int64_t out = (in + s - 1) / s;
+            const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s + (k - 1) * d + 1 - in);
+            lo = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+            hi = total - lo;
+        };
+        same(x[2], w.kh, w.sh, w.dh, w.pt, w.pb);
+        same(x[3], w.kw, w.sw, w.dw, w.pl, w.pr);
+    } else if (auto_pad == "VALID") {
+        w.pt = w.pl = w.pb = w.pr = 0;
+    }
+    return "";
+}
+
+// ---------------------------------------------------------------------------
+// The ops.
+
+std::string conv(MapContext& c) {
+    if (!c.out_known()) return "Conv (output shape unknown)";
+    const Shape& x = c.shape(0);
+    const Shape& wshape = c.shape(1);
+    const std::size_t spatial = x.size() >= 2 ? x.size() - 2 : 0;
+    if (spatial != 1 && spatial != 2) return fmt::format("Conv ({}-D)", spatial);
+    if (wshape.size() != x.size()) return "Conv (weight rank)";
+    Shape x4 = x, w4 = wshape, out4 = c.out_shape();
+    Shape kernel = attr_ints(c.node, "kernel_shape", Shape(wshape.begin() + 2, wshape.end()));
+    if (spatial == 1) {
+        // A 1-D convolution is a 2-D one of height 1.
+        if (!c.is_const(1)) return "Conv (1-D with a computed weight)";
+        x4 = {x[0], x[1], 1, x[2]};
+        w4 = {wshape[0], wshape[1], 1, wshape[2]};
+        out4 = {out4[0], out4[1], 1, out4[2]};
+        kernel = {1, kernel.at(0)};
+    }
+    Window w;
+    if (spatial == 1) {
+        // Lift the 1-D attributes to 2-D by hand.
+        const auto s = attr_ints(c.node, "strides", {1});
+        const auto d = attr_ints(c.node, "dilations", {1});
+        const auto p = attr_ints(c.node, "pads", {0, 0});
+        w.kh = 1;
+        w.kw = kernel[1];
+        w.sw = s.at(0);
+        w.dw = d.at(0);
+        w.pl = p.at(0);
+        w.pr = p.at(1);
+        const auto* ap = find_attr(c.node, "auto_pad");
+        if (ap && ap->s() != "NOTSET" && ap->s() != "VALID") return "Conv (1-D with auto_pad SAME)";
+        if (ap && ap->s() == "VALID") w.pl = w.pr = 0;
+    } else if (const std::string why = window_of(c, x4, kernel, w); !why.empty()) {
+        return "Conv (" + why + ")";
+    }
+    std::string xin = c.in(0);
+    std::string win = c.in(1);
+    if (spatial == 1) {
+        xin = reshaped(c, xin, x, x4, ".as2d");
+        // The weight is a const: declare its 2-D form (consts carry no values).
+        win = c.b.temp_tensor(c.name + ".weight2d");
+        c.b.declare(win, w4, graph_dtype(c.elem_type(1)), false, true);
+    }
+    std::vector<std::string> ins = {xin, win};
+    if (c.has_input(2)) ins.push_back(c.in(2));
+    ojson attrs{{"kernel", ojson::array({w.kh, w.kw})}, {"stride", ojson::array({w.sh, w.sw})},
+                {"pad", ojson::array({w.pt, w.pl, w.pb, w.pr})}, {"dilation", ojson::array({w.dh, w.dw})},
+                {"groups", attr_int(c.node, "group", 1)}};
+    if (spatial == 1) {
+        const std::string t = c.b.temp_tensor(c.name + ".conv2d");
+        c.emit("Conv2D", ins, t, attrs);
+        c.emit("Reshape", {t}, c.out(), ojson{{"shape", ints_json(c.out_shape())}}, ".as1d");
+    } else {
+        c.emit("Conv2D", ins, c.out(), attrs);
+    }
+    return "";
+}
+
+std::string pool(MapContext& c, const char* op) {
+    if (!c.out_known()) return c.node.op_type() + " (output shape unknown)";
+    if (c.output_used(1)) return c.node.op_type() + " (with indices output)";
+    const Shape& x = c.shape(0);
+    if (x.size() != 4) return fmt::format("{} ({}-D)", c.node.op_type(), x.size() >= 2 ? x.size() - 2 : 0);
+    Window w;
+    if (const std::string why = window_of(c, x, attr_ints(c.node, "kernel_shape", {}), w); !why.empty())
+        return c.node.op_type() + " (" + why + ")";
+    if (w.dh != 1 || w.dw != 1) return c.node.op_type() + " (dilated)";
+    // ceil_mode (and any rounding ONNX applies) shows in the inferred output
+    // size: extend the bottom/right padding to produce it.
+    const Shape& o = c.out_shape();
+    const std::int64_t need_h = (o[2] - 1) * w.sh + w.kh - x[2] - w.pt - w.pb;
+    const std::int64_t need_w = (o[3] - 1) * w.sw + w.kw - x[3] - w.pl - w.pr;
+    if (need_h > 0) w.pb += need_h;
+    if (need_w > 0) w.pr += need_w;
+    if (w.pt >= w.kh || w.pb >= w.kh || w.pl >= w.kw || w.pr >= w.kw) return c.node.op_type() + " (padding >= kernel)";
+    c.emit(op, {c.in(0)}, c.out(),
+           ojson{{"kernel", ojson::array({w.kh, w.kw})}, {"stride", ojson::array({w.sh, w.sw})},
+                 {"pad", ojson::array({w.pt, w.pl, w.pb, w.pr})}});
+    return "";
+}
+
+std::string batch_norm(MapContext& c) {
+    for (std::size_t k = 1; k < 5; ++k)
+        if (c.output_used(k)) return "BatchNormalization (training outputs)";
+    if (c.inputs() != 5 || c.shape(0).size() < 2) return "BatchNormalization (inputs)";
+    c.emit("BatchNorm", {c.in(0), c.in(1), c.in(2), c.in(3), c.in(4)}, c.out(),
+           ojson{{"epsilon", attr_float(c.node, "epsilon", 1e-5)}});
+    return "";
+}
+
+std::string matmul(MapContext& c) {
+    if (!c.out_known()) return "MatMul (output shape unknown)";
+    Shape a = c.shape(0), b = c.shape(1);
+    if (a.empty() || b.empty()) return "MatMul (scalar operand)";
+    std::string ai = c.in(0), bi = c.in(1);
+    // numpy semantics: a 1-D operand gains a unit dim, removed from the result.
+    if (a.size() == 1) {
+        ai = reshaped(c, ai, a, {1, a[0]}, ".a2d");
+        a = {1, a[0]};
+    }
+    if (b.size() == 1) {
+        bi = reshaped(c, bi, b, {b[0], 1}, ".b2d");
+        b = {b[0], 1};
+    }
+    const bool batched = a.size() >= 3 && a.size() == b.size() && !c.is_const(1);
+    if (a.size() >= 3 && b.size() == 2 && c.is_const(1) && product(a, 0, a.size() - 2) > 1) {
+        // A shared 2-D weight: the leading dims are more rows of one matmul
+        // (as torch's Linear computes it), not batches of a few rows each
+        // (an [S, B, H] activation would be S matmuls of B rows).
+        const std::string rows = reshaped(c, ai, a, {product(a, 0, a.size() - 1), a.back()}, ".rows");
+        const std::string t = c.b.temp_tensor(c.name + ".mm");
+        c.emit("MatMul", {rows, bi}, t);
+        c.emit("Reshape", {t}, c.out(), ojson{{"shape", ints_json(c.out_shape())}}, ".out");
+        return "";
+    }
+    const char* op = batched ? "BatchMatMul" : "MatMul";
+    if (a.size() == 2 && b.size() > 2) {
+        // [M,K] x [B...,K,N]: the compiler wants the batch on the left operand.
+        // Broadcasting a 2-D left operand costs nothing extra: reshape to [1..,M,K].
+        Shape a_lift(b.size() - 2, 1);
+        a_lift.push_back(a[0]);
+        a_lift.push_back(a[1]);
+        ai = reshaped(c, ai, a, a_lift, ".abatch");
+        const std::string t = c.b.temp_tensor(c.name + ".bmm");
+        if (c.out_shape().size() == b.size()) {
+            c.emit("BatchMatMul", {ai, bi}, c.out());
+            return "";
+        }
+        c.emit("BatchMatMul", {ai, bi}, t);
+        c.emit("Reshape", {t}, c.out(), ojson{{"shape", ints_json(c.out_shape())}}, ".out");
+        return "";
+    }
+    const bool reshape_out = c.shape(0).size() == 1 || c.shape(1).size() == 1;
+    if (!reshape_out) {
+        c.emit(op, {ai, bi}, c.out());
+        return "";
+    }
+    const std::string t = c.b.temp_tensor(c.name + ".mm");
+    c.emit(op, {ai, bi}, t);
+    c.emit("Reshape", {t}, c.out(), ojson{{"shape", ints_json(c.out_shape())}}, ".out");
+    return "";
+}
+
+std::string gemm(MapContext& c) {
+    // alpha and beta scale values, not work: a compiler folds them into the
+    // weights, so they cost nothing here.
+    if (c.shape(0).size() != 2 || c.shape(1).size() != 2) return "Gemm (operands not 2-D)";
+    const bool ta = attr_int(c.node, "transA", 0) != 0, tb = attr_int(c.node, "transB", 0) != 0;
+    ojson attrs = ojson::object();
+    if (ta) attrs["transpose_a"] = 1;
+    if (tb) attrs["transpose_b"] = 1;
+    if (!c.has_input(2)) {
+        c.emit("MatMul", {c.in(0), c.in(1)}, c.out(), attrs);
+        return "";
+    }
+    const std::string t = c.b.temp_tensor(c.name + ".matmul");
+    c.emit("MatMul", {c.in(0), c.in(1)}, t, attrs, ".matmul");
+    c.emit("Add", {t, c.in(2)}, c.out(), ojson::object(), ".bias_add");
+    return "";
+}
+
+std::string softmax(MapContext& c) {
+    const Shape& x = c.shape(0);
+    if (x.empty()) return "Softmax (scalar)";
+    const std::int64_t fallback = c.opset >= 13 ? -1 : 1;
+    const int axis = norm_axis(attr_int(c.node, "axis", fallback), x.size());
+    if (c.opset >= 13 || axis == static_cast<int>(x.size()) - 1) {
+        c.emit("Softmax", {c.in(0)}, c.out(), ojson{{"axis", axis}});
+        return "";
+    }
+    // Before opset 13 Softmax normalises over all dims from `axis` on, as one row.
+    const Shape flat = {product(x, 0, static_cast<std::size_t>(axis)), product(x, static_cast<std::size_t>(axis), x.size())};
+    const std::string t = reshaped(c, c.in(0), x, flat, ".rows");
+    const std::string s = c.b.temp_tensor(c.name + ".softmax");
+    c.emit("Softmax", {t}, s, ojson{{"axis", -1}});
+    c.emit("Reshape", {s}, c.out(), ojson{{"shape", ints_json(x)}}, ".out");
+    return "";
+}
+
+// Flatten, Squeeze, Unsqueeze, Reshape: a view with the inferred shape.
+std::string view(MapContext& c) {
+    if (!c.out_known()) return c.node.op_type() + " (target shape not computable at import)";
+    c.emit("Reshape", {c.in(0)}, c.out(), ojson{{"shape", ints_json(c.out_shape())}});
+    return "";
+}
+
+std::string transpose(MapContext& c) {
+    const Shape& x = c.shape(0);
+    Shape perm = attr_ints(c.node, "perm", {});
+    if (perm.empty())
+        for (std::size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<std::int64_t>(i));
+    c.emit("Transpose", {c.in(0)}, c.out(), ojson{{"perm", ints_json(perm)}});
+    return "";
+}
+
+std::string concat(MapContext& c) {
+    std::vector<std::string> ins;
+    for (std::size_t i = 0; i < c.inputs(); ++i)
+        if (c.has_input(i)) ins.push_back(c.in(i));
+    c.emit("Concat", ins, c.out(), ojson{{"axis", attr_int(c.node, "axis", 0)}});
+    return "";
+}
+
+std::string quantize(MapContext& c, bool quant) {
+    ojson attrs = ojson::object();
+    if (const ConstValue* s = c.value(1); s && s->data.size() == 1) attrs["scale"] = s->data[0];
+    if (c.has_input(2))
+        if (const ConstValue* z = c.value(2); z && z->data.size() == 1) attrs["zero_point"] = z->int_at(0);
+    if (!c.value(1) || c.value(1)->data.size() != 1) return c.node.op_type() + " (per-axis scale)";
+    attrs["dtype"] = quant ? "int8" : "fp16";
+    c.emit(quant ? "Quantize" : "Dequantize", {c.in(0)}, c.out(), attrs);
+    return "";
+}
+
+std::string layer_norm(MapContext& c) {
+    if (c.output_used(1) || c.output_used(2)) return "LayerNormalization (mean/inv-std outputs)";
+    std::vector<std::string> ins = {c.in(0)};
+    if (c.has_input(1)) ins.push_back(c.in(1));
+    if (c.has_input(1) && c.has_input(2)) ins.push_back(c.in(2));
+    if (ins.size() == 2) return "LayerNormalization (scale without bias)";
+    c.emit("LayerNorm", ins, c.out(),
+           ojson{{"axis", attr_int(c.node, "axis", -1)}, {"epsilon", attr_float(c.node, "epsilon", 1e-5)}});
+    return "";
+}
+
+std::string identity(MapContext& c) {
+    for (std::size_t k = 1; k < static_cast<std::size_t>(c.node.output_size()); ++k)
+        if (c.output_used(k)) return c.node.op_type() + " (mask output)";
+    c.alias_output(c.in(0));
+    return "";
+}
+
+std::string cast(MapContext& c) {
+    const int to = static_cast<int>(attr_int(c.node, "to", TP::FLOAT));
+    if (graph_dtype(to) != graph_dtype(c.elem_type(0))) return "Cast (between simulated dtypes)";
+    c.alias_output(c.in(0));  // same simulated dtype: a no-op
+    return "";
+}
+
+// Div by a constant is a Mul by its reciprocal (computed offline).
+std::string div(MapContext& c) {
+    if (c.is_const(1) && !c.is_const(0)) {
+        c.emit("Mul", {c.in(0), c.in(1)}, c.out());
+        return "";
+    }
+    return binary(c, "Div");
+}
+
+// Pow by a constant 2 is x·x, by 0.5 a square root; other exponents Pow.
+std::string pow(MapContext& c) {
+    if (const ConstValue* e = c.value(1); e && e->data.size() == 1) {
+        if (e->data[0] == 2.0) {
+            c.emit("Mul", {c.in(0), c.in(0)}, c.out());
+            return "";
+        }
+        if (e->data[0] == 0.5) return unary(c, "Sqrt");
+        if (e->data[0] == 1.0) {
+            c.alias_output(c.in(0));
+            return "";
+        }
+    }
+    return binary(c, "Pow");
+}
+
+std::string variadic(MapContext& c, const char* op) {
+    if (c.inputs() == 1) {
+        c.alias_output(c.in(0));
+        return "";
+    }
+    return binary(c, op);
+}
+
+std::string clip(MapContext& c) {
+    ojson attrs = ojson::object();
+    double lo = attr_float(c.node, "min", -HUGE_VAL), hi = attr_float(c.node, "max", HUGE_VAL);
+    if (c.opset >= 11) {
+        for (std::size_t i : {1, 2}) {
+            if (!c.has_input(i)) continue;
+            const ConstValue* v = c.value(i);
+            if (!v || v->data.size() != 1) return "Clip (computed bounds)";
+            (i == 1 ? lo : hi) = v->data[0];
+        }
+    }
+    if (std::isfinite(lo)) attrs["min"] = lo;
+    if (std::isfinite(hi)) attrs["max"] = hi;
+    if (lo == 0 && !std::isfinite(hi)) return unary(c, "ReLU");  // Clip(0, inf) is a ReLU
+    c.emit("Clip", {c.in(0)}, c.out(), attrs);
+    return "";
+}
+
+std::string reduce(MapContext& c, const char* op) {
+    Shape axes = attr_ints(c.node, "axes", {});
+    if (c.has_input(1)) {
+        const ConstValue* v = c.value(1);
+        if (!v) return c.node.op_type() + " (computed axes)";
+        axes = v->ints();
+    }
+    if (axes.empty() && attr_int(c.node, "noop_with_empty_axes", 0)) {
+        c.alias_output(c.in(0));
+        return "";
+    }
+    ojson attrs{{"keepdims", attr_int(c.node, "keepdims", 1) != 0 ? 1 : 0}};
+    if (!axes.empty()) attrs["axes"] = ints_json(axes);
+    c.emit(op, {c.in(0)}, c.out(), attrs);
+    return "";
+}
+
+std::string slice(MapContext& c) {
+    if (!c.out_known()) return "Slice (output shape unknown)";
+    if (c.out_shape() == c.shape(0)) {
+        c.alias_output(c.in(0));  // the whole tensor
+        return "";
+    }
+    const ConstValue *st = c.value(1), *en = c.value(2);
+    const ConstValue* ax = c.has_input(3) ? c.value(3) : nullptr;
+    const ConstValue* sp = c.has_input(4) ? c.value(4) : nullptr;
+    if (!st || !en || (c.has_input(3) && !ax) || (c.has_input(4) && !sp)) return "Slice (computed bounds)";
+    if (sp)
+        for (const auto s : sp->ints())
+            if (s < 1) return "Slice (negative steps)";
+    // Bounds as ONNX clamps them (INT64_MAX ends and the like), so the graph file reads plainly.
+    const Shape& x = c.shape(0);
+    Shape starts, ends, axes = ax ? ax->ints() : Shape{}, steps = sp ? sp->ints() : Shape{};
+    if (axes.empty())
+        for (std::size_t i = 0; i < st->data.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+    if (axes.size() != st->data.size() || en->data.size() != st->data.size() ||
+        (!steps.empty() && steps.size() != st->data.size()))
+        return "Slice (bounds of different lengths)";
+    for (std::size_t i = 0; i < st->data.size(); ++i) {
+        const int a = norm_axis(axes.at(i), x.size());
+        if (a < 0 || a >= static_cast<int>(x.size())) return "Slice (axis)";
+        const std::int64_t d = x[static_cast<std::size_t>(a)];
+        const auto clampd = [d](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? std::max<std::int64_t>(v + d, 0) : v, 0, d); };
+        starts.push_back(clampd(st->int_at(i)));
+        ends.push_back(clampd(en->int_at(i)));
+        axes[i] = a;
+    }
+    ojson attrs{{"starts", ints_json(starts)}, {"ends", ints_json(ends)}, {"axes", ints_json(axes)}};
+    if (!steps.empty()) attrs["steps"] = ints_json(steps);
+    c.emit("Slice", {c.in(0)}, c.out(), attrs);
+    return "";
+}
+
+std::string gather(MapContext& c) {
+    if (c.is_const(1) && c.shape(1).empty() && c.shape(0).size() == 1) return "Gather (scalar of a 1-D tensor)";
+    c.emit("Gather", {c.in(0), c.in(1)}, c.out(), ojson{{"axis", attr_int(c.node, "axis", 0)}});
+    return "";
+}
+
+std::string where(MapContext& c) {
+    // The graph's Where takes x, y, then the condition (its dtype is x's).
+    c.emit("Where", {c.in(1), c.in(2), c.in(0)}, c.out());
+    return "";
+}
+
+// Fused patterns (onnx/patterns.hpp): domain "npusim".
+std::string fused(MapContext& c) {
+    const std::string& op = c.node.op_type();
+    if (op == "GELU") {
+        const auto* a = find_attr(c.node, "approximate");
+        c.emit("GELU", {c.in(0)}, c.out(), a ? ojson{{"approximate", a->s()}} : ojson::object());
+        return "";
+    }
+    if (op == "LayerNorm" || op == "RMSNorm") {
+        std::vector<std::string> ins;
+        for (std::size_t i = 0; i < c.inputs(); ++i) ins.push_back(c.in(i));
+        c.emit(op, ins, c.out(), ojson{{"axis", -1}, {"epsilon", attr_float(c.node, "epsilon", 1e-5)}});
+        return "";
+    }
+    if (op == "SiLU" || op == "HardSwish") return unary(c, op.c_str());
+    return "npusim:" + op;
+}
+
+// The max over every spatial position, per channel.
+std::string global_max_pool(MapContext& c) {
+    const Shape& x = c.shape(0);
+    if (x.size() < 3) return "GlobalMaxPool (rank)";
+    Shape axes;
+    for (std::size_t i = 2; i < x.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+    c.emit("ReduceMax", {c.in(0)}, c.out(), ojson{{"axes", ints_json(axes)}, {"keepdims", 1}});
+    return "";
+}
+
+// Sum of N inputs: N-1 Adds.
+std::string sum(MapContext& c) {
+    if (c.inputs() == 1) {
+        c.alias_output(c.in(0));
+        return "";
+    }
+    std::string acc = c.in(0);
+    for (std::size_t i = 1; i < c.inputs(); ++i) {
+        const bool last = i + 1 == c.inputs();
+        const std::string t = last ? c.out() : c.b.temp_tensor(c.name + ".partial");
+        c.emit("Add", {acc, c.in(i)}, t, ojson::object(), last ? "" : ".partial");
+        acc = t;
+    }
+    return "";
+}
+
+using MapFn = std::function<std::string(MapContext&)>;
+struct Mapping {
+    MapFn fn;
+    const char* becomes;  // for docs/onnx.md
+};
+
+const std::map<std::string, Mapping>& table() {
+    static const std::map<std::string, Mapping> t = {
+        {"Abs", {[](MapContext& c) { return unary(c, "Abs"); }, "`Abs`"}},
+        {"Add", {[](MapContext& c) { return binary(c, "Add"); }, "`Add`"}},
+        {"Clip", {clip, "`Clip` (ReLU6 is `Clip` 0..6; `Clip` 0..inf is `ReLU`)"}},
+        {"Div", {div, "`Mul` when the divisor is a constant (its reciprocal), else `Div`"}},
+        {"Erf", {[](MapContext& c) { return unary(c, "Erf"); }, "`Erf` (inside a GELU: the `GELU` pattern)"}},
+        {"Exp", {[](MapContext& c) { return unary(c, "Exp"); }, "`Exp`"}},
+        {"Gather", {gather, "`Gather` (an embedding lookup when the data is a constant)"}},
+        {"HardSigmoid", {[](MapContext& c) { return unary(c, "HardSigmoid"); }, "`HardSigmoid`"}},
+        {"HardSwish", {[](MapContext& c) { return unary(c, "HardSwish"); }, "`HardSwish`"}},
+        {"LeakyRelu", {[](MapContext& c) { return unary(c, "LeakyReLU"); }, "`LeakyReLU`"}},
+        {"Max", {[](MapContext& c) { return variadic(c, "Max"); }, "`Max` (two inputs)"}},
+        {"Min", {[](MapContext& c) { return variadic(c, "Min"); }, "`Min` (two inputs)"}},
+        {"Neg", {[](MapContext& c) { return unary(c, "Neg"); }, "`Neg`"}},
+        {"Pow", {pow, "`Mul` (x·x) for exponent 2, `Sqrt` for 0.5, else `Pow`"}},
+        {"Reciprocal", {[](MapContext& c) { return unary(c, "Reciprocal"); }, "`Reciprocal`"}},
+        {"ReduceMax", {[](MapContext& c) { return reduce(c, "ReduceMax"); }, "`ReduceMax`"}},
+        {"ReduceMean", {[](MapContext& c) { return reduce(c, "ReduceMean"); }, "`ReduceMean` (inside a LayerNorm/RMSNorm: the pattern)"}},
+        {"Slice", {slice, "`Slice` (constant bounds, positive steps); the whole tensor: nothing"}},
+        {"Sqrt", {[](MapContext& c) { return unary(c, "Sqrt"); }, "`Sqrt`"}},
+        {"Sub", {[](MapContext& c) { return binary(c, "Sub"); }, "`Sub`"}},
+        {"Tanh", {[](MapContext& c) { return unary(c, "Tanh"); }, "`Tanh`"}},
+        {"Where", {where, "`Where` (x, y, condition)"}},
+        {"AveragePool", {[](MapContext& c) { return pool(c, "AvgPool"); }, "`AvgPool` (2-D; `ceil_mode` as extra bottom/right padding)"}},
+        {"BatchNormalization", {batch_norm, "`BatchNorm` (inference form; folded into a preceding `Conv2D` by the compiler)"}},
+        {"Cast", {cast, "nothing when source and target simulate in the same dtype (e.g. fp32 -> fp16)"}},
+        {"Concat", {concat, "`Concat`"}},
+        {"Conv", {conv, "`Conv2D` (2-D; 1-D as a 2-D conv of height 1; groups, dilations, `auto_pad`)"}},
+        {"DequantizeLinear", {[](MapContext& c) { return quantize(c, false); }, "`Dequantize` (per-tensor scale)"}},
+        {"Dropout", {identity, "nothing (inference)"}},
+        {"Flatten", {view, "`Reshape`"}},
+        {"Gemm", {gemm, "`MatMul` with `transpose_a`/`transpose_b`, then `Add` of C (alpha, beta fold into the weights)"}},
+        {"GlobalAveragePool", {[](MapContext& c) { return unary(c, "GlobalAvgPool"); }, "`GlobalAvgPool`"}},
+        {"Identity", {identity, "nothing (an alias)"}},
+        {"LayerNormalization", {layer_norm, "`LayerNorm` (opset 17)"}},
+        {"MatMul", {matmul, "`MatMul` (a shared 2-D weight takes the leading dims as rows), or `BatchMatMul` when both operands are computed and batched; 1-D operands reshaped"}},
+        {"MaxPool", {[](MapContext& c) { return pool(c, "MaxPool"); }, "`MaxPool` (2-D, no indices output)"}},
+        {"Mul", {[](MapContext& c) { return binary(c, "Mul"); }, "`Mul`"}},
+        {"NonZero", {[](MapContext& c) { return unary(c, "NonZero"); }, "`NonZero` (compute-dependent size)"}},
+        {"QuantizeLinear", {[](MapContext& c) { return quantize(c, true); }, "`Quantize` to int8 (per-tensor scale)"}},
+        {"ReduceSum", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum`"}},
+        {"Relu", {[](MapContext& c) { return unary(c, "ReLU"); }, "`ReLU`"}},
+        {"Reshape", {view, "`Reshape` to the shape inferred at import"}},
+        {"Sigmoid", {[](MapContext& c) { return unary(c, "Sigmoid"); }, "`Sigmoid`"}},
+        {"Softmax", {softmax, "`Softmax` (before opset 13: over the flattened trailing dims)"}},
+        {"Squeeze", {view, "`Reshape`"}},
+        {"Sum", {sum, "`Add`s (one fewer than the inputs)"}},
+        {"GlobalMaxPool", {global_max_pool, "`ReduceMax` over the spatial axes"}},
+        {"PRelu", {[](MapContext& c) {
+             if (!c.is_const(1)) return std::string("PRelu (computed slope)");
+             return unary(c, "LeakyReLU");
+         }, "`LeakyReLU` (the slope tensor is a constant; the cost is the same)"}},
+        {"Transpose", {transpose, "`Transpose`"}},
+        {"Unsqueeze", {view, "`Reshape`"}},
+    };
+    return t;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+std::string graph_dtype(int elem_type) {
+    switch (elem_type) {
+        case TP::BFLOAT16: return "bf16";
+        case TP::INT8:
+        case TP::UINT8:
+        case TP::BOOL: return "int8";
+        case TP::FLOAT:
+        case TP::DOUBLE:
+        case TP::FLOAT16: return "fp16";
+        default: return "fp32";
+    }
+}
+
+std::string GraphBuilder::node_name(const std::string& base) {
+    const std::string b = base.empty() ? "node" : base;
+    int& n = node_names_[b];
+    ++n;
+    return n == 1 ? b : fmt::format("{}_{}", b, n);
+}
+
+std::string GraphBuilder::temp_tensor(const std::string& base) {
+    int& n = temp_names_[base];
+    ++n;
+    return n == 1 ? base : fmt::format("{}_{}", base, n);
+}
+
+void GraphBuilder::declare(const std::string& name, const Shape& shape, const std::string& dtype, bool input,
+                           bool is_const) {
+    if (tensors.contains(name)) return;
+    ojson t{{"shape", ints_json(shape.empty() ? Shape{1} : shape)}, {"dtype", dtype}};
+    if (input) t["input"] = true;
+    if (is_const) t["const"] = true;
+    tensors[name] = std::move(t);
+}
+
+void GraphBuilder::add_node(const std::string& name, const std::string& op, const std::vector<std::string>& inputs,
+                            const std::string& output, ojson attrs) {
+    ojson n{{"name", name}, {"op", op}, {"inputs", inputs}, {"outputs", ojson::array({output})}};
+    if (!attrs.empty()) n["attrs"] = std::move(attrs);
+    nodes.push_back(std::move(n));
+}
+
+MapContext::MapContext(const ::onnx::NodeProto& n, int op_set, GraphBuilder& builder,
+                       const std::map<std::string, TensorFacts>& facts, const std::map<std::string, ConstValue>& consts,
+                       std::map<std::string, std::string>& aliases, std::string node_name)
+    : node(n), opset(op_set), b(builder), name(std::move(node_name)), facts_(facts), consts_(consts), aliases_(aliases) {}
+
+std::size_t MapContext::inputs() const { return static_cast<std::size_t>(node.input_size()); }
+bool MapContext::has_input(std::size_t i) const { return i < inputs() && !node.input(static_cast<int>(i)).empty(); }
+bool MapContext::is_const(std::size_t i) const { return has_input(i) && consts_.count(node.input(static_cast<int>(i))); }
+
+const ConstValue* MapContext::value(std::size_t i) const {
+    if (!is_const(i)) return nullptr;
+    const ConstValue& v = consts_.at(node.input(static_cast<int>(i)));
+    return v.has_data ? &v : nullptr;
+}
+
+const Shape& MapContext::shape(std::size_t i) const {
+    static const Shape none;
+    if (!has_input(i)) return none;
+    const std::string& n = node.input(static_cast<int>(i));
+    if (const auto it = consts_.find(n); it != consts_.end()) return it->second.shape;
+    const auto it = facts_.find(n);
+    return it == facts_.end() ? none : it->second.shape;
+}
+
+int MapContext::elem_type(std::size_t i) const {
+    const std::string& n = node.input(static_cast<int>(i));
+    if (const auto it = consts_.find(n); it != consts_.end()) return it->second.elem_type;
+    const auto it = facts_.find(n);
+    return it == facts_.end() ? TP::FLOAT : it->second.elem_type;
+}
+
+std::string MapContext::in(std::size_t i) const {
+    const std::string& n = node.input(static_cast<int>(i));
+    if (const auto it = consts_.find(n); it != consts_.end()) {
+        b.declare(n, it->second.shape, graph_dtype(it->second.elem_type), false, true);
+        return n;
+    }
+    const auto a = aliases_.find(n);
+    return a == aliases_.end() ? n : a->second;
+}
+
+const Shape& MapContext::out_shape(std::size_t k) const {
+    static const Shape none;
+    const auto it = facts_.find(out(k));
+    return it == facts_.end() ? none : it->second.shape;
+}
+
+bool MapContext::out_known(std::size_t k) const {
+    const auto it = facts_.find(out(k));
+    return it != facts_.end() && it->second.known;
+}
+
+bool MapContext::output_used(std::size_t k) const {
+    if (k >= static_cast<std::size_t>(node.output_size()) || node.output(static_cast<int>(k)).empty()) return false;
+    return used_outputs && used_outputs->count(node.output(static_cast<int>(k)));
+}
+
+void MapContext::emit(const std::string& op, const std::vector<std::string>& ins, const std::string& output, ojson attrs,
+                      const std::string& suffix) const {
+    b.add_node(b.node_name(name + suffix), op, ins, output, std::move(attrs));
+}
+
+std::string map_node(MapContext& c) {
+    const std::string& domain = c.node.domain();
+    if (domain == "npusim") return fused(c);
+    if (!domain.empty() && domain != "ai.onnx") return domain + ":" + c.node.op_type();
+    const auto it = table().find(c.node.op_type());
+    if (it == table().end()) return c.node.op_type();
+    return it->second.fn(c);
+}
+
+const std::vector<std::string>& mapped_op_types() {
+    static const std::vector<std::string> v = [] {
+        std::vector<std::string> r;
+        for (const auto& [k, f] : table()) r.push_back(k);
+        return r;
+    }();
+    return v;
+}
+
+const char* mapping_of(const std::string& op_type) {
+    const auto it = table().find(op_type);
+    return it == table().end() ? "" : it->second.becomes;
+}
+
+const std::vector<std::string>& folded_op_types() {
+    static const std::vector<std::string> v = {
+        "Abs", "Add", "And", "Cast", "Ceil", "Concat", "Constant", "ConstantOfShape", "Div", "Equal", "Expand",
+        "Flatten", "Floor", "Gather", "Greater", "GreaterOrEqual", "Identity", "Less", "LessOrEqual", "Max", "Min",
+        "Mod", "Mul", "Neg", "Not", "Or", "Pow", "Range", "Reciprocal", "ReduceMax", "ReduceMin", "ReduceProd",
+        "ReduceSum", "Relu", "Reshape", "Shape", "Sign", "Size", "Slice", "Sqrt", "Squeeze", "Sub", "Tile",
+        "Transpose", "Unsqueeze", "Where"};
+    return v;
+}
+
+}  // namespace npusim::onnx_import

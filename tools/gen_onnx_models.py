@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Writes the small ONNX models of models/onnx/ with python3-onnx's helper API
+(docs/onnx.md): what an exporter writes, including the shape subgraphs
+(Shape -> Gather -> Unsqueeze -> Concat -> Reshape) that npusim folds at import.
+
+    /usr/bin/python3 tools/gen_onnx_models.py [OUT_DIR]     (default models/onnx)
+
+Weights are zeros (cycle counts do not depend on values, and zeros keep the
+files small in git). Each model has a symbolic batch (workload.batch binds
+it); the transformer block also a symbolic sequence length `seq`
+(workload.dims.seq).
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+# Output shapes as an exporter declares them (the importer re-infers them).
+OUT_SHAPES = {"residual_block": ["batch", 64, 56, 56], "depthwise_block": ["batch", 32, 56, 56],
+              "transformer_block": ["batch", "seq", 256]}
+
+
+class Builder:
+    def __init__(self, name):
+        self.name = name
+        self.nodes, self.inits, self.n = [], [], 0
+
+    def weight(self, name, shape):
+        self.inits.append(numpy_helper.from_array(np.zeros(shape, dtype=np.float32), name))
+        return name
+
+    def ints(self, name, values):
+        self.inits.append(numpy_helper.from_array(np.array(values, dtype=np.int64), name))
+        return name
+
+    def scalar(self, name, value):
+        self.inits.append(numpy_helper.from_array(np.array(value, dtype=np.float32), name))
+        return name
+
+    def op(self, op_type, inputs, name, outputs=None, **attrs):
+        outputs = outputs or [name]
+        self.nodes.append(helper.make_node(op_type, inputs, outputs, name=name, **attrs))
+        return outputs[0]
+
+    def model(self, inputs, outputs):
+        graph = helper.make_graph(self.nodes, self.name, inputs, outputs, self.inits)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="npusim gen_onnx_models")
+        onnx.checker.check_model(m)
+        return m
+
+
+def conv_bn(b, x, cin, cout, k, name, stride=1, groups=1, act="Relu"):
+    w = b.weight(f"{name}.weight", [cout, cin // groups, k, k])
+    y = b.op("Conv", [x, w], f"{name}.conv", kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4,
+             group=groups)
+    bn = [b.weight(f"{name}.bn.{p}", [cout]) for p in ("scale", "bias", "mean", "var")]
+    y = b.op("BatchNormalization", [y] + bn, f"{name}.bn", epsilon=1e-5)
+    if act == "Relu":
+        y = b.op("Relu", [y], f"{name}.relu")
+    elif act == "Relu6":
+        y = b.op("Clip", [y, b.scalar(f"{name}.min", 0.0), b.scalar(f"{name}.max", 6.0)], f"{name}.relu6")
+    return y
+
+
+def residual_block():
+    """A ResNet basic block at [batch,64,56,56]: two 3x3 Conv+BN(+ReLU), identity shortcut, Add, ReLU."""
+    b = Builder("residual_block")
+    x = "x"
+    y = conv_bn(b, x, 64, 64, 3, "conv1")
+    y = conv_bn(b, y, 64, 64, 3, "conv2", act=None)
+    y = b.op("Add", [y, x], "add")
+    y = b.op("Relu", [y], "relu_out")
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 64, 56, 56])],
+                   [helper.make_tensor_value_info(y, TensorProto.FLOAT, OUT_SHAPES[b.name])])
+
+
+def depthwise_block():
+    """A MobileNetV2 inverted residual at [batch,32,56,56]: 1x1 expand to 192 + ReLU6, 3x3 depthwise
+    (group 192) + ReLU6, 1x1 project to 32, shortcut Add."""
+    b = Builder("depthwise_block")
+    y = conv_bn(b, "x", 32, 192, 1, "expand", act="Relu6")
+    y = conv_bn(b, y, 192, 192, 3, "depthwise", groups=192, act="Relu6")
+    y = conv_bn(b, y, 192, 32, 1, "project", act=None)
+    y = b.op("Add", [y, "x"], "add")
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 32, 56, 56])],
+                   [helper.make_tensor_value_info(y, TensorProto.FLOAT, OUT_SHAPES[b.name])])
+
+
+def transformer_block(hidden=256, heads=4, ffn=1024):
+    """A pre-norm transformer encoder block on [batch,seq,hidden] with an additive attention mask
+    [batch,1,seq,seq], written as torch.onnx.export writes one: head reshapes from Shape/Gather/Concat
+    subgraphs, scale by Div, GELU in its Erf form, LayerNormalization (opset 17)."""
+    b = Builder("transformer_block")
+    d = hidden // heads
+
+    def linear(x, cin, cout, name):
+        y = b.op("MatMul", [x, b.weight(f"{name}.weight", [cin, cout])], f"{name}.matmul")
+        return b.op("Add", [y, b.weight(f"{name}.bias", [cout])], f"{name}.bias_add")
+
+    def layer_norm(x, name):
+        return b.op("LayerNormalization", [x, b.weight(f"{name}.weight", [hidden]), b.weight(f"{name}.bias", [hidden])],
+                    name, axis=-1, epsilon=1e-5)
+
+    # [batch, seq] from the input's shape, as exporters compute it.
+    shape = b.op("Shape", ["x"], "shape")
+    batch = b.op("Gather", [shape, b.ints("idx0", 0)], "gather_batch", axis=0)
+    seq = b.op("Gather", [shape, b.ints("idx1", 1)], "gather_seq", axis=0)
+    ub = b.op("Unsqueeze", [batch, b.ints("axes0", [0])], "unsqueeze_batch")
+    us = b.op("Unsqueeze", [seq, b.ints("axes0b", [0])], "unsqueeze_seq")
+    heads_shape = b.op("Concat", [ub, us, b.ints("heads_d", [heads, d])], "heads_shape", axis=0)
+    merged_shape = b.op("Concat", [ub, us, b.ints("hidden_c", [hidden])], "merged_shape", axis=0)
+
+    h = layer_norm("x", "ln1")
+    q, k, v = (linear(h, hidden, hidden, n) for n in ("q", "k", "v"))
+    q, k, v = (b.op("Reshape", [t, heads_shape], f"{n}.split_heads") for t, n in ((q, "q"), (k, "k"), (v, "v")))
+    q = b.op("Transpose", [q], "q.transpose", perm=[0, 2, 1, 3])
+    kt = b.op("Transpose", [k], "k.transpose", perm=[0, 2, 3, 1])
+    v = b.op("Transpose", [v], "v.transpose", perm=[0, 2, 1, 3])
+    s = b.op("MatMul", [q, kt], "scores")
+    s = b.op("Div", [s, b.scalar("sqrt_d", float(np.sqrt(d)))], "scale")
+    s = b.op("Add", [s, "mask"], "mask_add")
+    p = b.op("Softmax", [s], "softmax", axis=-1)
+    ctx = b.op("MatMul", [p, v], "context")
+    ctx = b.op("Transpose", [ctx], "context.transpose", perm=[0, 2, 1, 3])
+    ctx = b.op("Reshape", [ctx, merged_shape], "context.merge_heads")
+    x1 = b.op("Add", ["x", linear(ctx, hidden, hidden, "out")], "residual1")
+
+    h = layer_norm(x1, "ln2")
+    h = linear(h, hidden, ffn, "fc1")
+    # GELU, Erf form: 0.5 * x * (1 + erf(x / sqrt(2))).
+    g = b.op("Div", [h, b.scalar("sqrt2", float(np.sqrt(2.0)))], "gelu.div")
+    g = b.op("Erf", [g], "gelu.erf")
+    g = b.op("Add", [g, b.scalar("one", 1.0)], "gelu.add")
+    g = b.op("Mul", [h, g], "gelu.mul")
+    g = b.op("Mul", [g, b.scalar("half", 0.5)], "gelu.half")
+    y = b.op("Add", [x1, linear(g, ffn, hidden, "fc2")], "residual2")
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", hidden]),
+                    helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", 1, "seq", "seq"])],
+                   [helper.make_tensor_value_info(y, TensorProto.FLOAT, OUT_SHAPES[b.name])])
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "models", "onnx")
+    os.makedirs(out, exist_ok=True)
+    for make in (residual_block, depthwise_block, transformer_block):
+        m = make()
+        path = os.path.join(out, m.graph.name + ".onnx")
+        onnx.save(m, path)
+        print(f"{path}: {len(m.graph.node)} nodes")
+
+
+if __name__ == "__main__":
+    main()
