@@ -99,7 +99,10 @@ TEST_CASE("onnx: workload.batch binds the symbolic leading dim, workload.dims.se
     TempDir tmp;
     const std::uint64_t b1 = cycles(run_for_stats(tmp, kA2, model("residual_block")));
     const std::uint64_t b4 = cycles(run_for_stats(tmp, kA2, model("residual_block"), {"workload.batch=4"}));
-    CHECK(b4 > 2 * b1);  // four images' work on the same cores
+    // Four images' work on the same cores: more than one image takes, less
+    // than four times (batch 1 leaves cores idle).
+    CHECK(2 * b4 > 3 * b1);
+    CHECK(b4 < 4 * b1);
     const std::uint64_t s64 = cycles(run_for_stats(tmp, kA2, model("transformer_block"), {"workload.dims.seq=64"}));
     const std::uint64_t s512 = cycles(run_for_stats(tmp, kA2, model("transformer_block"), {"workload.dims.seq=512"}));
     CHECK(2 * s512 > 3 * s64);  // 8x the tokens; at 64 the cores are far from busy

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Export torchvision / torch models to ONNX for the real-export checks of
 docs/validation.md ("ONNX import"). Needs python3-torch and
 python3-torchvision (Debian); the test suite does not: the exports are large

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes the small ONNX models of models/onnx/ with python3-onnx's helper API
 (docs/onnx.md): what an exporter writes, including the shape subgraphs
 (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) that npusim folds at import.
