@@ -4,6 +4,7 @@
 // the statistics and sweep rows.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -24,14 +25,23 @@ const std::string kA2 = kSrc + "/configs/chips/a2.json";
 const std::string kOpStream = kSrc + "/traces/convbnrelu_op.jsonl";
 const std::string kCopyStream = kSrc + "/traces/copy_48core.jsonl";
 
-// A golden of the op-level ConvBNReLU stream on ax300 (54952 cycles) with the given metrics.
+// What the stored golden of the op-level ConvBNReLU stream on ax300 expects
+// (traces/golden/convbnrelu_op_ax300.json): the run these tests check.
+std::uint64_t op_golden(const std::string& metric) {
+    std::ifstream in(kSrc + "/traces/golden/convbnrelu_op_ax300.json");
+    return json::parse(in)["metrics"][metric]["expected"].get<std::uint64_t>();
+}
+const std::uint64_t kOpCycles = op_golden("total_cycles");
+const std::string kCycles = std::to_string(kOpCycles);
+
+// A golden of the op-level ConvBNReLU stream on ax300 with the given metrics.
 std::string golden(const TempDir& tmp, const std::string& name, const std::string& metrics,
                    const std::string& workload = kOpStream, const std::string& set = "{}") {
     return tmp.write("goldens/" + name + ".json", R"({"chip": ")" + kAx300 + R"(", "workload": ")" + workload +
                                                       R"(", "set": )" + set + R"(, "metrics": )" + metrics + "}");
 }
 
-const std::string kRight = R"({"total_cycles": {"expected": 54952, "tolerance": 0}, "tasks.count": 64})";
+const std::string kRight = R"({"total_cycles": {"expected": )" + kCycles + R"(, "tolerance": 0}, "tasks.count": 64})";
 
 }  // namespace
 
@@ -39,8 +49,9 @@ TEST_CASE("check: --junit and --json report one testcase per golden and a failur
     TempDir tmp;
     golden(tmp, "a_right", kRight);
     // Two metrics off, one within tolerance.
+    const std::uint64_t wait = op_golden("events.wait_cycles");
     golden(tmp, "b_wrong", R"({"total_cycles": {"expected": 50000, "tolerance": 10}, "tasks.count": 65,
-                               "events.wait_cycles": {"expected": 189100, "tolerance": 100}})");
+                               "events.wait_cycles": {"expected": )" + std::to_string(wait + 7) + R"(, "tolerance": 100}})");
     const std::string xml = tmp.path("out.xml"), js = tmp.path("out.json");
     const Result r = run_npusim(tmp, {"check", tmp.path("goldens"), "--junit", xml, "--json", js, "-j", "2"});
     SHOW(r);
@@ -55,7 +66,8 @@ TEST_CASE("check: --junit and --json report one testcase per golden and a failur
     for (auto it = std::sregex_iterator(x.begin(), x.end(), failure); it != std::sregex_iterator(); ++it)
         messages.push_back((*it)[1]);
     REQUIRE(messages.size() == 2);
-    CHECK_THAT(messages[0], Contains("total_cycles: expected 50000, actual 54952, delta 4952, tolerance 10"));
+    CHECK_THAT(messages[0], Contains("total_cycles: expected 50000, actual " + kCycles + ", delta " +
+                                     std::to_string(kOpCycles - 50000) + ", tolerance 10"));
     CHECK_THAT(messages[1], Contains("tasks.count: expected 65, actual 64"));
     CHECK_THAT(x, Contains(R"(<property name="npusim.version")"));
 
@@ -69,10 +81,10 @@ TEST_CASE("check: --junit and --json report one testcase per golden and a failur
     const json& wrong = j["goldens"][1];
     CHECK(wrong["status"] == "fail");
     REQUIRE(wrong["metrics"].size() == 3);
-    CHECK(wrong["metrics"][0]["actual"] == 54952);
-    CHECK(wrong["metrics"][0]["delta"] == 4952);
+    CHECK(wrong["metrics"][0]["actual"] == kOpCycles);
+    CHECK(wrong["metrics"][0]["delta"] == kOpCycles - 50000);
     CHECK(wrong["metrics"][0]["pass"] == false);
-    CHECK(wrong["metrics"][2]["pass"] == true);  // 189107 within 100 of 189100
+    CHECK(wrong["metrics"][2]["pass"] == true);  // 7 off, within 100
     CHECK(j["version"].get<std::string>().find('.') != std::string::npos);
     // The model changed: --update would accept it.
     CHECK_THAT(r.out, Contains("--update"));
@@ -80,7 +92,7 @@ TEST_CASE("check: --junit and --json report one testcase per golden and a failur
 
 TEST_CASE("check: a misspelt metric is a broken golden: exit 2 with a did-you-mean", "[golden][check]") {
     TempDir tmp;
-    const std::string g = golden(tmp, "typo", R"({"total_cylces": 54952, "tasks.count": 64})");
+    const std::string g = golden(tmp, "typo", R"({"total_cylces": )" + kCycles + R"(, "tasks.count": 64})");
     const std::string xml = tmp.path("out.xml");
     const Result r = run_npusim(tmp, {"check", g, "--junit", xml});
     SHOW(r);
@@ -134,7 +146,7 @@ TEST_CASE("check: no --update hint after --set or after a deadlocked run", "[gol
 
 TEST_CASE("check: a golden that lists the version passes whatever build runs it", "[golden][check]") {
     TempDir tmp;
-    const std::string g = golden(tmp, "v", R"j({"total_cycles": 54952, "version": "0.0.1 (an old build)"})j");
+    const std::string g = golden(tmp, "v", R"j({"total_cycles": )j" + kCycles + R"j(, "version": "0.0.1 (an old build)"})j");
     const Result r = run_npusim(tmp, {"check", g});
     SHOW(r);
     CHECK(r.code == 0);
