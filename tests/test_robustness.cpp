@@ -171,12 +171,12 @@ TEST_CASE("memory: a compile, a stream or a bench too large for the machine is r
                                         quote(kConvTile) + " -q");
     SHOW(s);
     CHECK(s.code == 2);
-    CHECK_THAT(s.err, Contains("convbnrelu_tile.jsonl: 64 lines of tasks needs about 36 KB") && Contains("shorter"));
+    CHECK_THAT(s.err, Contains("convbnrelu_tile.jsonl: 64 lines of tasks needs about 41 KB") && Contains("shorter"));
 
     const Result b = run_shell(tmp, "NPUSIM_MEMORY_AVAILABLE=100M \"$NPUSIM\" bench --chip " + quote(kA2) + " --tasks 1000000");
     SHOW(b);
     CHECK(b.code == 2);
-    CHECK_THAT(b.err, Contains("1000000 tasks needs about 560 MB") && Contains("smaller --tasks"));
+    CHECK_THAT(b.err, Contains("1000000 tasks needs about 640 MB") && Contains("smaller --tasks"));
 }
 
 #ifndef NPUSIM_TEST_ASAN  // see NPUSIM_TEST_ASAN above
