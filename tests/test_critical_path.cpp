@@ -121,6 +121,43 @@ TEST_CASE("critical path: a host-bound model in sync mode is host time, end to e
     int released = 0;
     for (const auto& g : cp["segments"]) released += g.value("after", std::string()) == "host" ? 1 : 0;
     CHECK(released >= 1);
+    // The host part split by stage: one host thread, so its stages on the
+    // path are nearly all of its stage time (host.breakdown), and they add up
+    // to the path's host time.
+    const json& stages = cp.at("host_stages");
+    double sum = 0;
+    for (const auto& [k, v] : stages.items()) sum += v.get<double>();
+    CHECK(sum == Approx(kind_ns(cp, "host")).epsilon(1e-9));
+    for (const char* stage : {"frontend", "infer", "resize", "launch"}) {
+        CAPTURE(stage);
+        const double on_path = stages.value(stage, 0.0);
+        const double total = s["host"]["breakdown"][std::string(stage) + "_ns"].get<double>();
+        CHECK(on_path > 0);
+        CHECK(on_path <= total * (1 + 1e-9));
+        CHECK(on_path > 0.7 * total);
+    }
+    bool staged = false;
+    for (const auto& g : cp["segments"]) staged = staged || (g["kind"] == "host" && g.contains("stage"));
+    CHECK(staged);
+}
+
+TEST_CASE("critical path: in pipeline mode the host part follows the launch thread's stages", "[critical_path][host]") {
+    TempDir tmp;
+    const json s = run_for_stats(tmp, kAx300, kSrc + "/models/host_smallops.json", {"workload.host_mode=pipeline"});
+    const json& cp = s["critical_path"];
+    const json& stages = cp.at("host_stages");
+    double sum = 0;
+    for (const auto& [k, v] : stages.items()) sum += v.get<double>();
+    CHECK(sum == Approx(kind_ns(cp, "host")).epsilon(1e-9));
+    // The launch thread launches; where it waited for the resize thread, its
+    // time is idle.
+    CHECK(stages.value("launch", 0.0) > 0);
+    CHECK(stages.value("frontend", 0.0) == 0);
+    // The run summary names them.
+    const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kSrc + "/models/host_smallops.json", "--set",
+                                      "workload.host_mode=pipeline"});
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("host stages on it:") && Contains(" launch "));
 }
 
 TEST_CASE("ops: the ConvBNReLU reference lists every op with its tasks, cores, FLOPs and what bound it", "[critical_path]") {

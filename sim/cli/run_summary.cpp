@@ -39,11 +39,22 @@ std::string critical_path_summary(const Stats& s) {
             out += fmt::format("{} {} {:.1f}%", i ? "," : "", ops[i].second, ops[i].first / total * 100.0);
         out += "\n";
     }
+    if (cp.contains("host_stages")) {
+        std::vector<std::pair<double, std::string>> stages;
+        for (const auto& [k, v] : cp["host_stages"].items()) stages.emplace_back(v.get<double>(), k);
+        std::stable_sort(stages.begin(), stages.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        out += "    host stages on it:";
+        for (std::size_t i = 0; i < stages.size(); ++i)
+            out += fmt::format("{} {} {:.1f}%", i ? "," : "", stages[i].second, stages[i].first / total * 100.0);
+        out += "\n";
+    }
     auto dur = [](const nlohmann::json* g) { return (*g)["end_ns"].get<double>() - (*g)["start_ns"].get<double>(); };
     std::stable_sort(segs.begin(), segs.end(), [&](const auto* a, const auto* b) { return dur(a) > dur(b); });
     for (std::size_t i = 0; i < segs.size() && i < 3; ++i) {
         const auto& g = *segs[i];
-        const std::string who = g["task"].is_null() ? "" : fmt::format(" {} ({})", g["task"].get<std::string>(), g["op"].get<std::string>());
+        const std::string who = g["task"].is_null()
+                                    ? (g.contains("stage") ? " " + g["stage"].get<std::string>() : "")
+                                    : fmt::format(" {} ({})", g["task"].get<std::string>(), g["op"].get<std::string>());
         std::string why;
         if (g.contains("after")) why += ", after " + g["after"].get<std::string>();
         if (g.contains("waited")) why += ", waited for " + g["waited"].get<std::string>();

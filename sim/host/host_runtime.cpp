@@ -223,9 +223,13 @@ void HostRuntime::launch_steps(std::vector<Step>& v, int op) {
             ++submissions_;
             descriptors_ += n;
             submitted_bytes_ += static_cast<std::uint64_t>(per * n);
-            const Thread& th = threads_[static_cast<std::size_t>(launch_ < 0 ? front_ : launch_)];
+            const int launcher = launch_ < 0 ? front_ : launch_;
+            const Thread& th = threads_[static_cast<std::size_t>(launcher)];
             submits_.push_back(Submit{op, b, th.tid, th.step_start, now_ps()});
-            die_.scalar().signal_external(gated_.batches[static_cast<std::size_t>(op)][b].first, gate_);
+            // The device work follows the launching thread's time (its stages
+            // split the host part of the critical path).
+            die_.scalar().signal_external(gated_.batches[static_cast<std::size_t>(op)][b].first,
+                                          HostGate{gate_.since_ps, gate_.after_task, launcher});
         });
         v.back().label = fmt::format("submit {} [{}/{}] {} desc", h.name, b + 1, batches.size(), n);
     }
@@ -375,8 +379,15 @@ bool HostRuntime::satisfied(const Step& s, int op) const {
 // until the host has seen every op through.
 bool HostRuntime::spinning(const Thread& t) const { return spin_ && !t.timed && ops_done_ < plan_.ops.size(); }
 
-void HostRuntime::account(const std::string& bucket, std::uint64_t ps) {
-    if (!bucket.empty() && ps) breakdown_ps_[bucket] += ps;
+void HostRuntime::account(const Thread& t, const std::string& bucket, std::uint64_t ps) {
+    if (bucket.empty() || ps == 0) return;
+    breakdown_ps_[bucket] += ps;
+    const auto i = static_cast<std::size_t>(&t - threads_.data());
+    if (spans_.size() <= i) spans_.resize(threads_.size());
+    const std::uint64_t now = now_ps();
+    auto& v = spans_[i];
+    if (!v.empty() && v.back().stage == bucket && v.back().end_ps == now - ps) v.back().end_ps = now;
+    else v.push_back(HostSpan{now - ps, now, bucket});
 }
 
 // Posts the end of t's running step: its remaining work at the current speed
@@ -451,12 +462,12 @@ bool HostRuntime::advance(Thread& t) {
             const std::uint64_t waited = now - t.wait_start;
             if (s.wait == WaitKind::drain) drain_ps_ += waited;
             if (s.wait == WaitKind::op_done) wait_ps_ += waited;
-            if (waited > 0) gate_ = HostGate{now, last_fired_by_};
+            if (waited > 0) gate_ = HostGate{now, last_fired_by_, static_cast<int>(&t - threads_.data())};
             if (s.wait == WaitKind::queue_space && waited > 0) {
                 ++queue_full_waits_;
                 queue_full_ps_ += waited;
             }
-            account(s.bucket, waited);
+            account(t, s.bucket, waited);
             if (tracing_ && waited > 0)
                 trace_->complete(kTracePid, t.tid, s.label, "host." + s.stage, t.wait_start, waited,
                                  fmt::format(R"("op":"{}")", json_escape(plan_.ops[static_cast<std::size_t>(t.job.op)].name)));
@@ -502,8 +513,9 @@ void HostRuntime::wake(std::uint64_t action) {
         t.busy_ps += dur;
         t.stage_ps[s.stage] += dur;
         stage_ps_[s.stage] += dur;
-        account(s.bucket, dur);
+        account(t, s.bucket, dur);
         if (s.stage == "cpu") cpu_busy_.emplace_back(t.step_start, now);
+        if (now >= host_end_ps_) end_thread_ = static_cast<int>(&t - threads_.data());
         host_end_ps_ = std::max(host_end_ps_, now);
         if (tracing_)
             trace_->complete(kTracePid, t.tid, s.label, "host." + s.stage, t.step_start, dur,
@@ -525,7 +537,10 @@ void HostRuntime::on_fired(EventIndex e) {
 // ---------------------------------------------------------------------------
 // After the run.
 
-void HostRuntime::end_critical_path() { die_.set_host_tail(HostTail{host_end_ps_, gate_}); }
+void HostRuntime::end_critical_path() {
+    spans_.resize(threads_.size());
+    die_.set_host_tail(HostTail{host_end_ps_, gate_, end_thread_, std::move(spans_)});
+}
 
 bool HostRuntime::finished() const { return ops_done_ == plan_.ops.size(); }
 

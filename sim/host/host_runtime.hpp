@@ -20,6 +20,7 @@
 #include <systemc>
 
 #include "host/host_costs.hpp"
+#include "hw/critical_path.hpp"
 #include "host/host_plan.hpp"
 #include "host/memory_pool.hpp"
 #include "host/stream_gating.hpp"
@@ -116,7 +117,9 @@ private:
     bool spinning(const Thread& t) const;
     void schedule_end(Thread& t);
     void rebalance();
-    void account(const std::string& bucket, std::uint64_t ps);
+    // Thread time of a stage group, ending now on thread t (stats, and the
+    // critical path's host stages).
+    void account(const Thread& t, const std::string& bucket, std::uint64_t ps);
     void on_fired(EventIndex e);
     void mark_done(int op);
 
@@ -175,6 +178,8 @@ private:
     double rate_ = 1;                        // speed of an on-core step: min(1, cores / demand)
     std::uint64_t rate_since_ps_ = 0, oversubscribed_ps_ = 0;
     std::size_t peak_demand_ = 0;
+    std::vector<std::vector<HostSpan>> spans_;  // per thread, in time order
+    int end_thread_ = -1;                       // the thread that finished last
     std::map<std::string, std::uint64_t> breakdown_ps_;  // thread time per host stage group (stats, summary)
     std::uint64_t first_launch_ps_ = UINT64_MAX;
     // Critical path: the host has been at work since gate_.since_ps, when a

@@ -1,5 +1,7 @@
 #include "hw/critical_path.hpp"
 
+#include <map>
+
 #include <algorithm>
 #include <array>
 
@@ -38,7 +40,35 @@ public:
             segs_.back().start_ps = start;
             return;
         }
-        segs_.push_back(PathSegment{task, kind, start, end, {}, {}});
+        segs_.push_back(PathSegment{task, kind, start, end, {}, {}, {}});
+    }
+    // Host time [start, end) of one thread, split by its stage spans (from
+    // the end backwards, as the walk goes); time in no span is "idle" (the
+    // thread waited for work from another host thread).
+    void add_host(std::uint64_t start, std::uint64_t end, const std::vector<HostSpan>* spans) {
+        if (end <= start) return;
+        if (!spans) {
+            segs_.push_back(PathSegment{UINT32_MAX, PathKind::host, start, end, {}, {}, {}});
+            return;
+        }
+        auto it = std::lower_bound(spans->begin(), spans->end(), end,
+                                   [](const HostSpan& h, std::uint64_t t) { return h.start_ps < t; });
+        std::uint64_t at = end;
+        while (at > start) {
+            if (it == spans->begin()) {
+                host(start, at, "idle");
+                break;
+            }
+            const HostSpan& h = *--it;
+            if (h.end_ps <= start) {
+                host(start, at, "idle");
+                break;
+            }
+            if (h.end_ps < at) host(h.end_ps, at, "idle");
+            const std::uint64_t lo = std::max(h.start_ps, start), hi = std::min(h.end_ps, at);
+            if (hi > lo) host(lo, hi, h.stage);
+            at = std::min(at, lo);
+        }
     }
     void after(std::string why) {
         if (!segs_.empty() && segs_.back().after.empty()) segs_.back().after = std::move(why);
@@ -52,6 +82,15 @@ public:
     }
 
 private:
+    void host(std::uint64_t start, std::uint64_t end, const std::string& stage) {
+        if (end <= start) return;
+        if (!segs_.empty() && segs_.back().kind == PathKind::host && segs_.back().task == UINT32_MAX &&
+            segs_.back().stage == stage && segs_.back().start_ps == end) {
+            segs_.back().start_ps = start;
+            return;
+        }
+        segs_.push_back(PathSegment{UINT32_MAX, PathKind::host, start, end, {}, {}, stage});
+    }
     std::vector<PathSegment> segs_;
 };
 
@@ -87,9 +126,13 @@ std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& 
 
     // Host work reaching back to the device task it followed (or to 0).
     // Returns the task to continue from, or UINT32_MAX.
+    auto spans_of = [&](int thread) -> const std::vector<HostSpan>* {
+        return thread >= 0 && static_cast<std::size_t>(thread) < tail.spans.size() ? &tail.spans[static_cast<std::size_t>(thread)]
+                                                                                    : nullptr;
+    };
     auto host_back = [&](std::uint64_t at, const HostGate& g) {
         const bool after = g.after_task != UINT32_MAX && timing[g.after_task].end_ps <= at;
-        walk.add(UINT32_MAX, PathKind::host, after ? timing[g.after_task].end_ps : 0, at);
+        walk.add_host(after ? timing[g.after_task].end_ps : 0, at, spans_of(g.thread));
         if (after) walk.after("device task " + id(g.after_task));
         return after ? g.after_task : UINT32_MAX;
     };
@@ -106,7 +149,7 @@ std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& 
 
     std::uint32_t task = last;
     if (tail.end_ps > device_end) {
-        walk.add(UINT32_MAX, PathKind::host, device_end, tail.end_ps);
+        walk.add_host(device_end, tail.end_ps, spans_of(tail.end_thread));
         task = host_back(device_end, tail.gate);
     }
     // Each step moves back in time; the bound only guards a broken record.
@@ -173,7 +216,7 @@ std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& 
     std::vector<PathSegment> path = walk.done();
     // Contiguous to 0 by construction; whatever a broken record leaves is idle.
     const std::uint64_t first = path.empty() ? 0 : path.front().start_ps;
-    if (first > 0) path.insert(path.begin(), PathSegment{UINT32_MAX, PathKind::idle, 0, first, {}, {}});
+    if (first > 0) path.insert(path.begin(), PathSegment{UINT32_MAX, PathKind::idle, 0, first, {}, {}, {}});
     return path;
 }
 
@@ -183,9 +226,11 @@ void report_critical_path(Stats& s, const SimContext& ctx, const std::vector<Pat
     constexpr std::size_t kMaxSegments = 10000;
     auto ns = [](std::uint64_t ps) { return static_cast<double>(ps) / 1000.0; };
     std::array<std::uint64_t, 6> by_kind{};
+    std::map<std::string, std::uint64_t> host_stages;
     nlohmann::json segs = nlohmann::json::array();
     for (const PathSegment& p : path) {
         by_kind[static_cast<std::size_t>(p.kind)] += p.end_ps - p.start_ps;
+        if (!p.stage.empty()) host_stages[p.stage] += p.end_ps - p.start_ps;
         if (segs.size() >= kMaxSegments) continue;
         nlohmann::json j = {{"kind", to_string(p.kind)}, {"start_ns", ns(p.start_ps)}, {"end_ns", ns(p.end_ps)}};
         if (p.task != UINT32_MAX) {
@@ -198,6 +243,7 @@ void report_critical_path(Stats& s, const SimContext& ctx, const std::vector<Pat
         }
         if (!p.after.empty()) j["after"] = p.after;
         if (!p.waited.empty()) j["waited"] = p.waited;
+        if (!p.stage.empty()) j["stage"] = p.stage;
         segs.push_back(std::move(j));
     }
     nlohmann::json kinds = nlohmann::json::object();
@@ -207,6 +253,11 @@ void report_critical_path(Stats& s, const SimContext& ctx, const std::vector<Pat
                          {"by_kind", kinds},
                          {"segments", segs},
                          {"segments_omitted", path.size() - segs.size()}};
+    if (!host_stages.empty()) {
+        nlohmann::json hs = nlohmann::json::object();
+        for (const auto& [stage, ps] : host_stages) hs[stage] = ns(ps);
+        cp["host_stages"] = hs;
+    }
     s.set_json("critical_path", cp.dump());
 }
 
@@ -222,6 +273,10 @@ void trace_critical_path(TraceWriter& trace, int pid, int tid, const SimContext&
         }
         if (!p.after.empty()) args += fmt::format(R"(,"after":"{}")", json_escape(p.after));
         if (!p.waited.empty()) args += fmt::format(R"(,"waited":"{}")", json_escape(p.waited));
+        if (!p.stage.empty()) {
+            name = "host " + p.stage;
+            args += fmt::format(R"(,"stage":"{}")", json_escape(p.stage));
+        }
         trace.complete(pid, tid, name, "critical_path", p.start_ps, p.end_ps - p.start_ps, args);
     }
 }

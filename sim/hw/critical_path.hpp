@@ -28,6 +28,14 @@ struct PathSegment {
     std::uint64_t start_ps = 0, end_ps = 0;
     std::string after;   // why it started when it did: "event e1 set by t3", "core busy with t2", ...
     std::string waited;  // the event that released its task, if it waited for one
+    std::string stage;   // host segments: the host stage (host.breakdown's groups, or "idle")
+};
+
+// One stretch of a host thread's time in a stage group (frontend, infer,
+// resize, launch, queue, drain, wait, cpu), in time order per thread.
+struct HostSpan {
+    std::uint64_t start_ps = 0, end_ps = 0;
+    std::string stage;
 };
 
 // Where a run ends when the host outlasts the device: at `end_ps`, after
@@ -35,6 +43,8 @@ struct PathSegment {
 struct HostTail {
     std::uint64_t end_ps = 0;
     HostGate gate;
+    int end_thread = -1;                       // the host thread that finished last
+    std::vector<std::vector<HostSpan>> spans;  // per host thread: host segments split by stage
 };
 
 // In time order; contiguous from 0 to the run's end (the host's end when

@@ -41,6 +41,7 @@ struct EventState {
 struct HostGate {
     std::uint64_t since_ps = 0;
     std::uint32_t after_task = UINT32_MAX;
+    int thread = -1;  // the host thread whose wait ended there (-1: unknown)
 };
 
 class ScalarCore : public sc_core::sc_module, public CoreListener, private Wakeable {
