@@ -5,30 +5,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/markup_escape.hpp"
 #include "common/errors.hpp"
 #include "common/version.hpp"
 
 namespace npusim::cli {
 
 namespace {
-
-std::string xml_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&apos;"; break;
-            default:
-                // XML 1.0 allows no other control characters.
-                if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += ' ';
-                else out += c;
-        }
-    }
-    return out;
-}
 
 std::string text(const study::ojson& v) { return v.is_null() ? "missing" : v.dump(); }
 
@@ -70,24 +53,24 @@ void write_check_junit(const std::string& file, const std::vector<GoldenOutcome>
     x += fmt::format("  <testsuite name=\"goldens\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n", outcomes.size(),
                      failures, errors);
     x += "    <properties>\n";
-    x += fmt::format("      <property name=\"npusim.version\" value=\"{}\"/>\n", xml_escape(version()));
-    for (const auto& s : sets) x += fmt::format("      <property name=\"set\" value=\"{}\"/>\n", xml_escape(s));
+    x += fmt::format("      <property name=\"npusim.version\" value=\"{}\"/>\n", escape_markup(version(), Markup::xml));
+    for (const auto& s : sets) x += fmt::format("      <property name=\"set\" value=\"{}\"/>\n", escape_markup(s, Markup::xml));
     x += "    </properties>\n";
     for (const auto& o : outcomes) {
-        x += fmt::format("    <testcase classname=\"npusim.check\" name=\"{}\" file=\"{}\"", xml_escape(o.name),
-                         xml_escape(o.file));
+        x += fmt::format("    <testcase classname=\"npusim.check\" name=\"{}\" file=\"{}\"", escape_markup(o.name, Markup::xml),
+                         escape_markup(o.file, Markup::xml));
         std::string body;
         if (o.status == GoldenOutcome::Status::error) {
-            body += fmt::format("      <error type=\"broken golden\" message=\"{}\"/>\n", xml_escape(o.message));
+            body += fmt::format("      <error type=\"broken golden\" message=\"{}\"/>\n", escape_markup(o.message, Markup::xml));
         } else if (!o.message.empty()) {
-            body += fmt::format("      <failure type=\"run failed\" message=\"{}\"/>\n", xml_escape(o.message));
+            body += fmt::format("      <failure type=\"run failed\" message=\"{}\"/>\n", escape_markup(o.message, Markup::xml));
         } else {
             for (const auto& c : o.metrics)
                 if (!c.pass)
                     body += fmt::format("      <failure type=\"out of tolerance\" message=\"{}\"/>\n",
-                                        xml_escape(metric_message(c)));
+                                        escape_markup(metric_message(c), Markup::xml));
         }
-        body += fmt::format("      <system-out>{}</system-out>\n", xml_escape(o.run));
+        body += fmt::format("      <system-out>{}</system-out>\n", escape_markup(o.run, Markup::xml));
         x += ">\n" + body + "    </testcase>\n";
     }
     x += "  </testsuite>\n</testsuites>\n";
