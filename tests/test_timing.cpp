@@ -165,11 +165,9 @@ TEST_CASE("timing: the vector chunk plan is the fastest of the largest chunk and
                 const std::uint64_t largest = timing::vector_chunk_bytes(s, a2);
                 CHECK(p.chunk <= largest);
                 if (row > 0 && row < bytes && largest % row == 0) CHECK(p.chunk % row == 0);  // whole rows
-                // Never slower than one chunk of the largest size.
-                const timing::VectorPlan one{largest, 1, 0};
-                timing::VectorPlan whole = one;
-                whole.tiles = (bytes + largest - 1) / largest;
+                // Never slower than chunks of the largest size.
                 if (row > largest && row < bytes) continue;  // pieces of rows: planned differently
+                const timing::VectorPlan whole{largest, 1, (bytes + largest - 1) / largest};
                 CHECK(timing::vector_pipe_cycles(s, p, a2, a2.vector.count, 32) <=
                       timing::vector_pipe_cycles(s, whole, a2, a2.vector.count, 32) * (1 + 1e-9));
             }

@@ -237,7 +237,7 @@ VectorPlan plan_vector_uncached(const VectorShape& s, const ChipParams& chip) {
         std::uint64_t c = largest >> h;
         if (whole_rows) c = c / row * row;
         else if (c > repeat) c = c / repeat * repeat;
-        if (c == 0 || c < std::min(repeat, largest) || c == prev) break;
+        if (c < std::min(repeat, largest) || c == prev) break;
         prev = c;
         const VectorPlan p = plan_with_chunk(s, c);
         const double t = vector_pipe_cycles(s, p, chip, vectors, kExactTiles);
