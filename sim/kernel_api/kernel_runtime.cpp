@@ -36,6 +36,7 @@ KernelRuntime::KernelRuntime(sc_core::sc_module_name name, const ChipParams& chi
     // latency (own GM) or a plane's latency (another rank).
     lookahead_ps_ = static_cast<std::uint64_t>(std::llround(
         1000.0 * (chip.kernel.descriptor_issue_ns + std::min(chip.l2.latency_ns, chip.interconnect.plane_latency_ns))));
+    completion_ps_ = static_cast<std::uint64_t>(std::llround(1000.0 * chip.kernel.completion_ns));
     const double ps_per_cycle = chip.ps_per_cycle();
     gm_cap_ = chip.vector.gm_bytes_per_cycle / ps_per_cycle;
     l2_read_cap_ = timing::l2_port_bytes_per_cycle(chip, CoreType::vector, false, 1) / ps_per_cycle;
@@ -97,20 +98,30 @@ void KernelRuntime::submit_at(AivCore& k, std::uint64_t t_ps) {
 
 void KernelRuntime::wake(std::uint64_t core_id) {
     AivCore& k = *cores_v_[static_cast<std::size_t>(core_id)];
-    dies_[static_cast<std::size_t>(k.rank())].memory->transfer(k.pending_, this, core_id << 32 | k.pending_idx_);
+    const AivCore::PortJob& j = k.port_q_.front();
+    // A read sees what has landed by its start (landing times are final by then).
+    for (std::uint32_t i = 0; i < j.items; ++i)
+        memory_->check_read(k.rank(), j.read_addr + i * j.stride, j.item_bytes, k.core(), j.start);
+    dies_[static_cast<std::size_t>(k.rank())].memory->transfer(j.req, this, core_id << 32 | j.idx);
+    k.port_q_.pop_front();
 }
 
 // The memory system's callbacks: a core waiting for this transfer re-checks.
 void KernelRuntime::transfer_drained(std::uint64_t tag) {
     AivCore& k = *cores_v_[static_cast<std::size_t>(tag >> 32)];
-    k.xfers_[static_cast<std::size_t>(tag & 0xFFFFFFFFu)].drained = now_ps();
-    if (k.waiting_) k.ev_.notify(sc_core::SC_ZERO_TIME);
+    const auto idx = static_cast<std::uint32_t>(tag & 0xFFFFFFFFu);
+    k.xfers_[idx].drained = now_ps();
+    k.port_busy_ = false;
+    if (!k.port_q_.empty()) k.start_port(now_ps());
+    if (k.waiting_ && k.awaited_ == (idx << 1 | 1)) k.ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void KernelRuntime::transfer_done(std::uint64_t tag) {
     AivCore& k = *cores_v_[static_cast<std::size_t>(tag >> 32)];
-    k.xfers_[static_cast<std::size_t>(tag & 0xFFFFFFFFu)].done = now_ps();
-    if (k.waiting_) k.ev_.notify(sc_core::SC_ZERO_TIME);
+    const auto idx = static_cast<std::uint32_t>(tag & 0xFFFFFFFFu);
+    k.xfers_[idx].done = now_ps();
+    // Woken when the completion is reported, not before.
+    if (k.waiting_ && k.awaited_ == (idx << 1)) k.ev_.notify(sc_core::sc_time::from_value(completion_ps_));
 }
 
 void KernelRuntime::core_main(std::uint32_t id) {

@@ -99,6 +99,7 @@ private:
     std::unique_ptr<GlobalMemory> memory_;
     std::unique_ptr<Mesh> mesh_;
     std::vector<DieMemory> dies_;
+    std::uint64_t completion_ps_ = 0;
     double gm_cap_ = 0, l2_read_cap_ = 0, l2_write_cap_ = 0;  // an AIV core's port, bytes/ps
     std::vector<std::unique_ptr<AivCore>> cores_v_;
     std::vector<std::unique_ptr<Barrier>> barriers_;
