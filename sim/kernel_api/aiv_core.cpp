@@ -360,7 +360,8 @@ void AivCore::timestamp(const char* phase) {
     phase_waits_.push_back(PhaseWaits{id, t, mesh_wait_ps_, sync_wait_ps_, memory_wait_ps_});
     mesh_wait_ps_ = sync_wait_ps_ = memory_wait_ps_ = 0;
     if (rt_.trace_ && rank_ < rt_.traced_ranks_)
-        rt_.trace_->complete(rank_ + 1, core_ + 1, phase, "phase", last_stamp_ps_, t - last_stamp_ps_);
+        rt_.trace_->complete(rank_ + 1, rt_.system_.die(rank_).vector_core(core_).trace_tid(), phase, "phase",
+                             last_stamp_ps_, t - last_stamp_ps_);
     last_stamp_ps_ = t;
 }
 
