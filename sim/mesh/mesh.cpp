@@ -194,7 +194,6 @@ PostedWrite Mesh::post(const WriteRequest& w, std::uint64_t t_ps) {
         e.held_ps += held;
         ++e.chunks;
         in.busy_ps += dur;
-        in.held_ps += held;
         ++in.chunks;
         ++chunks_;
         ++count.chunks;

@@ -112,7 +112,7 @@ private:
         std::size_t head = 0;               // ingress: slots before this are past
         std::uint64_t bytes = 0;            // payload as carried (32 B beats), without headers
         std::uint64_t busy_ps = 0;
-        std::uint64_t held_ps = 0;          // egress: held by receivers; ingress: holding senders
+        std::uint64_t held_ps = 0;          // egress: held by full receivers
         std::uint64_t chunks = 0;
     };
     struct TierSpec {
