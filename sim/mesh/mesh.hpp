@@ -73,7 +73,7 @@ constexpr int kMeshTiers = 2;
 const char* to_string(MeshTier t);  // "intra", "inter"
 
 struct PostedWrite {
-    std::uint64_t left_ps = 0;  // the last byte has left the sender's planes
+    std::uint64_t left_ps = 0;  // the last byte has left the sender's planes (a full receiver delays it)
     std::uint64_t land_ps = 0;  // the last block has landed
 };
 
