@@ -21,14 +21,20 @@ KernelKind kind_of(OpType op) {
         case OpType::RMSNorm:
         case OpType::ReduceSum:
         case OpType::ReduceMean:
-        case OpType::ReduceMax: return KernelKind::reduce;
+        case OpType::ReduceMax:
+        case OpType::TopK:
+        case OpType::ArgMax:
+        case OpType::GroupNorm: return KernelKind::reduce;
+        case OpType::Attention: return KernelKind::attention;
         case OpType::FormatConvert: return KernelKind::format;
         case OpType::Concat: return KernelKind::concat;
         case OpType::Transpose:
         case OpType::Unique:   // data-dependent gathers: read all, write a compacted output
         case OpType::NonZero:
         case OpType::Gather:  // indexed / strided copies: read the rows used, write the output
-        case OpType::Slice: return KernelKind::transpose;
+        case OpType::Slice:
+        case OpType::Pad:     // copies into a new shape
+        case OpType::Resize: return KernelKind::transpose;
         case OpType::Reshape: return KernelKind::alias;
         default: return KernelKind::elementwise;
     }
@@ -68,7 +74,7 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
         if (into) {
             into->name += "+" + n.name;
             into->nodes.push_back(static_cast<int>(ni));
-            if (into->core == CoreType::vector) into->cycles_per_repeat += vector_cycles_per_repeat(n);
+            if (into->core == CoreType::vector) into->cycles_per_repeat += vector_cycles_per_repeat(g, n);
             for (int in : n.inputs)
                 if (in != act) into->inputs.push_back(in);
             into->output = n.outputs[0];
@@ -79,11 +85,11 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
         Kernel k;
         k.name = n.name;
         k.kind = kind_of(n.op);
-        k.core = is_cube_op(n.op) ? CoreType::cube : CoreType::vector;
+        k.core = is_cube_op(n.op) || n.op == OpType::Attention ? CoreType::cube : CoreType::vector;
         k.nodes = {static_cast<int>(ni)};
         k.inputs = n.inputs;
         k.output = n.outputs[0];
-        k.cycles_per_repeat = vector_cycles_per_repeat(n);
+        k.cycles_per_repeat = vector_cycles_per_repeat(g, n);
         plan.kernels.push_back(std::move(k));
         kernel_of_tensor[static_cast<std::size_t>(n.outputs[0])] = static_cast<int>(plan.kernels.size() - 1);
     }
