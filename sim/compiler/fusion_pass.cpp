@@ -66,7 +66,8 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
                 p.fused_epilogue = true;
                 into = &p;
                 plan.notes.push_back(fmt::format("{} fused into {} (applied by FixPipe)", n.name, p.name));
-            } else if (opt.fuse_vector && is_elementwise(n.op) && p.kind == KernelKind::elementwise) {
+            } else if (opt.fuse_vector && is_elementwise(n.op) &&
+                       (p.kind == KernelKind::elementwise || (p.kind == KernelKind::conv && p.core == CoreType::vector))) {
                 into = &p;
                 plan.notes.push_back(fmt::format("{} fused into Vector chain {}", n.name, p.name));
             }
@@ -90,6 +91,18 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
         k.inputs = n.inputs;
         k.output = n.outputs[0];
         k.cycles_per_repeat = vector_cycles_per_repeat(g, n);
+        if (n.op == OpType::Conv2D && n.attr_int("groups", 1) > 1 && g.tensors[static_cast<std::size_t>(n.inputs[1])].shape.size() == 4) {
+            // A grouped convolution runs where it costs less: the Cube with
+            // its per-group waste, or kh·kw multiply-adds on Vector lanes.
+            const GroupedConvEstimate e = estimate_grouped_conv(g, n, chip);
+            const Shape& ws = g.tensors[static_cast<std::size_t>(n.inputs[1])].shape;
+            if (e.on_vector()) {
+                k.core = CoreType::vector;
+                k.cycles_per_repeat = static_cast<double>(ws[1] * ws[2] * ws[3]);
+            }
+            plan.notes.push_back(fmt::format("grouped conv {}: Cube ~{:.0f} vs Vector ~{:.0f} cycles: {}", n.name,
+                                             e.cube_cycles, e.vector_cycles, e.on_vector() ? "Vector" : "Cube"));
+        }
         plan.kernels.push_back(std::move(k));
         kernel_of_tensor[static_cast<std::size_t>(n.outputs[0])] = static_cast<int>(plan.kernels.size() - 1);
     }

@@ -120,10 +120,17 @@ private:
         const auto in_rows = [&](i64 h0, i64 h1) {
             return std::pair<i64, i64>{std::max<i64>(0, h0 * sh - ph), std::min<i64>(xs[2], (h1 - 1) * sh - ph + kh)};
         };
+        if (k.core == CoreType::vector) return vector_conv(ki, choice, in_rows);
+        // Grouped: each group's O/g columns fill whole fractals (the waste is
+        // Cube work); a tile of channels o0..o1 holds (o1 - o0) / (O/g) groups.
+        const i64 groups = n.attr_int("groups", 1);
+        const auto cube_n = [&](i64 oc) {
+            return groups > 1 ? grouped_conv_cube_n(oc, std::max<i64>(1, oc * groups / O)) : oc;
+        };
         auto work = [&](i64 rows, i64 oc, i64 /*k_part: convolutions are not split along K*/) {
             CubeWork cw;
             cw.m = static_cast<std::uint64_t>(rows * Wo);
-            cw.n = static_cast<std::uint64_t>(oc);
+            cw.n = static_cast<std::uint64_t>(cube_n(oc));
             cw.k = static_cast<std::uint64_t>(K);
             const i64 r_in = std::min<i64>(xs[2], (rows - 1) * sh + kh);
             cw.gm_in_bytes = static_cast<std::uint64_t>(ceil_div(xs[1], 16) * 16 * r_in * xs[3] * e + oc * K * e);
@@ -146,12 +153,43 @@ private:
                     add_consts(k, 2, t.reads);
                     mem_.regions(k.output, Block{b, b + 1, h0, h1, o0, o1}, t.writes);
                     t.params.m = static_cast<std::uint64_t>((h1 - h0) * Wo);
-                    t.params.n = static_cast<std::uint64_t>(o1 - o0);
+                    t.params.n = static_cast<std::uint64_t>(cube_n(o1 - o0));
                     t.params.k = static_cast<std::uint64_t>(K);
                     t.params.dtype = T(x).dtype == DType::int8 ? DType::int8 : DType::fp16;
                     t.params.a_bytes = a;
                     finish_cube(t, dst, work(h1 - h0, o1 - o0, K));
                 }
+    }
+
+    // ---- Vector: a grouped convolution the cost model put on the lanes ------
+    // Row blocks of each image, all channels: its input rows (with the
+    // window's halo) in, kh·kw multiply-adds per output (and any fused
+    // element-wise ops), its output rows out.
+    template <class InRows>
+    void vector_conv(int ki, TilingChoice& choice, InRows in_rows) {
+        const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+        const int x = k.inputs[0];
+        const Shape& xs = T(x).shape;
+        const Shape& os = T(k.output).shape;
+        const i64 N = os[0], Ho = os[2];
+        const i64 tiles = vector_tiles(k, mem_.bytes(k.output));
+        const i64 per = std::max<i64>(1, std::min<i64>(Ho, ceil_div(tiles, N)));
+        int count = 0;
+        for (i64 b = 0; b < N; ++b)
+            for (const auto& [h0, h1] : split(Ho, per)) {
+                TileTask t = vector_task(ki, fmt::format("n{}/h{}-{}", b, h0, h1));
+                const auto [r0, r1] = in_rows(h0, h1);
+                mem_.regions(x, Block{b, b + 1, r0, r1, 0, xs[1]}, t.reads);
+                const std::uint64_t in_bytes = sum_bytes(t.reads);
+                add_consts(k, 1, t.reads);
+                mem_.regions(k.output, Block{b, b + 1, h0, h1, 0, os[1]}, t.writes);
+                t.params.bytes = in_bytes;
+                t.params.out_bytes = sum_bytes(t.writes);
+                t.params.dtype = T(x).dtype;
+                finish_vector(t, k.cycles_per_repeat);
+                ++count;
+            }
+        choice.shape = fmt::format("on Vector (grouped: cheaper than the Cube's padded fractals): {} row blocks", count);
     }
 
     // ---- Cube: matrix multiply ------------------------------------------------
@@ -194,16 +232,19 @@ private:
                     const i64 a_batch = as.size() > 2 ? b : 0;
                     mem_.matrix_regions(a, Block{a_batch, a_batch + 1, m0, m1, k0, k1}, t.reads);
                     const i64 bb = b_batch > 1 ? b % b_batch : 0;
+                    // A constant B with a group dim (grouped / MoE experts'
+                    // weights): group bb's K x N block.
+                    const auto group = static_cast<std::uint64_t>(bb * K * N * e);
                     if (T(bt).is_const && ks == 1) {
-                        t.reads.push_back(mem_.physical(bt, static_cast<std::uint64_t>(n0 * K * e),
-                                                        static_cast<std::uint64_t>(n1 * K * e)));
+                        t.reads.push_back(mem_.physical(bt, group + static_cast<std::uint64_t>(n0 * K * e),
+                                                        group + static_cast<std::uint64_t>(n1 * K * e)));
                     } else if (T(bt).is_const) {
                         // Weights are laid out for the Cube in 16-column
                         // blocks of K x 16: a K range is one run per block.
                         for (i64 c = n0; c < n1; c += 16) {
                             const i64 w = std::min<i64>(16, N - c);
-                            t.reads.push_back(mem_.physical(bt, static_cast<std::uint64_t>((c * K + k0 * w) * e),
-                                                            static_cast<std::uint64_t>((c * K + k1 * w) * e)));
+                            t.reads.push_back(mem_.physical(bt, group + static_cast<std::uint64_t>((c * K + k0 * w) * e),
+                                                            group + static_cast<std::uint64_t>((c * K + k1 * w) * e)));
                         }
                     } else if (tb) {
                         mem_.matrix_regions(bt, Block{bb, bb + 1, n0, n1, k0, k1}, t.reads);
