@@ -802,8 +802,11 @@ private:
                 Block rb = ib, wb = full_block(ot);
                 rb.b0 = wb.b0 = b;
                 rb.b1 = wb.b1 = b + 1;
-                const bool cols = (s.size() == 4 && axis == 1) || axis == static_cast<i64>(s.size()) - 1;
-                const bool rows = (s.size() == 4 && axis == 2) || (s.size() >= 2 && axis == static_cast<i64>(s.size()) - 2);
+                // A 4-D block is (N, H rows, C columns) with W whole: joining
+                // along W names the whole output (safe for sync).
+                const bool four = s.size() == 4;
+                const bool cols = four ? axis == 1 : axis == static_cast<i64>(s.size()) - 1;
+                const bool rows = four ? axis == 2 : s.size() >= 2 && axis == static_cast<i64>(s.size()) - 2;
                 if (cols) { wb.c0 = offset; wb.c1 = offset + extent; }
                 else if (rows) { wb.r0 = offset; wb.r1 = offset + extent; }
                 mem_.regions(in, rb, t.reads);

@@ -287,6 +287,10 @@ private:
             for (const auto& o : node(p).output())
                 if (p != last && !consumed_only_by(o, parts)) return false;
         f.add_output(out);
+        auto* a = f.add_attribute();
+        a->set_name("epsilon");
+        a->set_type(::onnx::AttributeProto::FLOAT);
+        a->set_f(static_cast<float>(eps));
         replace(parts, last, f);
         return true;
     }
