@@ -300,3 +300,49 @@ TEST_CASE("onnx ops: a grouped MatMul (MoE experts' weights [G,K,N]) reads each 
     CHECK(covered == 8ull * 256 * 512 * 2);
     CHECK(cycles(run_for_stats(tmp, kA2, file)) > 1000);
 }
+
+TEST_CASE("onnx ops: a KV-cache update by ScatterND copies the cache and writes the new rows", "[onnx][ops][llm]") {
+    TempDir tmp;
+    std::map<int, std::uint64_t> c;
+    for (const int past : {256, 4096}) {
+        // cache [1,8,past,64], one new token's keys [1,8,1,64] at position past - 1.
+        OneNode m("ScatterND", {1, 8, past, 64}, {1, 8, past, 64});
+        auto* idx = m.m.mutable_graph()->add_initializer();
+        idx->set_name("indices");
+        idx->set_data_type(::onnx::TensorProto::INT64);
+        for (const int d : {1, 8, 1, 3}) idx->add_dims(d);
+        for (int h = 0; h < 8; ++h)
+            for (const std::int64_t v : {std::int64_t{0}, std::int64_t{h}, std::int64_t{past - 1}}) idx->add_int64_data(v);
+        m.n->add_input("indices");
+        auto* u = m.m.mutable_graph()->add_input();
+        u->set_name("updates");
+        u->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+        for (const int d : {1, 8, 1, 64}) u->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+        m.n->add_input("updates");
+        const std::string file = m.save(tmp, "kv" + std::to_string(past) + ".onnx");
+        const auto ops = by_op(imported(tmp, file));
+        REQUIRE(ops.count("ScatterND"));
+        CHECK(ops.at("ScatterND")["inputs"] == json::array({"x", "indices", "updates"}));
+        c[past] = cycles(run_for_stats(tmp, kA2, file));
+    }
+    // The copy of the cache grows with it (at 256 the fixed costs of the
+    // tasks are a good part): 16x the cache, more than twice the cycles.
+    CHECK(c[4096] > 2 * c[256]);
+}
+
+TEST_CASE("onnx ops: LogSoftmax and the Reduce family map onto Softmax, ReduceSum and ReduceMax passes", "[onnx][ops]") {
+    TempDir tmp;
+    const std::map<std::string, std::string> expect = {{"LogSoftmax", "Softmax"}, {"ReduceL2", "ReduceSum"},
+                                                       {"ReduceLogSumExp", "ReduceSum"}, {"ReduceMin", "ReduceMax"}};
+    for (const auto& [onnx_op, graph_op] : expect) {
+        CAPTURE(onnx_op);
+        const bool reduce = onnx_op.rfind("Reduce", 0) == 0;
+        OneNode m(onnx_op, {32, 1024}, reduce ? std::vector<int>{32, 1} : std::vector<int>{32, 1024});
+        if (reduce) m.attr("axes", std::vector<std::int64_t>{1});
+        else m.attr("axis", std::int64_t{-1});
+        const std::string file = m.save(tmp, onnx_op + ".onnx");
+        const auto ops = by_op(imported(tmp, file));
+        CHECK(ops.count(graph_op) == 1);
+        CHECK(cycles(run_for_stats(tmp, kAx, file)) > 100);
+    }
+}

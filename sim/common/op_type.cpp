@@ -55,6 +55,7 @@ const char* to_string(OpType op) {
         case OpType::TopK: return "TopK";
         case OpType::ArgMax: return "ArgMax";
         case OpType::GroupNorm: return "GroupNorm";
+        case OpType::ScatterND: return "ScatterND";
         case OpType::FormatConvert: return "FormatConvert";
     }
     return "?";

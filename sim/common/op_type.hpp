@@ -20,6 +20,8 @@ enum class OpType : std::uint8_t {
     // Fused attention (Cube + Vector, tiled over the sequence), data movement
     // with a new shape, selections and group-wise normalisation.
     Attention, Pad, Resize, TopK, ArgMax, GroupNorm,
+    // Indexed writes into a copy of the data (KV-cache updates as exporters write them).
+    ScatterND,
     // Compiler-inserted.
     FormatConvert,
 };

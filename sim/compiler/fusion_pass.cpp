@@ -33,6 +33,7 @@ KernelKind kind_of(OpType op) {
         case OpType::NonZero:
         case OpType::Gather:  // indexed / strided copies: read the rows used, write the output
         case OpType::Slice:
+        case OpType::ScatterND:  // the data copied, the updates scattered into it
         case OpType::Pad:     // copies into a new shape
         case OpType::Resize: return KernelKind::transpose;
         case OpType::Reshape: return KernelKind::alias;

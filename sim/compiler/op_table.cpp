@@ -37,7 +37,8 @@ NodeWork node_work(const Graph& g, const Node& n) {
         case OpType::TopK: w.flops = in_elems * std::max(1.0, std::log2(std::max(2.0, in_elems / std::max(1.0, elems)))); break;
         case OpType::GroupNorm: w.flops = 5 * elems; break;
         case OpType::Pad:
-        case OpType::Resize: w.flops = elems; break;
+        case OpType::Resize:
+        case OpType::ScatterND: w.flops = elems; break;
         case OpType::Conv2D: {
             const auto& wt = T(n.inputs.at(1)).shape;
             w.flops = 2 * elems * static_cast<double>(wt.size() == 4 ? wt[1] * wt[2] * wt[3] : 1);

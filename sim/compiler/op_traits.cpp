@@ -89,6 +89,7 @@ double vector_cycles_per_repeat(const Node& n) {
         case OpType::Unique: return 16;         // sort + compaction (estimate)
         case OpType::NonZero: return 2;         // compare + compaction (estimate)
         case OpType::Pad: return 1;             // a masked copy into the padded place (zeros or edge values)
+        case OpType::ScatterND: return 1;       // a copy of the data, the updates written at their indices
         case OpType::Resize:                    // per output repeat: nearest is a gather copy, linear 4 taps, cubic 16
             return n.attrs.count("mode") && n.attrs.at("mode").s == "linear" ? 4
                    : n.attrs.count("mode") && n.attrs.at("mode").s == "cubic" ? 16 : 1;
@@ -159,6 +160,7 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
         case OpType::NonZero:
         case OpType::Gather:
         case OpType::Slice:
+        case OpType::ScatterND:
         case OpType::Attention:  // reads ND (BNSD) heads: the Cube's loads turn them fractal on the way in
             if (!is_plain(t.layout)) return plain_layout(t.shape);
             return std::nullopt;
@@ -211,6 +213,7 @@ Layout output_layout(const Graph& g, const Node& n) {
         case OpType::NonZero:
         case OpType::Gather:
         case OpType::Slice:
+        case OpType::ScatterND:
         case OpType::Attention: return plain_layout(out.shape);
         case OpType::Pad:
         case OpType::Resize: {

@@ -523,6 +523,9 @@ Shape infer(const Graph& g, const Node& n) {
         case OpType::TopK: return select(c, false);
         case OpType::ArgMax: return select(c, true);
         case OpType::GroupNorm: return group_norm(c);
+        case OpType::ScatterND:
+            c.need_inputs(3, 3, "data, indices, updates");
+            return c.shape(0);
         case OpType::Quantize:
         case OpType::Dequantize:
             c.need_inputs(1, 1, "x");
@@ -599,6 +602,11 @@ DType infer_type(const Graph& g, const Node& n) {
         case OpType::NonZero:
         case OpType::ArgMax: return DType::fp32;         // indices (stand-in for int32)
         case OpType::Attention: same(1, 3); return first;
+        case OpType::ScatterND:
+            if (c.in(2).dtype != first)
+                bad("dtype mismatch: data '" + c.in(0).name + "' is " + to_string(first) + " but updates '" + c.in(2).name +
+                    "' are " + to_string(c.in(2).dtype));
+            return first;
         default: return first;
     }
 }

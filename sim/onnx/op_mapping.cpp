@@ -541,7 +541,7 @@ std::string conv_transpose(MapContext& c) {
     const Shape& x = c.shape(0);
     const Shape& w = c.shape(1);  // [C_in, C_out / group, kh, kw]
     if (x.size() != 4 || w.size() != 4) return fmt::format("ConvTranspose ({}-D)", x.size() >= 2 ? x.size() - 2 : 0);
-    if (!c.is_const(1)) return "ConvTranspose (computed weight)";
+    if (!c.is_const(1) && attr_int(c.node, "group", 1) != 1) return "ConvTranspose (computed grouped weight)";
     const auto strides = attr_ints(c.node, "strides", {1, 1});
     const auto dil = attr_ints(c.node, "dilations", {1, 1});
     if (dil != Shape{1, 1}) return "ConvTranspose (dilated)";
@@ -571,12 +571,46 @@ std::string conv_transpose(MapContext& c) {
     (void)padded;
     // The flipped, transposed weight [C_out, C_in / group, kh, kw] (a const: shapes only).
     const std::string wt = c.b.temp_tensor(c.name + ".weight_flipped");
-    c.b.declare(wt, Shape{w[1] * group, w[0] / group, w[2], w[3]}, graph_dtype(c.elem_type(1)), false, true);
     std::vector<std::string> ins = {t, wt};
     if (c.has_input(2)) ins.push_back(c.in(2));
+    if (!c.is_const(1)) {
+        // A computed weight is re-laid out at run time: [C_in, C_out, kh, kw]
+        // to [C_out, C_in, kh, kw] (flipping kh, kw in the same copy).
+        c.emit("Transpose", {c.in(1)}, wt, ojson{{"perm", ojson::array({1, 0, 2, 3})}}, ".weight_t");
+    } else {
+        c.b.declare(wt, Shape{w[1] * group, w[0] / group, w[2], w[3]}, graph_dtype(c.elem_type(1)), false, true);
+    }
     c.emit("Conv2D", ins, c.out(),
            ojson{{"kernel", ojson::array({w[2], w[3]})}, {"stride", ojson::array({1, 1})}, {"pad", ojson::array({0, 0, 0, 0})},
                  {"groups", group}});
+    return "";
+}
+
+// ScatterND / ScatterElements (any reduction): the data copied to the
+// output, the updates written at their indices. A KV-cache update written
+// this way copies the whole cache (an in-place update would not; the
+// export's ops do).
+std::string scatter(MapContext& c) {
+    if (c.inputs() != 3) return c.node.op_type() + " (inputs)";
+    c.emit("ScatterND", {c.in(0), c.in(1), c.in(2)}, c.out());
+    return "";
+}
+
+// Mean of N inputs: N-1 Adds, then a Mul by 1/N.
+std::string mean(MapContext& c) {
+    if (c.inputs() == 1) {
+        c.alias_output(c.in(0));
+        return "";
+    }
+    std::string acc = c.in(0);
+    for (std::size_t i = 1; i < c.inputs(); ++i) {
+        const std::string t = c.b.temp_tensor(c.name + ".partial");
+        c.emit("Add", {acc, c.in(i)}, t, ojson::object(), ".partial");
+        acc = t;
+    }
+    const std::string f = c.b.temp_tensor(c.name + ".inv_n");
+    c.b.declare(f, Shape{1}, "fp16", false, true);
+    c.emit("Mul", {acc, f}, c.out());
     return "";
 }
 
@@ -723,6 +757,17 @@ const std::map<std::string, Mapping>& table() {
          }, "`LeakyReLU` (the slope tensor is a constant; the cost is the same)"}},
         {"Transpose", {transpose, "`Transpose`"}},
         {"Pad", {pad, "`Pad` (constant pads; every mode costs the same copy)"}},
+        {"ScatterND", {scatter, "`ScatterND`: the data copied, the updates written at their indices (a KV-cache update this way copies the cache)"}},
+        {"ScatterElements", {scatter, "`ScatterND` (the same copy and indexed writes)"}},
+        {"Mean", {mean, "`Add`s, then a `Mul` by 1/N"}},
+        {"LogSoftmax", {[](MapContext& c) { return softmax(c); }, "`Softmax` (the same passes: max, exp, sum; a log in place of the divide)"}},
+        {"ReduceL1", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum` (the abs in the same pass)"}},
+        {"ReduceL2", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum` (square and sqrt in the same pass)"}},
+        {"ReduceSumSquare", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum` (the square in the same pass)"}},
+        {"ReduceLogSum", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum` (the log in the same pass)"}},
+        {"ReduceLogSumExp", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum` (exp and log in the same pass)"}},
+        {"ReduceMin", {[](MapContext& c) { return reduce(c, "ReduceMax"); }, "`ReduceMax` (the same compare pass)"}},
+        {"ReduceProd", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum` (a multiply in place of the add)"}},
         {"Resize", {resize, "`Resize` to the inferred shape (`nearest` a gather copy, `linear` 4 taps, `cubic` 16 per output)"}},
         {"Upsample", {resize, "`Resize`"}},
         {"TopK", {topk, "`TopK` (constant k; k passes of max-and-mask or a bitonic sort of the row, whichever is fewer)"}},
