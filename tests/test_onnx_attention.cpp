@@ -276,3 +276,44 @@ TEST_CASE("onnx attention: a masked_fill (Where) mask fuses, and a Softmax read 
         CHECK(cycles(run_for_stats(tmp, chip_file("ax300"), file)) > 1000);
     }
 }
+
+TEST_CASE("onnx attention: an Attention in a graph file runs, and an element-wise op after it is its own kernel",
+          "[onnx][attention][graph]") {
+    TempDir tmp;
+    // softmax(q·kᵀ / 8)·v on two heads of 128 x 64, then x · 2: the Mul must
+    // not pair with the attention's tiles (they are already Cube and Vector).
+    const json g = {{"kind", "graph"},
+                    {"name", "attn"},
+                    {"tensors",
+                     {{"q", {{"shape", {1, 2, 128, 64}}, {"dtype", "fp16"}, {"input", true}}},
+                      {"kt", {{"shape", {1, 2, 64, 128}}, {"dtype", "fp16"}, {"input", true}}},
+                      {"v", {{"shape", {1, 2, 128, 64}}, {"dtype", "fp16"}, {"input", true}}},
+                      {"two", {{"shape", {1}}, {"dtype", "fp16"}, {"const", true}}}}},
+                    {"nodes",
+                     {{{"name", "att"}, {"op", "Attention"}, {"inputs", {"q", "kt", "v"}}, {"outputs", {"a"}},
+                       {"attrs", {{"scale", 0.125}}}},
+                      {{"name", "double"}, {"op", "Mul"}, {"inputs", {"a", "two"}}, {"outputs", {"y"}}}}},
+                    {"outputs", {"y"}}};
+    const std::string file = tmp.write("attn.json", g.dump());
+    for (const std::string chip : {"a2", "ax300"}) {
+        CAPTURE(chip);
+        const auto r = compile(chip, file);
+        for (const auto& note : r.notes) CHECK(note.find("fusion boundary att") == std::string::npos);
+        int att = 0, mul = 0;
+        for (const auto& t : r.stream.tasks) {
+            const std::string op = r.stream.name(t.op);
+            att += op == "att";
+            mul += op == "double";
+        }
+        CHECK(att % 3 == 0);
+        CHECK(att >= 6);  // two heads, q·kᵀ, softmax, p·v per query block
+        CHECK(mul >= 1);
+        CHECK(cycles(run_for_stats(tmp, chip_file(chip), file)) > 1000);
+    }
+    // A mismatched head dim is exit 2 naming both tensors.
+    json bad = g;
+    bad["tensors"]["kt"]["shape"] = {1, 2, 32, 128};
+    const Result r = run_npusim(tmp, {"run", "--chip", chip_file("a2"), "--workload", tmp.write("bad.json", bad.dump())});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("head dimensions differ") != std::string::npos);
+}

@@ -115,7 +115,10 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
         const int act = activation_input(g, g.nodes[static_cast<std::size_t>(v.nodes[0])]);
         if (act < 0 || !single_use(g.tensors[static_cast<std::size_t>(act)])) continue;
         const int pi = kernel_of_tensor[static_cast<std::size_t>(act)];
-        if (pi < 0 || plan.kernels[static_cast<std::size_t>(pi)].core != CoreType::cube) continue;
+        // (Fused attention hands its own tiles to Vector already: not a boundary.)
+        if (pi < 0 || plan.kernels[static_cast<std::size_t>(pi)].core != CoreType::cube ||
+            plan.kernels[static_cast<std::size_t>(pi)].kind == KernelKind::attention)
+            continue;
         const Kernel& c = plan.kernels[static_cast<std::size_t>(pi)];
         bool fuse = opt.boundary == FusionBoundary::fuse;
         if (opt.boundary == FusionBoundary::automatic) {

@@ -182,6 +182,8 @@ private:
                 mem_.regions(x, Block{b, b + 1, r0, r1, 0, xs[1]}, t.reads);
                 const std::uint64_t in_bytes = sum_bytes(t.reads);
                 add_consts(k, 1, t.reads);
+                for (std::size_t i = 1; i < k.inputs.size(); ++i)  // a computed weight: all of it
+                    if (!T(k.inputs[i]).is_const) t.reads.push_back(mem_.physical(k.inputs[i], 0, mem_.bytes(k.inputs[i])));
                 mem_.regions(k.output, Block{b, b + 1, h0, h1, 0, os[1]}, t.writes);
                 t.params.bytes = in_bytes;
                 t.params.out_bytes = sum_bytes(t.writes);
