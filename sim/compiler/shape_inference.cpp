@@ -379,8 +379,11 @@ Shape pad(const Ctx& c) {
     if (interior.size() != out.size())
         bad("attrs.interior: expected " + std::to_string(out.size()) + " values, got " + std::to_string(interior.size()));
     for (std::size_t d = 0; d < out.size(); ++d) {
-        if (pads[d] < 0 || pads[d + out.size()] < 0 || interior[d] < 0)
-            bad("attrs.pads / attrs.interior: values must be >= 0, got " + shape_str(pads));
+        constexpr std::int64_t kMax = 1 << 20;
+        const auto ok = [&](std::int64_t v) { return v >= 0 && v <= kMax; };
+        if (!ok(pads[d]) || !ok(pads[d + out.size()]) || !ok(interior[d]))
+            bad("attrs.pads / attrs.interior: values must be in [0, 1048576], got " + shape_str(pads) + " / " +
+                shape_str(interior));
         out[d] += pads[d] + pads[d + out.size()] + (out[d] - 1) * interior[d];
     }
     return out;

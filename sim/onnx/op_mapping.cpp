@@ -488,6 +488,7 @@ std::string topk(MapContext& c) {
     if (!c.out_known()) return "TopK (output shape unknown: computed k)";
     const std::size_t rank = c.shape(0).size();
     const int axis = norm_axis(attr_int(c.node, "axis", -1), rank);
+    if (axis < 0 || axis >= static_cast<int>(rank) || c.out_shape().size() != rank) return "TopK (axis)";
     const std::int64_t k = c.out_shape()[static_cast<std::size_t>(axis)];
     // A graph node has one output: the values. The indices come out of the
     // same pass, so a used indices output is a view of it (no extra work).
@@ -503,6 +504,7 @@ std::string argmax(MapContext& c) {
     if (!c.out_known()) return c.node.op_type() + " (output shape unknown)";
     const Shape& x = c.shape(0);
     const int axis = norm_axis(attr_int(c.node, "axis", 0), x.size());
+    if (axis < 0 || axis >= static_cast<int>(x.size())) return c.node.op_type() + " (axis)";
     if (attr_int(c.node, "keepdims", 1) != 0) {
         c.emit("ArgMax", {c.in(0)}, c.out(), ojson{{"axis", axis}, {"keepdims", 1}});
         return "";
