@@ -563,15 +563,10 @@ std::string conv_transpose(MapContext& c) {
         p[static_cast<std::size_t>(6 + a)] = hi;
         interior[static_cast<std::size_t>(2 + a)] = strides[static_cast<std::size_t>(a)] - 1;
     }
-    Shape padded = x;
-    for (int a = 0; a < 2; ++a)
-        padded[static_cast<std::size_t>(2 + a)] = (x[static_cast<std::size_t>(2 + a)] - 1) * strides[static_cast<std::size_t>(a)] + 1 +
-                                                  p[static_cast<std::size_t>(2 + a)] + p[static_cast<std::size_t>(6 + a)];
     const std::string t = c.b.temp_tensor(c.name + ".dilated");
     c.emit("Pad", {c.in(0)}, t, ojson{{"pads", ints_json(p)}, {"interior", ints_json(interior)}, {"mode", "constant"}},
            ".zero_insert");
-    (void)padded;
-    // The flipped, transposed weight [C_out, C_in / group, kh, kw] (a const: shapes only).
+    // The flipped, transposed weight [C_out, C_in / group, kh, kw]: a constant by its shape, a computed one by a Transpose.
     const std::string wt = c.b.temp_tensor(c.name + ".weight_flipped");
     std::vector<std::string> ins = {t, wt};
     if (c.has_input(2)) ins.push_back(c.in(2));
