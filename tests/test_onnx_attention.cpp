@@ -238,7 +238,7 @@ TEST_CASE("onnx attention: a masked_fill (Where) mask fuses, and a Softmax read 
         ax->set_type(::onnx::AttributeProto::INT);
         ax->set_i(-1);
         node("MatMul", {"p", "v"}, "y");
-        for (const std::string out : softmax_is_output ? std::vector<std::string>{"y", "p"} : std::vector<std::string>{"y"}) {
+        for (const std::string& out : softmax_is_output ? std::vector<std::string>{"y", "p"} : std::vector<std::string>{"y"}) {
             auto* y = g->add_output();
             y->set_name(out);
             y->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
@@ -316,4 +316,10 @@ TEST_CASE("onnx attention: an Attention in a graph file runs, and an element-wis
     const Result r = run_npusim(tmp, {"run", "--chip", chip_file("a2"), "--workload", tmp.write("bad.json", bad.dump())});
     CHECK(r.code == 2);
     CHECK(r.err.find("head dimensions differ") != std::string::npos);
+    // So is a k of fewer heads than q (exporters expand shared heads first).
+    bad = g;
+    bad["tensors"]["kt"]["shape"] = {1, 1, 64, 128};
+    const Result heads = run_npusim(tmp, {"run", "--chip", chip_file("a2"), "--workload", tmp.write("heads.json", bad.dump())});
+    CHECK(heads.code == 2);
+    CHECK(heads.err.find("'kt' [1,1,64,128] must have the leading (head) dims of 'q'") != std::string::npos);
 }

@@ -356,6 +356,10 @@ Shape attention(const Ctx& c) {
     if (v[v.size() - 2] != sk)
         bad("key lengths differ: " + c.name(1) + " has " + std::to_string(sk) + " keys but " + c.name(2) + " has " +
             std::to_string(v[v.size() - 2]));
+    // One k and v head per query head (exporters expand shared heads first).
+    for (std::size_t i : {1, 2})
+        if (c.shape(i).size() != q.size() || !std::equal(q.begin(), q.end() - 2, c.shape(i).begin()))
+            bad("input " + c.name(i) + " must have the leading (head) dims of " + c.name(0));
     Shape out = q;
     out.back() = v.back();
     if (c.count() == 4) {
