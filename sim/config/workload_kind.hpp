@@ -14,6 +14,7 @@ enum class WorkloadKind {
     tasks,  // a task-descriptor stream replayed as it is
     graph,  // a model graph compiled on the fly
     moe,    // the MoE dispatch on a supernode (sim/moe)
+    collective,  // a collective (allreduce, ...) over every rank (sim/collective)
 };
 
 // The names of the kinds a workload may be, in the order messages list them

@@ -1,0 +1,29 @@
+// The alpha-beta lower bound of a collective (docs/collectives.md): every
+// dependent step pays the link latency once (alpha) and each rank's bytes on
+// the wire drain at its egress bandwidth, all planes together (beta).
+// Compute, MTE reads and flag handshakes are left out on purpose: the
+// distance from the bound is what they cost.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "chip/chip_params.hpp"
+#include "collective/collective_plan.hpp"
+
+namespace npusim::collective {
+
+struct AlphaBetaBound {
+    int steps = 0;
+    double latency_ns = 0;             // per step
+    std::uint64_t wire_bytes = 0;      // the busiest rank's egress: blocks x datablock_bytes
+    double rank_bandwidth_gbps = 0;    // planes x plane_bandwidth_gbps
+    double bound_ns = 0;               // steps x latency + wire_bytes / bandwidth
+};
+
+AlphaBetaBound alpha_beta_bound(const CollectivePlan& plan, const ChipParams& chip);
+
+// Payload each rank sends by the textbook (before padding and blocks):
+// allreduce 2(N-1)/N x bytes; allgather, reduce_scatter, alltoall (N-1)/N x bytes.
+double textbook_bytes_per_rank(CollectiveWorkload::Op op, int ranks, std::uint64_t bytes);
+
+}  // namespace npusim::collective
