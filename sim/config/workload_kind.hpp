@@ -20,7 +20,7 @@ enum class WorkloadKind {
 // The names of the kinds a workload may be, in the order messages list them
 // (the allowed values of workload.kind in the schema).
 const std::vector<std::string>& workload_kind_names();
-// "tasks, graph, moe", for messages.
+// "tasks, graph, moe, collective", for messages.
 std::string workload_kind_list();
 
 // "tasks", "graph", "moe"; "" for none.

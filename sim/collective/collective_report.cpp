@@ -1,0 +1,36 @@
+#include "collective/collective_report.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "collective/alpha_beta_bound.hpp"
+#include "stats/stats.hpp"
+
+namespace npusim::collective {
+
+void report_collective(const CollectivePlan& plan, const ChipParams& chip, double total_ns, Stats& s) {
+    const AlphaBetaBound b = alpha_beta_bound(plan, chip);
+    s.set("collective.op", to_string(plan.workload.op));
+    s.set("collective.algorithm", to_string(plan.workload.algorithm));
+    s.set("collective.ranks", plan.ranks);
+    s.set("collective.slices", plan.slices);
+    s.set("collective.steps", plan.steps);
+    s.set("collective.bytes", plan.workload.bytes);
+    s.set("collective.sent_bytes_per_rank", *std::max_element(plan.sent_bytes.begin(), plan.sent_bytes.end()));
+    s.set("collective.textbook_bytes_per_rank",
+          textbook_bytes_per_rank(plan.workload.op, plan.ranks, plan.workload.bytes));
+    s.set("collective.wire_bytes_per_rank", b.wire_bytes);
+    s.set("collective.rank_bandwidth_gbps", b.rank_bandwidth_gbps);
+    s.set("collective.bound_ns", b.bound_ns);
+    s.set("collective.efficiency", total_ns > 0 ? b.bound_ns / total_ns : 0.0);
+}
+
+std::string collective_summary(const CollectivePlan& plan, const ChipParams& chip, double total_ns) {
+    const AlphaBetaBound b = alpha_beta_bound(plan, chip);
+    return fmt::format("  collective: {} {}, {} ranks x {} cores, {} steps; alpha-beta bound {:.1f} us, {:.1f}% of it reached\n",
+                       to_string(plan.workload.op), to_string(plan.workload.algorithm), plan.ranks, plan.slices,
+                       plan.steps, b.bound_ns / 1000, total_ns > 0 ? 100 * b.bound_ns / total_ns : 0.0);
+}
+
+}  // namespace npusim::collective

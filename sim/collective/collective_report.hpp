@@ -1,0 +1,23 @@
+// What a collective run adds to its stats (collective.*) and its summary
+// line: the plan's volumes next to the alpha-beta bound (docs/collectives.md).
+#pragma once
+#include <string>
+
+#include "chip/chip_params.hpp"
+#include "collective/collective_plan.hpp"
+
+namespace npusim {
+class Stats;
+}
+
+namespace npusim::collective {
+
+// collective.{op,algorithm,ranks,slices,steps,bytes,sent_bytes_per_rank,
+// wire_bytes_per_rank,textbook_bytes_per_rank,bound_ns,efficiency};
+// efficiency = bound_ns / total_ns (0 when total_ns is 0).
+void report_collective(const CollectivePlan& plan, const ChipParams& chip, double total_ns, Stats& stats);
+
+// "  collective: allreduce ring, 8 ranks x 48 cores, 14 steps; bound 622.7 us, 93.1% of it reached\n"
+std::string collective_summary(const CollectivePlan& plan, const ChipParams& chip, double total_ns);
+
+}  // namespace npusim::collective
