@@ -98,27 +98,34 @@ void check_waits_are_met(const CollectivePlan& p) {
 
 }  // namespace
 
-TEST_CASE("collective plan: ring allreduce on 8 ranks sends 2(N-1)/N x bytes per rank over 2(N-1) steps on all 48 vector cores", "[collective]") {
+TEST_CASE("collective plan: ring allreduce on 8 ranks sends 2(N-1)/N x bytes per rank over 2(N-1) steps, copies on half the vector cores, reductions on the other half", "[collective]") {
     const ChipParams chip = supernode(8);
     const std::uint64_t bytes = 64ull << 20;
     const CollectivePlan p = plan_collective(workload(Op::allreduce, Algorithm::ring, bytes), chip);
     CHECK(p.steps == 14);
-    CHECK(p.slices == 48);
+    // 24 copy cores x 4 slices each; the other 24 vector cores reduce.
+    CHECK(p.slices == 96);
+    CHECK(p.senders == 24);
+    CHECK(p.reducers == 24);
     CHECK(p.chunk_bytes == bytes / 8);
     CHECK(p.block_payload == 504);
     for (int r = 0; r < 8; ++r) {
         INFO("rank " << r);
         CHECK(p.sent_bytes[r] == 2 * 7 * bytes / 8);  // 117440512 B = 2(N-1)/N x 64 MiB
         CHECK(static_cast<double>(p.sent_bytes[r]) == textbook_bytes_per_rank(Op::allreduce, 8, bytes));
-        // 48 cores x (14 copies + 7 reduces) + the rank's done task.
-        CHECK(p.tasks[r] == 48 * 21 + 1);
+        // 96 slices x (14 copies + 7 reduces) + the rank's done task.
+        CHECK(p.tasks[r] == 96 * 21 + 1);
         // Each of the 7 reduce steps reads the local and the received chunk.
         CHECK(p.reduced_bytes[r] == 7 * 2 * bytes / 8);
     }
     // A ring: every copy goes to the next rank.
     std::set<int> cores;
     for (const auto& t : parsed(p)) {
-        if (t["kernel"] == "copy") CHECK(t["params"]["dst_rank"] == (t["rank"].get<int>() + 1) % 8);
+        if (t["kernel"] == "copy") {
+            CHECK(t["params"]["dst_rank"] == (t["rank"].get<int>() + 1) % 8);
+            CHECK(t["core"].get<int>() < 24);
+        }
+        if (t["kernel"] == "vector") CHECK(t["core"].get<int>() >= 24);
         if (t["rank"] == 3 && t.contains("core")) cores.insert(t["core"].get<int>());
     }
     CHECK(cores.size() == 48);
@@ -146,10 +153,12 @@ TEST_CASE("collective plan: each op and algorithm moves the textbook volume and 
 
 TEST_CASE("collective plan: small messages use as many vector cores as they have blocks; uneven buffers are padded to N equal chunks", "[collective]") {
     const ChipParams chip = supernode(8);
-    // 8 KiB of fp16 over 8 ranks: 1 KiB chunks = 3 Data-as-Flag blocks -> 3 slices on 3 cores.
+    // 8 KiB of fp16 over 8 ranks: 1 KiB chunks = 3 Data-as-Flag blocks -> 3 slices, 3 copy and 3 reduce cores.
     const CollectivePlan small = plan_collective(workload(Op::allreduce, Algorithm::ring, 8192), chip);
     CHECK(small.chunk_bytes == 1024);
     CHECK(small.slices == 3);
+    CHECK(small.senders == 3);
+    CHECK(small.reducers == 3);
     CHECK(small.tasks[0] == 3 * 21 + 1);
     check_waits_are_met(small);
     // 1000 fp32 elements over 8 ranks = 125 each; 1001 elements -> 126 each (1008 padded).
@@ -177,7 +186,7 @@ TEST_CASE("collective bound: steps x latency + the busiest rank's wire bytes ove
     CHECK(b.steps == 14);
     CHECK(b.latency_ns == 1000);
     CHECK(b.rank_bandwidth_gbps == 196);
-    // 14 steps x 48 slices; each 8 MiB chunk is 16645 Data-as-Flag blocks of 512 B (504 B payload).
+    // 14 steps; each 8 MiB chunk is 16645 Data-as-Flag blocks of 512 B (504 B payload).
     CHECK(b.wire_bytes == 14ull * 16645 * 512);
     CHECK(b.bound_ns == Approx(14 * 1000 + 14.0 * 16645 * 512 / 196));  // 622,744 ns
     // Double the plane bandwidth: the bandwidth term halves, the latency term stays.

@@ -16,6 +16,7 @@ using Op = CollectiveWorkload::Op;
 using Algorithm = CollectiveWorkload::Algorithm;
 
 constexpr std::uint64_t kAlign = 1u << 20;  // landing areas start on a MiB
+constexpr int kSlicesPerCore = 4;
 
 std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -42,16 +43,17 @@ struct Layout {
     std::uint64_t slot(int index, int k) const { return slot(index) + block_offset[k] * block; }
 };
 
-Layout make_layout(int ranks, int cores, std::uint64_t bytes, std::uint32_t elt, std::uint32_t block) {
+// Slices hold whole elements and whole Data-as-Flag blocks (all but the
+// last of a chunk); at most `max_slices` of them, fewer for a short chunk.
+Layout make_layout(int ranks, int max_slices, std::uint64_t bytes, std::uint32_t elt, std::uint32_t block) {
     Layout l;
     l.ranks = ranks;
     l.block = block;
-    // Slices hold whole elements and whole blocks (all but the last of a chunk).
     l.payload = (block - 8) / elt * elt;
     const std::uint64_t elements = bytes / elt;
     l.chunk = (elements + ranks - 1) / ranks * elt;
     const std::uint64_t units = (l.chunk + l.payload - 1) / l.payload;
-    l.slices = static_cast<int>(std::min<std::uint64_t>(cores, units));
+    l.slices = static_cast<int>(std::min<std::uint64_t>(max_slices, units));
     std::uint64_t blocks = 0;
     for (int k = 0; k < l.slices; ++k) {
         const std::uint64_t u0 = units * k / l.slices, u1 = units * (k + 1) / l.slices;
@@ -75,12 +77,15 @@ class Writer {
 public:
     Writer(CollectivePlan& plan, const Layout& l, DType dtype) : plan_(plan), l_(l), dtype_(dtype) {}
 
-    std::string stream(int r, int k) const { return fmt::format("r{}.v{}", r, k); }
+    // Slice k's copies run on one vector core, its reductions on another, so
+    // a core held by a copy until its bytes leave never delays a reduction.
+    int sender(int k) const { return k % plan_.senders; }
+    int reducer(int k) const { return plan_.reducers ? plan_.senders + k % plan_.reducers : sender(k); }
 
     // A copy of slice k from `src` on rank r to rank dst's slot, Data-as-Flag.
     void send(int r, int k, const std::string& id, const std::string& op, std::uint64_t src, int dst,
               std::uint64_t dst_addr, std::uint64_t flag, json wait, json wait_memory) {
-        json t = task(r, k, id, op, "copy", std::move(wait));
+        json t = task(r, sender(k), k, id, op, "copy", std::move(wait));
         t["params"] = {{"bytes", l_.slice_bytes[k]}, {"addr", src},     {"dst_rank", dst},
                        {"dst_addr", dst_addr},      {"flag", flag}};
         if (!wait_memory.is_null()) t["wait_memory"] = std::move(wait_memory);
@@ -92,7 +97,7 @@ public:
     // Sums `inputs` slices (one local, the rest landed) into the local chunk.
     void reduce(int r, int k, const std::string& id, const std::string& op, int inputs, std::uint64_t landed,
                 std::uint64_t out, json wait_memory, const std::string& signal) {
-        json t = task(r, k, id, op, "vector", json::array());
+        json t = task(r, reducer(k), k, id, op, "vector", json::array());
         t["params"] = {{"bytes", l_.slice_bytes[k] * inputs},
                        {"out_bytes", l_.slice_bytes[k]},
                        {"cycles_per_repeat", 1},
@@ -121,15 +126,16 @@ public:
     }
 
 private:
-    json task(int r, int k, const std::string& id, const std::string& op, const char* kernel, json wait) const {
-        return {{"id", fmt::format("r{}.{}.v{}", r, id, k)},
+    json task(int r, int core, int k, const std::string& id, const std::string& op, const char* kernel,
+              json wait) const {
+        return {{"id", fmt::format("r{}.{}.s{}", r, id, k)},
                 {"rank", r},
                 {"core_type", "vector"},
                 {"kernel", kernel},
-                {"stream", stream(r, k)},
-                {"core", k},
+                {"stream", fmt::format("r{}.v{}", r, core)},
+                {"core", core},
                 {"op", op},
-                {"tile", fmt::format("v{}", k)},
+                {"tile", fmt::format("slice{}", k)},
                 {"wait", std::move(wait)},
                 {"signal", json::array()}};
     }
@@ -143,11 +149,13 @@ private:
     DType dtype_;
 };
 
-std::string event(int r, const std::string& what, int k) { return fmt::format("r{}.{}.v{}", r, what, k); }
+std::string event(int r, const std::string& what, int k) { return fmt::format("r{}.{}.s{}", r, what, k); }
 
 // Ring (docs/collectives.md): reduce-scatter steps s = 0..N-2 send chunk
 // r-s to rank r+1, which adds it into its own copy; allgather steps pass
 // each finished chunk on. Step g's message lands in slot g with flag g+1.
+// Steps outside, slices inside: each core's stream runs its slices step by
+// step, so the first slices of a step are reduced while the last still travel.
 void plan_ring(CollectivePlan& p, const Layout& l, Writer& w) {
     const int n = l.ranks;
     const Op op = p.workload.op;
@@ -155,21 +163,21 @@ void plan_ring(CollectivePlan& p, const Layout& l, Writer& w) {
     const bool ag = op == Op::allreduce || op == Op::allgather;
     for (int r = 0; r < n; ++r) {
         const int next = mod(r + 1, n);
-        for (int k = 0; k < l.slices; ++k) {
-            if (op == Op::alltoall) {
-                // Step s = 1..N-1: piece r+s straight to rank r+s, in lock step:
-                // step s starts once step s-1's piece from rank r-(s-1) has landed.
-                for (int s = 1; s < n; ++s) {
+        if (op == Op::alltoall) {
+            // Step s = 1..N-1: piece r+s straight to rank r+s, in lock step:
+            // step s starts once step s-1's piece from rank r-(s-1) has landed.
+            for (int s = 1; s < n; ++s)
+                for (int k = 0; k < l.slices; ++k) {
                     const int dst = mod(r + s, n);
                     json wm = s > 1 ? json::array({w.landed(l.slot(s - 2, k), s - 1, l.slice_blocks[k])}) : json();
                     w.send(r, k, fmt::format("a2a{}.send", s), "alltoall.send", l.data(dst, k), dst,
                            l.slot(s - 1, k), s, json::array(), std::move(wm));
                 }
-                continue;
-            }
-            int g = 0;  // global step
-            if (rs) {
-                for (int s = 0; s < n - 1; ++s, ++g) {
+        }
+        int g = 0;  // global step
+        if (rs)
+            for (int s = 0; s < n - 1; ++s, ++g)
+                for (int k = 0; k < l.slices; ++k) {
                     json wait = s > 0 ? json::array({event(r, fmt::format("rs{}.reduced", s - 1), k)}) : json::array();
                     w.send(r, k, fmt::format("rs{}.send", s), "reduce_scatter.send", l.data(mod(r - s, n), k), next,
                            l.slot(g, k), g + 1, std::move(wait), json());
@@ -179,11 +187,11 @@ void plan_ring(CollectivePlan& p, const Layout& l, Writer& w) {
                              json::array({w.landed(l.slot(g, k), g + 1, l.slice_blocks[k])}),
                              needed ? event(r, fmt::format("rs{}.reduced", s), k) : "");
                 }
-            }
-            if (ag) {
-                // allreduce: rank r owns the sum of chunk r+1 after the reduce-scatter.
-                const int own = op == Op::allreduce ? 1 : 0;
-                for (int t = 0; t < n - 1; ++t, ++g) {
+        if (ag) {
+            // allreduce: rank r owns the sum of chunk r+1 after the reduce-scatter.
+            const int own = op == Op::allreduce ? 1 : 0;
+            for (int t = 0; t < n - 1; ++t, ++g)
+                for (int k = 0; k < l.slices; ++k) {
                     json wait = json::array(), wm;
                     std::uint64_t src = l.data(mod(r + own, n), k);
                     if (t == 0 && op == Op::allreduce) wait.push_back(event(r, fmt::format("rs{}.reduced", n - 2), k));
@@ -194,7 +202,6 @@ void plan_ring(CollectivePlan& p, const Layout& l, Writer& w) {
                     w.send(r, k, fmt::format("ag{}.send", t), "allgather.send", src, next, l.slot(g, k), g + 1,
                            std::move(wait), std::move(wm));
                 }
-            }
         }
         const int last = p.steps - 1;
         if (ag || op == Op::alltoall)
@@ -207,39 +214,40 @@ void plan_ring(CollectivePlan& p, const Layout& l, Writer& w) {
 void plan_mesh(CollectivePlan& p, const Layout& l, Writer& w) {
     const int n = l.ranks;
     const Op op = p.workload.op;
+    const bool reduces = op == Op::allreduce || op == Op::reduce_scatter;
     auto slot_of = [&](int phase, int src, int dst) { return phase * (n - 1) + mod(src - dst - 1, n); };
+    const bool scatter = op != Op::allgather;  // piece d goes to rank d
+    const char* phase = op == Op::allgather ? "ag" : op == Op::alltoall ? "a2a" : "rs";
+    const std::string label = op == Op::allgather  ? "allgather.send"
+                              : op == Op::alltoall ? "alltoall.send"
+                                                   : "reduce_scatter.send";
     for (int r = 0; r < n; ++r) {
         for (int k = 0; k < l.slices; ++k) {
             // Peers in the order r+1, r+2, ...: the ranks start on different targets.
-            const bool scatter = op != Op::allgather;  // piece d goes to rank d
-            const char* phase = op == Op::allgather ? "ag" : op == Op::alltoall ? "a2a" : "rs";
-            const std::string label = op == Op::allgather  ? "allgather.send"
-                                      : op == Op::alltoall ? "alltoall.send"
-                                                           : "reduce_scatter.send";
             for (int i = 1; i < n; ++i) {
                 const int dst = mod(r + i, n);
                 w.send(r, k, fmt::format("{}.send.to{}", phase, dst), label, l.data(scatter ? dst : r, k), dst,
                        l.slot(slot_of(0, r, dst), k), 1, json::array(), json());
             }
-            if (op == Op::allreduce || op == Op::reduce_scatter) {
+            if (reduces) {
                 json wm = json::array();
                 for (int i = 1; i < n; ++i) wm.push_back(w.landed(l.slot(slot_of(0, mod(r + i, n), r), k), 1, l.slice_blocks[k]));
-                const bool needed = op == Op::allreduce;
                 w.reduce(r, k, "rs.reduce", "reduce_scatter.reduce", n, l.slot(slot_of(0, mod(r + 1, n), r), k),
-                         l.data(r, k), std::move(wm), needed ? event(r, "rs.reduced", k) : "");
+                         l.data(r, k), std::move(wm), op == Op::allreduce ? event(r, "rs.reduced", k) : "");
             }
-            if (op == Op::allreduce)
+        }
+        if (op == Op::allreduce)
+            for (int k = 0; k < l.slices; ++k)
                 for (int i = 1; i < n; ++i) {
                     const int dst = mod(r + i, n);
                     w.send(r, k, fmt::format("ag.send.to{}", dst), "allgather.send", l.data(r, k), dst,
                            l.slot(slot_of(1, r, dst), k), 2, json::array({event(r, "rs.reduced", k)}), json());
                 }
-        }
         if (op == Op::reduce_scatter) continue;
-        const int phase = op == Op::allreduce ? 1 : 0;
+        const int last = op == Op::allreduce ? 1 : 0;
         json wm = json::array();
         for (int i = 1; i < n; ++i)
-            wm.push_back(w.landed(l.slot(slot_of(phase, mod(r + i, n), r)), phase + 1, l.chunk_blocks));
+            wm.push_back(w.landed(l.slot(slot_of(last, mod(r + i, n), r)), last + 1, l.chunk_blocks));
         w.done(r, std::move(wm));
     }
 }
@@ -287,8 +295,16 @@ CollectivePlan plan_collective(const CollectiveWorkload& w, const ChipParams& ch
     p.ranks = n;
     const bool ring = w.algorithm == Algorithm::ring;
     p.steps = w.op == Op::allreduce ? (ring ? 2 * (n - 1) : 2) : (ring ? n - 1 : 1);
-    const Layout l = make_layout(n, chip.vector.count, w.bytes, elt, block);
+    // Reductions get half the vector cores, copies the other half; without
+    // reductions every core copies. Each copy core takes kSlicesPerCore
+    // slices, so a core's next slice is ready while its last one travels.
+    const bool reduces = w.op == Op::allreduce || w.op == Op::reduce_scatter;
+    const int cores = chip.vector.count;
+    const int copy_cores = reduces && cores > 1 ? cores / 2 : cores;
+    const Layout l = make_layout(n, copy_cores * kSlicesPerCore, w.bytes, elt, block);
     p.slices = l.slices;
+    p.senders = std::min(copy_cores, l.slices);
+    p.reducers = reduces && cores > 1 ? std::min(cores - copy_cores, l.slices) : 0;
     p.chunk_bytes = l.chunk;
     p.block_payload = l.payload;
     for (auto* v : {&p.sent_bytes, &p.sent_blocks, &p.reduced_bytes, &p.tasks}) v->assign(n, 0);

@@ -16,7 +16,9 @@ namespace npusim::collective {
 struct CollectivePlan {
     CollectiveWorkload workload;
     int ranks = 0;
-    int slices = 0;                   // vector cores each rank's chunk is split over
+    int slices = 0;                   // pieces every chunk is cut into, each a chain of copies and reductions
+    int senders = 0;                  // vector cores that copy (slice i on core i % senders)
+    int reducers = 0;                 // vector cores that reduce (core senders + i % reducers); 0 = none
     int steps = 0;                    // dependent rounds of copies (ring: N-1, 2(N-1) for allreduce)
     std::uint64_t chunk_bytes = 0;    // bytes / ranks, rounded up to whole elements
     std::uint32_t block_payload = 0;  // payload of one Data-as-Flag DataBlock (datablock_bytes - 8)
