@@ -151,17 +151,25 @@ TEST_CASE("collective plan: each op and algorithm moves the textbook volume and 
         }
 }
 
-TEST_CASE("collective plan: small messages use as many vector cores as they have blocks; uneven buffers are padded to N equal chunks", "[collective]") {
+TEST_CASE("collective plan: short chunks get fewer slices of at least 8 blocks; uneven buffers are padded to N equal chunks", "[collective]") {
     const ChipParams chip = supernode(8);
-    // 8 KiB of fp16 over 8 ranks: 1 KiB chunks = 3 Data-as-Flag blocks -> 3 slices, 3 copy and 3 reduce cores.
+    // 1 MiB allgather over 8 ranks: 128 KiB chunks = 261 Data-as-Flag blocks -> 32 slices of 8 or 9
+    // blocks, one per copy core; no reductions, so no reduce cores.
+    const CollectivePlan mid = plan_collective(workload(Op::allgather, Algorithm::mesh, 1 << 20), chip);
+    CHECK(mid.slices == 32);
+    CHECK(mid.senders == 32);
+    CHECK(mid.reducers == 0);
+    CHECK(mid.tasks[0] == 32 * 7 + 1);  // a copy of each slice to each peer, and the done task
+    check_waits_are_met(mid);
+    // 8 KiB allreduce: 1 KiB chunks = 3 blocks -> one slice, one copy core and one reduce core.
     const CollectivePlan small = plan_collective(workload(Op::allreduce, Algorithm::ring, 8192), chip);
     CHECK(small.chunk_bytes == 1024);
-    CHECK(small.slices == 3);
-    CHECK(small.senders == 3);
-    CHECK(small.reducers == 3);
-    CHECK(small.tasks[0] == 3 * 21 + 1);
+    CHECK(small.slices == 1);
+    CHECK(small.senders == 1);
+    CHECK(small.reducers == 1);
+    CHECK(small.tasks[0] == 21 + 1);
     check_waits_are_met(small);
-    // 1000 fp32 elements over 8 ranks = 125 each; 1001 elements -> 126 each (1008 padded).
+    // 1001 fp32 elements over 8 ranks -> 126 each (1008 padded).
     const CollectivePlan odd = plan_collective(workload(Op::allgather, Algorithm::mesh, 4004, CollectiveWorkload::Dtype::fp32), chip);
     CHECK(odd.chunk_bytes == 126 * 4);
     CHECK(odd.sent_bytes[0] == 7 * 126 * 4);
@@ -188,6 +196,7 @@ TEST_CASE("collective bound: steps x latency + the busiest rank's wire bytes ove
     CHECK(b.rank_bandwidth_gbps == 196);
     // 14 steps; each 8 MiB chunk is 16645 Data-as-Flag blocks of 512 B (504 B payload).
     CHECK(b.wire_bytes == 14ull * 16645 * 512);
+    CHECK(b.bandwidth_ns == Approx(14.0 * 16645 * 512 / 196));
     CHECK(b.bound_ns == Approx(14 * 1000 + 14.0 * 16645 * 512 / 196));  // 622,744 ns
     // Double the plane bandwidth: the bandwidth term halves, the latency term stays.
     chip.interconnect.plane_bandwidth_gbps = 56;

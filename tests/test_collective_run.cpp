@@ -34,7 +34,7 @@ json run_collective(const TempDir& tmp, const std::string& op, const std::string
 
 }  // namespace
 
-TEST_CASE("collective run: every op and algorithm runs on 8 ranks, the mesh carries each rank's textbook volume, never faster than the bound", "[collective][e2e]") {
+TEST_CASE("collective run: every op and algorithm runs on 8 ranks, the mesh carries each rank's textbook volume, never faster than the wire", "[collective][e2e]") {
     TempDir tmp;
     const std::uint64_t bytes = 1 << 20;
     for (const char* op : {"allreduce", "allgather", "reduce_scatter", "alltoall"})
@@ -42,13 +42,14 @@ TEST_CASE("collective run: every op and algorithm runs on 8 ranks, the mesh carr
             INFO(op << " " << algorithm);
             const json s = run_collective(tmp, op, algorithm, bytes);
             const double textbook = (std::string(op) == "allreduce" ? 2.0 : 1.0) * 7 / 8 * bytes;
-            CHECK(s["collective.sent_bytes_per_rank"].get<double>() == textbook);
+            CHECK(s["collective"]["sent_bytes_per_rank"].get<double>() == textbook);
             // Every rank sends the same: the wire carries 8 ranks' DataBlocks, nothing else.
-            CHECK(s["mesh.bytes"].get<double>() == 8 * s["collective.wire_bytes_per_rank"].get<double>());
-            CHECK(s["collective.wire_bytes_per_rank"].get<double>() ==
+            CHECK(s["mesh"]["bytes"].get<double>() == 8 * s["collective"]["wire_bytes_per_rank"].get<double>());
+            CHECK(s["collective"]["wire_bytes_per_rank"].get<double>() ==
                   Approx(textbook * 512 / 504).epsilon(0.01));
-            CHECK(s["total_ns"].get<double>() >= s["collective.bound_ns"].get<double>());
-            CHECK(s["collective.efficiency"].get<double>() > 0.2);
+            // No schedule beats the wire: the bandwidth term is a hard floor.
+            CHECK(s["total_ns"].get<double>() >= s["collective"]["bandwidth_ns"].get<double>());
+            CHECK(s["collective"]["efficiency"].get<double>() > 0.2);
         }
 }
 
@@ -57,10 +58,12 @@ TEST_CASE("collective run: 64 MiB allreduce, ring and mesh, lands within 15% of 
     for (const char* algorithm : {"ring", "mesh"}) {
         INFO(algorithm);
         const json s = run_collective(tmp, "allreduce", algorithm, 64ull << 20);
-        const double ratio = s["total_ns"].get<double>() / s["collective.bound_ns"].get<double>();
-        CHECK(ratio >= 1.0);
+        const double ratio = s["total_ns"].get<double>() / s["collective"]["bound_ns"].get<double>();
+        // Slices in flight hide a little of the per-step latency: within 15% either way.
+        CHECK(ratio >= 0.85);
         CHECK(ratio <= 1.15);
-        CHECK(s["collective.efficiency"].get<double>() == Approx(1 / ratio));
+        CHECK(s["total_ns"].get<double>() >= s["collective"]["bandwidth_ns"].get<double>());
+        CHECK(s["collective"]["efficiency"].get<double>() == Approx(1 / ratio));
     }
 }
 

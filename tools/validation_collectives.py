@@ -32,6 +32,13 @@ def size_label(b):
     return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
 
 
+def stat(s, path):
+    """A dotted stats key: the stats file nests at every dot."""
+    for part in path.split("."):
+        s = s[part]
+    return s
+
+
 def run(npusim, out, name, sets):
     stats = os.path.join(out, name + ".json")
     cmd = [npusim, "run", "--chip", CHIP, "--workload", MODEL, "--stats", stats, "-q",
@@ -68,9 +75,9 @@ def main():
                 s = run(npusim, a.out, f"{op}_{alg}_{b}",
                         [f"workload.op={op}", f"workload.algorithm={alg}", f"workload.bytes={b}"])
                 base[(op, alg, b)] = s
-                t, bound = s["total_ns"], s["collective.bound_ns"]
-                lines.append(f"| {op} | {alg} | {size_label(b)} | {s['collective.steps']} | "
-                             f"{s['collective.sent_bytes_per_rank']:,} | {t / 1000:,.1f} | {bound / 1000:,.1f} | "
+                t, bound = s["total_ns"], stat(s, "collective.bound_ns")
+                lines.append(f"| {op} | {alg} | {size_label(b)} | {stat(s, 'collective.steps')} | "
+                             f"{stat(s, 'collective.sent_bytes_per_rank'):,} | {t / 1000:,.1f} | {bound / 1000:,.1f} | "
                              f"{t / bound:.3f} |")
 
     lines += ["", "Responses (ring allreduce): plane bandwidth x2 on the largest message, plane latency x2 on the "
@@ -84,7 +91,7 @@ def main():
                  ["workload.op=allreduce", "workload.algorithm=ring", f"workload.bytes={b}", f"{key}={value}"])
         lines.append(f"| {size_label(b)} | `{key}={value}` | {s0['total_ns'] / 1000:,.1f} | "
                      f"{s1['total_ns'] / 1000:,.1f} | {s1['total_ns'] / s0['total_ns']:.3f} | "
-                     f"{s1['collective.bound_ns'] / s0['collective.bound_ns']:.3f} |")
+                     f"{stat(s1, 'collective.bound_ns') / stat(s0, 'collective.bound_ns'):.3f} |")
 
     block = "\n".join(lines)
     print(block)

@@ -14,7 +14,8 @@ AlphaBetaBound alpha_beta_bound(const CollectivePlan& plan, const ChipParams& ch
     b.wire_bytes = blocks * static_cast<std::uint64_t>(ic.datablock_bytes);
     b.rank_bandwidth_gbps = ic.planes * ic.plane_bandwidth_gbps;
     // GB/s = bytes per ns.
-    b.bound_ns = b.steps * b.latency_ns + static_cast<double>(b.wire_bytes) / b.rank_bandwidth_gbps;
+    b.bandwidth_ns = static_cast<double>(b.wire_bytes) / b.rank_bandwidth_gbps;
+    b.bound_ns = b.steps * b.latency_ns + b.bandwidth_ns;
     return b;
 }
 

@@ -2,7 +2,9 @@
 // dependent step pays the link latency once (alpha) and each rank's bytes on
 // the wire drain at its egress bandwidth, all planes together (beta).
 // Compute, MTE reads and flag handshakes are left out on purpose: the
-// distance from the bound is what they cost.
+// distance from the bound is what they cost. Slices in flight overlap one
+// step's latency with another's bytes, so a large message may come in a
+// little under steps x latency; never under the bandwidth term.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -17,7 +19,8 @@ struct AlphaBetaBound {
     double latency_ns = 0;             // per step
     std::uint64_t wire_bytes = 0;      // the busiest rank's egress: blocks x datablock_bytes
     double rank_bandwidth_gbps = 0;    // planes x plane_bandwidth_gbps
-    double bound_ns = 0;               // steps x latency + wire_bytes / bandwidth
+    double bandwidth_ns = 0;           // wire_bytes / bandwidth: no schedule beats this
+    double bound_ns = 0;               // steps x latency + bandwidth_ns
 };
 
 AlphaBetaBound alpha_beta_bound(const CollectivePlan& plan, const ChipParams& chip);

@@ -12,12 +12,14 @@ class Stats;
 
 namespace npusim::collective {
 
-// collective.{op,algorithm,ranks,slices,steps,bytes,sent_bytes_per_rank,
-// wire_bytes_per_rank,textbook_bytes_per_rank,bound_ns,efficiency};
+// collective.{op,algorithm,ranks,slices,copy_cores,reduce_cores,steps,bytes,
+// sent_bytes_per_rank,textbook_bytes_per_rank,wire_bytes_per_rank,
+// rank_bandwidth_gbps,bandwidth_ns,bound_ns,efficiency};
 // efficiency = bound_ns / total_ns (0 when total_ns is 0).
 void report_collective(const CollectivePlan& plan, const ChipParams& chip, double total_ns, Stats& stats);
 
-// "  collective: allreduce ring, 8 ranks x 48 cores, 14 steps; bound 622.7 us, 93.1% of it reached\n"
+// "  collective   allreduce ring over 8 ranks, 14 steps, 96 slices per chunk on
+//  24 copy + 24 reduce cores; alpha-beta bound 622.7 us = 100.6% of the time\n"
 std::string collective_summary(const CollectivePlan& plan, const ChipParams& chip, double total_ns);
 
 }  // namespace npusim::collective
