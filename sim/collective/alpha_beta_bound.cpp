@@ -6,15 +6,27 @@ namespace npusim::collective {
 
 AlphaBetaBound alpha_beta_bound(const CollectivePlan& plan, const ChipParams& chip) {
     const InterconnectParams& ic = chip.interconnect;
+    const std::uint64_t block_wire = static_cast<std::uint64_t>(ic.datablock_bytes) + ic.header_bytes;
     AlphaBetaBound b;
     b.steps = plan.steps;
-    b.latency_ns = ic.plane_latency_ns;
-    const std::uint64_t blocks =
-        plan.sent_blocks.empty() ? 0 : *std::max_element(plan.sent_blocks.begin(), plan.sent_blocks.end());
-    b.wire_bytes = blocks * static_cast<std::uint64_t>(ic.datablock_bytes);
-    b.rank_bandwidth_gbps = ic.planes * ic.plane_bandwidth_gbps;
-    // GB/s = bytes per ns.
-    b.bandwidth_ns = static_cast<double>(b.wire_bytes) / b.rank_bandwidth_gbps;
+    const int n = plan.ranks;
+    for (int r = 0; r < n; ++r) {
+        std::uint64_t blocks = 0;
+        double ns = 0;  // GB/s = bytes per ns
+        for (int d = 0; d < n; ++d) {
+            const std::uint64_t k = plan.blocks_to[static_cast<std::size_t>(r) * n + d];
+            if (!k) continue;
+            const LinkTier& tier = ic.tier(r, d);
+            b.latency_ns = std::max(b.latency_ns, tier.latency_ns);
+            blocks += k;
+            ns += static_cast<double>(k * block_wire) / (ic.planes * tier.plane_bandwidth_gbps);
+        }
+        if (ns > b.bandwidth_ns || (ns == b.bandwidth_ns && blocks * block_wire > b.wire_bytes)) {
+            b.bandwidth_ns = ns;
+            b.wire_bytes = blocks * block_wire;
+        }
+    }
+    b.rank_bandwidth_gbps = b.bandwidth_ns > 0 ? static_cast<double>(b.wire_bytes) / b.bandwidth_ns : 0;
     b.bound_ns = b.steps * b.latency_ns + b.bandwidth_ns;
     return b;
 }

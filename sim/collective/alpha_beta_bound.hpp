@@ -1,6 +1,7 @@
-// The alpha-beta lower bound of a collective (docs/collectives.md): every
+// The alpha-beta bound of a collective (docs/collectives.md): every
 // dependent step pays the link latency once (alpha) and each rank's bytes on
-// the wire drain at its egress bandwidth, all planes together (beta).
+// the wire, headers included, drain at its egress bandwidth, all planes
+// together, each message at its tier's rate (beta).
 // Compute, MTE reads and flag handshakes are left out on purpose: the
 // distance from the bound is what they cost. Slices in flight overlap one
 // step's latency with another's bytes, so a large message may come in a
@@ -16,10 +17,10 @@ namespace npusim::collective {
 
 struct AlphaBetaBound {
     int steps = 0;
-    double latency_ns = 0;             // per step
-    std::uint64_t wire_bytes = 0;      // the busiest rank's egress: blocks x datablock_bytes
-    double rank_bandwidth_gbps = 0;    // planes x plane_bandwidth_gbps
-    double bandwidth_ns = 0;           // wire_bytes / bandwidth: no schedule beats this
+    double latency_ns = 0;             // per step: the slowest tier any message of the plan crosses
+    std::uint64_t wire_bytes = 0;      // the busiest rank's egress: blocks x (datablock_bytes + header_bytes)
+    double rank_bandwidth_gbps = 0;    // what it drains at: planes x its tiers' plane bandwidth
+    double bandwidth_ns = 0;           // its wire bytes over that: no schedule beats this
     double bound_ns = 0;               // steps x latency + bandwidth_ns
 };
 

@@ -100,6 +100,7 @@ public:
         if (!wait_memory.is_null()) t["wait_memory"] = std::move(wait_memory);
         plan_.sent_bytes[r] += l_.slice_bytes[k];
         plan_.sent_blocks[r] += l_.slice_blocks[k];
+        plan_.blocks_to[static_cast<std::size_t>(r) * plan_.ranks + dst] += l_.slice_blocks[k];
         emit(r, t);
     }
 
@@ -325,6 +326,7 @@ CollectivePlan plan_collective(const CollectiveWorkload& w, const ChipParams& ch
     p.chunk_bytes = l.chunk;
     p.block_payload = l.payload;
     for (auto* v : {&p.sent_bytes, &p.sent_blocks, &p.reduced_bytes, &p.tasks}) v->assign(n, 0);
+    p.blocks_to.assign(static_cast<std::size_t>(n) * n, 0);
     Writer writer(p, l, dtype);
     if (ring) plan_ring(p, l, writer);
     else plan_mesh(p, l, writer);

@@ -26,6 +26,8 @@ struct CollectivePlan {
     // Per rank: payload written to other ranks, blocks put on its planes,
     // bytes its vector cores reduce (read), tasks.
     std::vector<std::uint64_t> sent_bytes, sent_blocks, reduced_bytes, tasks;
+    // Blocks rank r sends rank d, at [r * ranks + d] (the bound's tiers).
+    std::vector<std::uint64_t> blocks_to;
 };
 
 // InputError (exit 2) naming the key when the chip has fewer than 2 ranks or

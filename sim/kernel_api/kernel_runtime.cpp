@@ -32,7 +32,7 @@ KernelRuntime::KernelRuntime(sc_core::sc_module_name name, const ChipParams& chi
     mesh_ = std::make_unique<Mesh>("mesh", chip, *memory_, trace_, traced_ranks_);
     memory_->set_fire(&KernelRuntime::on_fire, this);
     lookahead_ps_ = static_cast<std::uint64_t>(
-        std::llround(1000.0 * (chip.kernel.mte_setup_ns + std::min(chip.hbm.latency_ns, chip.interconnect.plane_latency_ns))));
+        std::llround(1000.0 * (chip.kernel.mte_setup_ns + std::min(chip.hbm.latency_ns, chip.interconnect.min_latency_ns()))));
 
     if (trace_)
         for (int r = 0; r < traced_ranks_; ++r) {
