@@ -214,3 +214,31 @@ TEST_CASE("collective bound: steps x the slowest tier's latency + the busiest ra
     CHECK(t.latency_ns == 1000);
     CHECK(t.rank_bandwidth_gbps == Approx(98));
 }
+
+TEST_CASE("collective workload: the keys are checked like every workload key, with the file, key path and did-you-mean", "[collective]") {
+    npusim::test::TempDir tmp;
+    const std::string chip = kSrc + "/configs/chips/a3-supernode.json";
+    auto error = [&](const std::string& text) -> std::string {
+        const std::string file = tmp.write("c.json", text);
+        try {
+            RunConfig::load(chip, file, {});
+        } catch (const InputError& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    CHECK_THAT(error(R"({"kind": "collective", "op": "allreduse", "bytes": 4096})"),
+               Contains("workload.op") && Contains("did you mean 'allreduce'"));
+    CHECK_THAT(error(R"({"kind": "collective", "op": "allreduce", "bytes": 0})"), Contains("workload.bytes"));
+    CHECK_THAT(error(R"({"kind": "collective", "op": "allreduce"})"), Contains("workload.bytes"));
+    CHECK_THAT(error(R"({"kind": "collective", "op": "allgather", "bytes": 4096, "algoritm": "mesh"})"),
+               Contains("algoritm") && Contains("did you mean 'algorithm'"));
+    CHECK_THAT(error(R"({"kind": "colective", "op": "allgather", "bytes": 4096})"), Contains("did you mean 'collective'"));
+    // A good one resolves to the typed parameters, defaults filled in.
+    const RunConfig rc = RunConfig::load(chip, tmp.write("ok.json", R"({"kind": "collective", "op": "alltoall", "bytes": 4096})"), {});
+    CHECK(rc.kind() == WorkloadKind::collective);
+    CHECK(rc.workload().collective.op == Op::alltoall);
+    CHECK(rc.workload().collective.algorithm == Algorithm::ring);
+    CHECK(rc.workload().collective.dtype == CollectiveWorkload::Dtype::fp16);
+    CHECK(rc.workload().collective.bytes == 4096);
+}

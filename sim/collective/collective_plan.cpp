@@ -239,28 +239,38 @@ void plan_mesh(CollectivePlan& p, const Layout& l, Writer& w) {
     const std::string label = op == Op::allgather  ? "allgather.send"
                               : op == Op::alltoall ? "alltoall.send"
                                                    : "reduce_scatter.send";
+    auto send = [&](int r, int k, int i) {
+        const int dst = mod(r + i, n);
+        w.send(r, k, fmt::format("{}.send.to{}", phase, dst), label, l.data(scatter ? dst : r, k), dst,
+               l.slot(slot_of(0, r, dst), k), 1, json::array(), json());
+    };
+    // Peer by peer (r+1 first, then r+2, ...): in round i every rank r writes
+    // only to r+i, so no receiver takes two ranks' writes at once (an incast
+    // its credits would push back on). A reduction needs a slice from every
+    // peer, so there the rounds go over one group of slices (one per copy
+    // core) at a time and the group is reduced while the next one travels.
+    const int group = reduces ? p.senders : l.slices;
     for (int r = 0; r < n; ++r) {
-        for (int k = 0; k < l.slices; ++k) {
-            // Peers in the order r+1, r+2, ...: the ranks start on different targets.
-            for (int i = 1; i < n; ++i) {
-                const int dst = mod(r + i, n);
-                w.send(r, k, fmt::format("{}.send.to{}", phase, dst), label, l.data(scatter ? dst : r, k), dst,
-                       l.slot(slot_of(0, r, dst), k), 1, json::array(), json());
-            }
-            if (reduces) {
+        for (int g0 = 0; g0 < l.slices; g0 += group) {
+            const int g1 = std::min(l.slices, g0 + group);
+            for (int i = 1; i < n; ++i)
+                for (int k = g0; k < g1; ++k) send(r, k, i);
+            if (!reduces) continue;
+            for (int k = g0; k < g1; ++k) {
                 json wm = json::array();
                 for (int i = 1; i < n; ++i) wm.push_back(w.landed(l.slot(slot_of(0, mod(r + i, n), r), k), 1, l.slice_blocks[k]));
                 w.reduce(r, k, "rs.reduce", "reduce_scatter.reduce", n, l.slot(slot_of(0, mod(r + 1, n), r), k),
                          l.data(r, k), std::move(wm), op == Op::allreduce ? event(r, "rs.reduced", k) : "");
             }
         }
-        if (op == Op::allreduce)
-            for (int k = 0; k < l.slices; ++k)
-                for (int i = 1; i < n; ++i) {
-                    const int dst = mod(r + i, n);
-                    w.send(r, k, fmt::format("ag.send.to{}", dst), "allgather.send", l.data(r, k), dst,
-                           l.slot(slot_of(1, r, dst), k), 2, json::array({event(r, "rs.reduced", k)}), json());
-                }
+        if (op == Op::allreduce)  // the sums to every peer, in the same rounds
+            for (int g0 = 0; g0 < l.slices; g0 += group)
+                for (int i = 1; i < n; ++i)
+                    for (int k = g0; k < std::min(l.slices, g0 + group); ++k) {
+                        const int dst = mod(r + i, n);
+                        w.send(r, k, fmt::format("ag.send.to{}", dst), "allgather.send", l.data(r, k), dst,
+                               l.slot(slot_of(1, r, dst), k), 2, json::array({event(r, "rs.reduced", k)}), json());
+                    }
         if (op == Op::reduce_scatter) continue;
         const int last = op == Op::allreduce ? 1 : 0;
         json wm = json::array();
