@@ -151,7 +151,7 @@ TEST_CASE("collective plan: each op and algorithm moves the textbook volume and 
         }
 }
 
-TEST_CASE("collective plan: short chunks get fewer slices of at least 8 blocks; uneven buffers are padded to N equal chunks", "[collective]") {
+TEST_CASE("collective plan: short chunks get fewer slices of at least 8 blocks, and uneven buffers are padded to N equal chunks", "[collective]") {
     const ChipParams chip = supernode(8);
     // 1 MiB allgather over 8 ranks: 128 KiB chunks = 261 Data-as-Flag blocks -> 32 slices of 8 or 9
     // blocks, one per copy core; no reductions, so no reduce cores.

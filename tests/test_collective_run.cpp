@@ -70,7 +70,7 @@ TEST_CASE("collective run: 64 MiB allreduce (ring, mesh) and allgather (mesh) la
     }
 }
 
-TEST_CASE("collective run: plane bandwidth x2 halves a large allreduce; plane latency x2 slows a small one", "[collective][e2e]") {
+TEST_CASE("collective run: plane bandwidth x2 halves a large allreduce, plane latency x2 slows a small one", "[collective][e2e]") {
     TempDir tmp;
     const double large = run_collective(tmp, "allreduce", "ring", 64ull << 20)["total_ns"];
     const double large_wide =
