@@ -8,6 +8,7 @@
 // a process), so a case may run several.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -89,12 +90,13 @@ TEST_CASE("collective run: a chip without a mesh or a buffer of partial elements
     const Result single = run_npusim(tmp, {"run", "--chip", kSrc + "/configs/chips/a2.json", "--workload", kModel, "-q"});
     SHOW(single);
     CHECK(single.code == 2);
-    CHECK_THAT(single.err, Contains("chip.interconnect.ranks: a collective needs at least 2 ranks"));
+    CHECK_THAT(single.err, Contains("collective_allreduce.json: chip.interconnect.ranks: a collective needs at least 2 ranks"));
     const Result odd = run_npusim(tmp, {"run", "--chip", kChip, "--workload", kModel, "--set", "chip.interconnect.ranks=8",
                                         "--set", "workload.bytes=1001", "-q"});
     SHOW(odd);
     CHECK(odd.code == 2);
-    CHECK_THAT(odd.err, Contains("workload.bytes: 1001 is not a whole number of fp16 elements"));
+    CHECK_THAT(odd.err, Contains("collective_allreduce.json: workload.bytes: 1001 is not a whole number of fp16 elements"));
+    CHECK(std::count(odd.err.begin(), odd.err.end(), '\n') == 1);
 }
 
 TEST_CASE("collective run: the hand-written two-rank ring allreduce moves four halves Data-as-Flag, reads nothing stale and ends when the sums have landed", "[collective][e2e]") {

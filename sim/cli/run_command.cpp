@@ -103,7 +103,11 @@ int run_command(const Args& args) {
     std::unique_ptr<host::HostModel> host = compiled ? host::HostModel::create(workload.graph, chip, *compiled) : nullptr;
     // A collective is generated into a cross-rank stream (sim/collective).
     std::optional<collective::CollectivePlan> plan;
-    if (cfg.kind() == WorkloadKind::collective) plan = collective::plan_collective(workload.collective, chip);
+    if (cfg.kind() == WorkloadKind::collective) try {
+            plan = collective::plan_collective(workload.collective, chip);
+        } catch (const InputError& e) {
+            throw InputError(workload_file + ": " + e.what());  // the file that asked for it
+        }
     const TaskStream stream = host       ? host->take_stream()
                               : compiled ? std::move(compiled->stream)
                               : plan     ? collective::collective_stream(*plan, workload_file)
