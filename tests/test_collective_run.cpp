@@ -111,3 +111,17 @@ TEST_CASE("collective run: the hand-written two-rank ring allreduce moves four h
     CHECK(s["ranks"]["r0"]["tasks"].get<double>() == 4);
     CHECK(s["ranks"]["r1"]["tasks"].get<double>() == 4);
 }
+
+TEST_CASE("collective run: a ring over two nodes crosses the switch tier on two hops only, and a 16 MiB allreduce stays within 15% of its bound", "[collective][e2e]") {
+    TempDir tmp;
+    const json s = run_for_stats(tmp, kChip, kModel, {"chip.interconnect.ranks=16", "workload.bytes=16777216"});
+    // Nodes of 8: each step waits for the inter-node latency (1000 ns, not 500) ...
+    CHECK(s["collective"]["steps"].get<int>() == 30);
+    CHECK(s["collective"]["step_latency_ns"].get<double>() == 1000);
+    // ... but only ranks 7 -> 8 and 15 -> 0 leave their node: 30 steps x 1 MiB chunk = 2081 blocks each.
+    CHECK(s["mesh"]["tiers"]["inter"]["bytes"].get<double>() == 2.0 * 30 * 2081 * 512);
+    CHECK(s["mesh"]["tiers"]["intra"]["bytes"].get<double>() == 14.0 * 30 * 2081 * 512);
+    const double ratio = s["total_ns"].get<double>() / s["collective"]["bound_ns"].get<double>();
+    CHECK(ratio >= 0.85);
+    CHECK(ratio <= 1.15);
+}

@@ -18,6 +18,7 @@ void report_collective(const CollectivePlan& plan, const ChipParams& chip, doubl
     s.set("collective.copy_cores", plan.senders);
     s.set("collective.reduce_cores", plan.reducers);
     s.set("collective.steps", plan.steps);
+    s.set("collective.step_latency_ns", b.latency_ns);
     s.set("collective.bytes", plan.workload.bytes);
     s.set("collective.sent_bytes_per_rank", *std::max_element(plan.sent_bytes.begin(), plan.sent_bytes.end()));
     s.set("collective.textbook_bytes_per_rank",

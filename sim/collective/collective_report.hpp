@@ -12,7 +12,7 @@ class Stats;
 
 namespace npusim::collective {
 
-// collective.{op,algorithm,ranks,slices,copy_cores,reduce_cores,steps,bytes,
+// collective.{op,algorithm,ranks,slices,copy_cores,reduce_cores,steps,step_latency_ns,bytes,
 // sent_bytes_per_rank,textbook_bytes_per_rank,wire_bytes_per_rank,
 // rank_bandwidth_gbps,bandwidth_ns,bound_ns,efficiency};
 // efficiency = bound_ns / total_ns (0 when total_ns is 0).
