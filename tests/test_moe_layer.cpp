@@ -6,6 +6,7 @@
 // simulation (ctest runs each case in its own process).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 #include <string>
@@ -157,4 +158,42 @@ TEST_CASE("moe layer: the baseline Combine returns every row to its source slot 
 TEST_CASE("moe layer: the optimized Combine returns every row to its source slot as Data-as-Flag blocks",
           "[moe][layer]") {
     run_combine(MoeParams::Variant::optimized);
+}
+
+// --- the whole layer through the binary ------------------------------------------------
+
+namespace {
+
+const std::string kSrc = NPUSIM_SOURCE_DIR;
+const std::string kChip = kSrc + "/configs/chips/a3-supernode.json";
+const std::string kLayer = kSrc + "/models/moe_layer.json";
+
+// npusim run --chip a3-supernode --workload moe_layer <args...>.
+Result run_layer(const TempDir& tmp, const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"run", "--chip", kChip, "--workload", kLayer};
+    all.insert(all.end(), args.begin(), args.end());
+    return run_npusim(tmp, all);
+}
+
+}  // namespace
+
+TEST_CASE("moe layer: bad layer keys exit 2 naming the key, with did-you-mean for typos", "[moe][layer][config]") {
+    TempDir tmp;
+    Result r = run_layer(tmp, {"--set", "workload.expert_ffn=100"});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("workload.expert_ffn: expected a multiple of 16") && Contains("got 100"));
+    r = run_layer(tmp, {"--set", "workload.expert_dtype=fp8"});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("workload.expert_dtype: expected one of 'fp16', 'bf16', 'int8'"));
+    r = run_layer(tmp, {"--set", "workload.expert_ffn=0"});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("workload.expert_ffn: expected an integer >= 16"));
+    const std::string w = tmp.write("w.json", "{\"kind\": \"moe\", \"layer\": true,\n \"expert_fnn\": 2048}\n");
+    r = run_npusim(tmp, {"run", "--chip", kChip, "--workload", w});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("w.json: unknown key 'expert_fnn' in workload (did you mean 'expert_ffn'?)"));
+    r = run_layer(tmp, {"--set", "chip.interconnect.ranks=16", "--set", "chip.cores.cube.count=0"});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("cube"));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
