@@ -15,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "cli/parse_options.hpp"
 #include "cli/run_summary.hpp"
+#include "cli/system_run.hpp"
 #include "common/errors.hpp"
 #include "common/memory_budget.hpp"
 #include "common/output_file.hpp"
@@ -39,6 +40,7 @@ namespace po = boost::program_options;
 int run_command(const Args& args) {
     std::string chip_file, workload_file, stats_file, trace_file, report_file;
     std::string profile_file;  // kind moe: per-core phase profile
+    std::string trace_ranks;   // cross-rank runs: which ranks the trace keeps
     std::vector<std::string> sets;
     bool quiet = false, trace_tasks_only = false, fail_on_stale = false;
     po::options_description opts("npusim run options");
@@ -51,6 +53,8 @@ int run_command(const Args& args) {
         ("trace", po::value(&trace_file), "write a Perfetto-loadable trace here")
         ("profile", po::value(&profile_file), "kind moe: per-core phase timestamps (CSV, one row per rank/core)")
         ("trace-tasks-only", po::bool_switch(&trace_tasks_only), "trace tasks but not per-tile pipe activity")
+        ("trace-ranks", po::value(&trace_ranks),
+         "cross-rank streams: ranks whose dies go into the trace, e.g. 0,3,8-15 (default: the first 8)")
         ("report", po::value(&report_file), "write a self-contained HTML report here (summary, utilisation, timeline)")
         ("quiet,q", po::bool_switch(&quiet), "no summary on stdout")
         ("fail-on-stale", po::bool_switch(&fail_on_stale),
@@ -59,7 +63,7 @@ int run_command(const Args& args) {
 
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
     for (const auto& w : cfg.warnings()) std::cerr << "npusim: warning: " << w << "\n";
-    if (fail_on_stale && cfg.kind() != WorkloadKind::moe)
+    if (fail_on_stale && cfg.kind() != WorkloadKind::moe && cfg.kind() != WorkloadKind::tasks)
         throw InputError("--fail-on-stale: only a mesh run (workload kind 'moe') checks its reads for stale data; " +
                          workload_file + " is of kind '" + cfg.workload_kind() + "'");
     // The MoE Dispatch on the supernode has its own runner (sim/moe).
@@ -98,6 +102,16 @@ int run_command(const Args& args) {
                               : compiled ? std::move(compiled->stream)
                                          : read_task_stream(workload.file);
     check_stream_fits_chip(stream, chip);
+    // Tasks on several ranks: a System of whole dies joined by the mesh.
+    if (stream.cross_rank) {
+        if (!report_file.empty()) throw InputError("--report: not available yet for cross-rank streams");
+        phase.emplace("simulating " + workload_file);
+        return run_system(cfg, stream,
+                          SystemRunOptions{workload_file, stats_file, trace_file, trace_ranks, quiet, trace_tasks_only,
+                                           fail_on_stale});
+    }
+    if (!trace_ranks.empty()) throw InputError("--trace-ranks: only a cross-rank stream (tasks with a rank) runs on several ranks");
+    if (fail_on_stale) throw InputError("--fail-on-stale: only a mesh run (kind 'moe' or a cross-rank stream) checks its reads");
     check_memory_budget(fmt::format("{}: simulating {} tasks", workload_file, stream.tasks.size()),
                         static_cast<std::uint64_t>(stream.tasks.size()) * kStreamBytesPerTask,
                         "use a smaller workload (a lower --set workload.batch=N for a graph)");

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "chip/timing.hpp"
+#include "mesh/global_memory.hpp"
 #include "stats/run_span.hpp"
 #include "stats/stats.hpp"
 #include "trace/trace_writer.hpp"
@@ -57,15 +58,31 @@ void AiCore::wake(std::uint64_t action) {
         return;
     }
     const Task& t = ctx_.stream.tasks[task_];
+    if (ctx_.link.memory) check_gm_reads(t);
     in_map_.reset(t.reads, t.params.has_addr, t.params.addr);
     out_map_.reset(t.writes, t.params.has_out_addr, t.params.out_addr);
     // The first stage loads, the last stores; through GM both take the
     // core's one port.
     const int last = static_cast<int>(pipe_names_.size()) - 1;
-    const std::uint32_t port = (is_global(t.params.src) ? 1u : 0u) | (is_global(t.params.dst) ? 1u << last : 0u);
+    // A write to another rank leaves through the mesh, not the GM port.
+    const bool remote = t.remote.dst_rank >= 0 && t.remote.dst_rank != ctx_.link.rank;
+    const std::uint32_t port = (is_global(t.params.src) ? 1u : 0u) | (is_global(t.params.dst) && !remote ? 1u << last : 0u);
     pipeline_.reset(static_cast<int>(pipe_names_.size()), plan(t), 2, port);
     pipeline_.kick(*this);
     if (pipeline_.finished()) finish_task();
+}
+
+void AiCore::check_gm_reads(const Task& t) {
+    // In a System, what the task reads may be another rank's write still in
+    // flight: the functional memory counts such a read as stale.
+    GlobalMemory& gm = *ctx_.link.memory;
+    const int rank = ctx_.link.rank;
+    if (!t.reads.empty()) {
+        for (const Region& r : t.reads)
+            if (is_global(r.space)) gm.check_read(rank, r.addr, r.bytes, index_, now_ps(), false);
+    } else if (t.params.has_addr && is_global(t.params.src) && t.kernel != Kernel::matmul) {
+        gm.check_read(rank, t.params.addr, t.params.bytes, index_, now_ps(), false);
+    }
 }
 
 bool AiCore::begin_stage(int stage, std::uint64_t tile) {
@@ -75,9 +92,9 @@ bool AiCore::begin_stage(int stage, std::uint64_t tile) {
     stage_start_[stage] = now_ps();
     stage_tile_[stage] = tile;
     pipes_[stage].bytes += w.bytes;
-    stage_transfer_[stage] = w.kind == StageWork::Kind::transfer;
+    stage_transfer_[stage] = w.kind == StageWork::Kind::transfer || w.kind == StageWork::Kind::link;
     if (stage_transfer_[stage]) task_bytes_ += w.bytes;
-    if (w.kind == StageWork::Kind::compute) {
+    if (w.kind == StageWork::Kind::compute || w.kind == StageWork::Kind::link) {
         ctx_.scheduler->at(now_ps() + ctx_.cycles_to_ps(w.cycles), *this, static_cast<std::uint64_t>(stage));
     } else {
         // L2 hits move at the core's L2 rate; the engine's cap is for misses.

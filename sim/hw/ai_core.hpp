@@ -29,8 +29,10 @@ struct CoreListener {
 
 // One stage's work for one tile.
 struct StageWork {
-    enum class Kind : std::uint8_t { none, compute, transfer } kind = Kind::none;
-    double cycles = 0;         // compute
+    // link: a write leaving the die over the mesh, timed like compute (its
+    // end is known when it is posted) but counted as data movement.
+    enum class Kind : std::uint8_t { none, compute, transfer, link } kind = Kind::none;
+    double cycles = 0;         // compute, link
     TransferRequest transfer;  // transfer
     std::uint64_t bytes = 0;   // bytes this stage moves (for per-tier traffic)
 };
@@ -91,6 +93,7 @@ private:
     void end_stage(int stage);          // compute stage finished
     void record_stage(int stage);       // busy time and trace slice up to now
     void finish_task();
+    void check_gm_reads(const Task& t);
     std::string task_label(const Task& t) const;
 
     CoreType type_;

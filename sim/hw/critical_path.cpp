@@ -207,6 +207,14 @@ std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& 
             walk.after("event " + ctx.stream.events[e].id + " set by " + id(task));
             continue;
         }
+        // A memory wait released it: the data or flag another rank wrote
+        // landed then (the walk stays on this rank: the writer's die keeps
+        // its own record).
+        if (t.released_ps > t.head_ps && !tasks[task].wait_memory.empty()) {
+            walk.waited(task, "memory");
+            walk.add(task, PathKind::mesh, t.head_ps, t.released_ps);
+            walk.after("memory wait (a flag landing from the mesh)");
+        }
         // It reached its stream's head when the previous task was dispatched.
         const std::uint32_t prev = t.head_ps > 0 ? prev_in_stream[task] : UINT32_MAX;
         if (prev != UINT32_MAX) walk.after("stream order after " + id(prev));

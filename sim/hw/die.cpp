@@ -15,13 +15,19 @@
 namespace npusim {
 
 Die::Die(sc_core::sc_module_name name, const ChipParams& chip, const TaskStream& stream, TraceWriter* trace,
-         bool trace_pipes)
+         bool trace_pipes, RankLink link)
     : sc_core::sc_module(name), ctx_(chip, stream), scheduler_("scheduler") {
     ctx_.scheduler = &scheduler_;
     ctx_.trace = trace;
     ctx_.tracing = trace && trace->enabled();
     ctx_.trace_pipes = trace_pipes;
-    if (ctx_.tracing) ctx_.trace->process(ctx_.trace_pid, fmt::format("die 0 ({})", chip.name), 0);
+    ctx_.link = link;
+    ctx_.trace_pid = link.rank + 1;
+    if (ctx_.tracing)
+        ctx_.trace->process(ctx_.trace_pid,
+                            link.mesh ? fmt::format("rank {} ({})", link.rank, chip.name)
+                                      : fmt::format("die 0 ({})", chip.name),
+                            link.rank);
     memory_ = std::make_unique<MemorySystem>("memory", scheduler_, chip, ctx_.tracing ? trace : nullptr, ctx_.trace_pid);
     ctx_.memory = memory_.get();
     // The scalar core listens to every core, so it comes first.
@@ -40,18 +46,27 @@ Die::Die(sc_core::sc_module_name name, const ChipParams& chip, const TaskStream&
 
 void Die::run() {
     sc_core::sc_start();
-    end_ps_ = 0;
-    for (const auto& t : ctx_.timing) end_ps_ = std::max(end_ps_, t.end_ps);
+    check_finished();
+}
+
+void Die::check_finished() const {
     const std::string report = scalar_->deadlock_report();
     if (!report.empty()) throw DeadlockError(report);
 }
 
-void Die::collect(Stats& s) const {
+std::uint64_t Die::end_ps() const {
+    std::uint64_t end = 0;
+    for (const auto& t : ctx_.timing) end = std::max(end, t.end_ps);
+    return end;
+}
+
+void Die::collect(Stats& s, std::uint64_t span_ps) const {
     const ChipParams& chip = ctx_.chip;
-    const RunSpan span{end_ps_, chip.ps_per_cycle()};
-    s.set("total_ps", end_ps_);
-    s.set("total_ns", static_cast<double>(end_ps_) / 1000.0);
-    s.set("total_cycles", span.cycles(static_cast<double>(end_ps_)));
+    const std::uint64_t end = end_ps();
+    const RunSpan span{span_ps ? span_ps : end, chip.ps_per_cycle()};
+    s.set("total_ps", end);
+    s.set("total_ns", static_cast<double>(end) / 1000.0);
+    s.set("total_cycles", span.cycles(static_cast<double>(end)));
     s.set("clock_ghz", chip.clock_ghz);
 
     // Each module reports what it counted.

@@ -23,23 +23,37 @@ struct RunSpan;
 class Die : public sc_core::sc_module {
 public:
     // `trace` may be null. The stream must already be checked against the chip.
+    // `link` places it in a System of ranks (its trace process is then
+    // "rank R", pid R + 1).
     Die(sc_core::sc_module_name name, const ChipParams& chip, const TaskStream& stream, TraceWriter* trace,
-        bool trace_pipes = true);
+        bool trace_pipes = true, RankLink link = {});
 
     // Runs to completion; throws DeadlockError if tasks remain that can never run.
     void run();
-    std::uint64_t end_ps() const { return end_ps_; }
+    std::uint64_t end_ps() const;  // the last task's end
     // The run's statistics: every module's report plus the die's own
     // figures (total time, Cube/Vector overlap, task and event counts,
     // per-op table, critical path).
-    void collect(Stats& stats) const;
+    // `span_ps` (0: the die's own end) is the time utilisations are over:
+    // a System's ranks all report over the system's end.
+    void collect(Stats& stats, std::uint64_t span_ps = 0) const;
     // A host that outlasts the device ends the critical path (call before collect).
     void set_host_tail(const HostTail& tail) { host_tail_ = tail; }
     std::vector<PathSegment> critical_path() const { return npusim::critical_path(ctx_, *scalar_, host_tail_); }
     // The critical path as a track of its own in the die's trace process.
     void trace_critical_path();
     ScalarCore& scalar() { return *scalar_; }
+    const ScalarCore& scalar() const { return *scalar_; }
+    int rank() const { return ctx_.link.rank; }
+    MemorySystem& memory_system() { return *memory_; }
+    int cube_cores() const { return static_cast<int>(cube_.size()); }
+    int vector_cores() const { return static_cast<int>(vector_.size()); }
+    CubeCore& cube_core(int i) { return *cube_[static_cast<std::size_t>(i)]; }
+    VectorCore& vector_core(int i) { return *vector_[static_cast<std::size_t>(i)]; }
+    // Throws DeadlockError if tasks remain that can never run (after run()).
+    void check_finished() const;
     SimContext& context() { return ctx_; }
+    const SimContext& context() const { return ctx_; }
     // Where the die's modules, and a host driving the die, post their wakes.
     WakeScheduler& scheduler() { return scheduler_; }
 
@@ -53,7 +67,6 @@ private:
     std::unique_ptr<ScalarCore> scalar_;
     std::vector<std::unique_ptr<CubeCore>> cube_;
     std::vector<std::unique_ptr<VectorCore>> vector_;
-    std::uint64_t end_ps_ = 0;
     HostTail host_tail_;
 };
 

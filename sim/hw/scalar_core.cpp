@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "chip/timing.hpp"
+#include "mesh/mesh.hpp"
 #include "stats/run_span.hpp"
 #include "stats/stats.hpp"
 #include "trace/trace_writer.hpp"
@@ -130,10 +131,47 @@ void ScalarCore::advance_head(std::uint32_t s) {
             ev.last_waiter = node;
         }
     }
+    if (!task.wait_memory.empty()) watch_memory(s, task);
     if (st.pending_waits == 0) {
         ctx_.timing[t].released_ps = released;
         make_ready(s);
     }
+}
+
+void ScalarCore::watch_memory(std::uint32_t s, const Task& t) {
+    GlobalMemory& gm = *ctx_.link.memory;
+    const std::uint32_t owner = kWatchOwner | static_cast<std::uint32_t>(ctx_.link.rank);
+    for (const MemoryWait& w : t.wait_memory) {
+        ++streams_[s].pending_waits;
+        std::uint64_t fire_ps = 0;
+        // Landed already, or posted and landing later: wake then; else the
+        // write that completes it calls memory_ready.
+        if (gm.watch(ctx_.link.rank, gm.block_of(w.addr), w.blocks, true, w.value, owner, s, fire_ps))
+            memory_ready(s, fire_ps);
+    }
+}
+
+void ScalarCore::memory_ready(std::uint32_t stream, std::uint64_t fire_ps) {
+    ctx_.scheduler->at(std::max(fire_ps, now_ps()), *this, kMemory | stream);
+}
+
+void ScalarCore::release_wait(std::uint32_t s) {
+    Stream& st = streams_[s];
+    if (--st.pending_waits == 0) {
+        ctx_.timing[descs_[st.head].task].released_ps = now_ps();
+        make_ready(s);
+    }
+}
+
+void ScalarCore::post_local_write(const Task& t) {
+    // A copy into this rank's own GM lands when its last byte is stored.
+    WriteRequest w;
+    w.src_rank = w.dst_rank = ctx_.link.rank;
+    w.addr = t.remote.addr;
+    w.bytes = t.params.bytes;
+    w.kind = t.remote.has_flag ? WriteKind::data_as_flag : WriteKind::data;
+    w.flag = t.remote.flag;
+    ctx_.link.mesh->post_local(w, now_ps());
 }
 
 std::size_t ScalarCore::queue_index(const Desc& d) const {
@@ -231,6 +269,8 @@ void ScalarCore::wake(std::uint64_t action) {
     ++sim_events_total();
     if (action == kStart) {
         for (std::uint32_t s = 0; s < streams_.size(); ++s) advance_head(s);
+    } else if (action & kMemory) {
+        release_wait(static_cast<std::uint32_t>(action & ~kMemory));
     } else {
         const auto task = static_cast<std::uint32_t>(action);
         const auto slot = static_cast<std::uint16_t>(action >> 32);
@@ -263,6 +303,10 @@ void ScalarCore::task_finished(CoreType type, int core, std::uint32_t task) {
     set_claimed(ti, c, q.claimed - 1);
     ++done_;
     emit_flows(task);  // now that both ends of each arrow are known
+    if (ctx_.link.mesh) {  // (the descriptor is cold here: read only in a System)
+        const Task& t = ctx_.stream.tasks[task];
+        if (t.remote.dst_rank == ctx_.link.rank) post_local_write(t);
+    }
     // The next queued task starts without waiting for the scalar core.
     if (q.size > 0) {
         const std::uint32_t next = q.ring[q.front].task;
@@ -294,11 +338,7 @@ void ScalarCore::signal_event(EventIndex e, std::uint32_t by_task) {
         const std::uint32_t s = waiters_[node].stream;
         waiters_.release(node);
         node = waiters_[node].next;  // a released node keeps its contents until reused
-        Stream& st = streams_[s];
-        if (--st.pending_waits == 0) {
-            ctx_.timing[descs_[st.head].task].released_ps = now_ps();
-            make_ready(s);
-        }
+        release_wait(s);
     }
     ev.first_waiter = ev.last_waiter = UINT32_MAX;
     if (on_event_fired) on_event_fired(e);
@@ -324,6 +364,10 @@ std::string ScalarCore::deadlock_report() const {
         const Stream& st = streams_[s];
         if (st.head >= st.end || st.pending_waits == 0) continue;
         const Task& t = ts.tasks[descs_[st.head].task];
+        if (!t.wait_memory.empty()) {
+            const std::string m = memory_deadlock(t, s);
+            if (!m.empty()) return m;
+        }
         for (EventIndex e : t.wait) {
             if (events_[e].fired) continue;
             // Who could still signal it, and did they run?
@@ -347,6 +391,27 @@ std::string ScalarCore::deadlock_report() const {
         }
     }
     return fmt::format("deadlock: {} task(s) never ran", stuck);
+}
+
+std::string ScalarCore::memory_deadlock(const Task& t, std::uint32_t s) const {
+    const GlobalMemory& gm = *ctx_.link.memory;
+    const int rank = ctx_.link.rank;
+    for (const MemoryWait& w : t.wait_memory) {
+        const std::uint64_t first = gm.block_of(w.addr);
+        for (std::uint32_t b = 0; b < w.blocks; ++b) {
+            const bool written = gm.land_time(rank, first + b) != GlobalMemory::kNever;
+            if (written && gm.flag(rank, first + b) == w.value) continue;
+            const std::string held = written ? fmt::format("it holds flag {}", gm.flag(rank, first + b))
+                                             : std::string("nothing ever wrote it");
+            return fmt::format("deadlock: task '{}' ({}:{}, rank {}, stream '{}') waits for memory: block {:#x} of rank "
+                               "{}'s GM to carry flag {} ({} of the {} block(s) from {:#x}); {}; {} task(s) of rank {} "
+                               "never ran",
+                               t.id, ctx_.stream.file, t.line, rank, ctx_.stream.streams[s],
+                               (first + b) * gm.block_bytes(), rank, w.value, b + 1, w.blocks, w.addr, held,
+                               ctx_.stream.tasks.size() - done_, rank);
+        }
+    }
+    return {};
 }
 
 void ScalarCore::report(Stats& s, const RunSpan& span) const {

@@ -54,6 +54,12 @@ public:
     // A signal from outside the die (the host runtime launching a kernel):
     // counts like a task's signal. Call from a SystemC process.
     void signal_external(EventIndex e, HostGate gate = {});
+    // A memory wait of stream `stream`'s head came true: its last block
+    // lands at fire_ps (>= now). Called by the System from a GM watch.
+    void memory_ready(std::uint32_t stream, std::uint64_t fire_ps);
+    // GM watch owners with this bit belong to a die's scalar core (the rest
+    // to the kernel runtime); the low bits are the rank.
+    static constexpr std::uint32_t kWatchOwner = 1u << 31;
     // Called whenever an event fires, e.g. so the host sees a kernel end.
     std::function<void(EventIndex)> on_event_fired;
 
@@ -100,11 +106,13 @@ private:
     struct Stream {
         std::size_t begin = 0, end = 0;   // its descriptors in descs_
         std::size_t head = 0;             // next descriptor to issue
-        std::uint32_t pending_waits = 0;  // unfired events the head waits for
+        std::uint32_t pending_waits = 0;  // unfired events and unlanded memory waits the head waits for
     };
     // Scheduler actions: a dispatch slot's work ended; `scalar_done` when it
     // ran a scalar-kernel task's own cycles. kStart begins the streams.
     static constexpr std::uint64_t kStart = ~std::uint64_t{0};
+    // | stream: one of the stream head's memory waits has landed.
+    static constexpr std::uint64_t kMemory = std::uint64_t{1} << 62;
     static std::uint64_t slot_done(std::uint32_t task, std::uint16_t slot, bool scalar_done) {
         return task | std::uint64_t{slot} << 32 | std::uint64_t{scalar_done} << 48;
     }
@@ -143,6 +151,10 @@ private:
     void signal(const Running& r, std::uint32_t task);
     void signal_event(EventIndex e, std::uint32_t by_task);
     void emit_flows(std::uint32_t task);
+    void watch_memory(std::uint32_t stream, const Task& t);
+    void release_wait(std::uint32_t stream);
+    void post_local_write(const Task& t);
+    std::string memory_deadlock(const Task& t, std::uint32_t stream) const;
 
     SimContext& ctx_;
     std::vector<AiCore*> cube_, vector_;

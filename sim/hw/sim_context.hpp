@@ -14,6 +14,17 @@ namespace npusim {
 class MemorySystem;
 class WakeScheduler;
 class TraceWriter;
+class Mesh;
+class GlobalMemory;
+
+// Where a die sits in a System of ranks (hw/system): its rank, and the mesh
+// and functional global memory it shares with the other ranks. A die on its
+// own has none.
+struct RankLink {
+    int rank = 0;
+    Mesh* mesh = nullptr;            // null: one rank, no mesh
+    GlobalMemory* memory = nullptr;  // null: no cross-rank fields in the stream
+};
 
 // When each task became ready to issue, was dispatched, started and ended.
 struct TaskTiming {
@@ -39,6 +50,7 @@ struct SimContext {
     WakeScheduler* scheduler = nullptr;
     MemorySystem* memory = nullptr;
     TraceWriter* trace = nullptr;
+    RankLink link;
     int trace_pid = 1;
     bool tracing = false;      // trace != nullptr and enabled
     bool trace_pipes = true;   // per-tile pipe slices (large for big runs)

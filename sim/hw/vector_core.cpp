@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "mesh/mesh.hpp"
 #include "stats/stats.hpp"
 
 namespace npusim {
@@ -62,6 +63,7 @@ StageWork VectorCore::work(const Task& t, int stage, std::uint64_t tile) {
             return w;
         case mte3:
             if (p.dst == Space::ub || c.out_bytes == 0) return w;
+            if (t.remote.dst_rank >= 0 && t.remote.dst_rank != ctx_.link.rank) return remote_write(t, c);
             w.bytes = c.out_bytes;
             if (is_global(p.dst)) {
                 w.kind = StageWork::Kind::transfer;
@@ -76,6 +78,36 @@ StageWork VectorCore::work(const Task& t, int stage, std::uint64_t tile) {
             }
             return w;
     }
+    return w;
+}
+
+StageWork VectorCore::remote_write(const Task& t, const timing::VectorTile& c) {
+    // Payload bytes per block: Data-as-Flag keeps 8 B of each for the flag.
+    const std::uint64_t block = static_cast<std::uint64_t>(ctx_.chip.interconnect.datablock_bytes);
+    const std::uint64_t payload = t.remote.has_flag ? block - 8 : block;
+    const std::uint64_t total = t.params.bytes;
+    // Each block goes out with the chunk that holds its last byte, so a
+    // block is posted once, whole, whatever the chunk size.
+    auto blocks_done = [&](std::uint64_t end) { return end >= total ? (total + payload - 1) / payload : end / payload; };
+    const std::uint64_t b0 = blocks_done(c.out_offset), b1 = blocks_done(c.out_offset + c.out_bytes);
+    const std::uint64_t now = now_ps();
+    // MTE3 reads the chunk out of UB at its engine rate, and is held until
+    // the last byte has left this rank's planes (the receiver pushes back).
+    std::uint64_t done = now + static_cast<std::uint64_t>(static_cast<double>(c.out_bytes) / gm_cap_ + 0.5);
+    if (b1 > b0) {
+        WriteRequest req;
+        req.src_rank = ctx_.link.rank;
+        req.dst_rank = t.remote.dst_rank;
+        req.addr = t.remote.addr + b0 * block;
+        req.bytes = std::min(b1 * payload, total) - b0 * payload;
+        req.kind = t.remote.has_flag ? WriteKind::data_as_flag : WriteKind::data;
+        req.flag = t.remote.flag;
+        done = std::max(done, ctx_.link.mesh->post(req, now).left_ps);
+    }
+    StageWork w;
+    w.kind = StageWork::Kind::link;
+    w.bytes = c.out_bytes;
+    w.cycles = static_cast<double>(done - now) / ctx_.chip.ps_per_cycle();
     return w;
 }
 

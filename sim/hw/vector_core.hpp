@@ -2,7 +2,8 @@
 // rows padded to whole repeats, times the op's cycles per repeat, plus an
 // issue cost per instruction) and MTE3 (UB->GM), double-buffered through UB
 // in chunks. The chunk plan and each pipe's work per chunk are the chip layer's
-// formulas (chip/timing.hpp).
+// formulas (chip/timing.hpp). A copy with a dst_rank leaves through the
+// mesh instead: its MTE3 chunks go out as DataBlocks (remote_write).
 #pragma once
 #include "chip/timing.hpp"
 #include "hw/ai_core.hpp"
@@ -24,6 +25,8 @@ private:
 
     // The task being run, as the timing layer sees it, and its chunk plan.
     static timing::VectorShape shape_of(const Task& t);
+    // A copy's MTE3 chunk to another rank's GM, over the mesh.
+    StageWork remote_write(const Task& t, const timing::VectorTile& c);
     timing::VectorShape shape_;
     timing::VectorPlan plan_;
     bool planned_ = false;  // plan_ is for shape_'s sizes

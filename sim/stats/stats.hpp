@@ -33,6 +33,9 @@ public:
         return it == raw_.end() ? nullptr : &it->second;
     }
     double number(const std::string& key) const;  // 0 if absent
+    // Every plain value and every JSON value, in key order (to merge runs).
+    const std::map<std::string, Value>& values() const { return values_; }
+    const std::map<std::string, std::string>& json_values() const { return raw_; }
 
     std::string to_json(int indent = 2) const;
 

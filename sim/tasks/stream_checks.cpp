@@ -60,6 +60,65 @@ void check_stream_fits_chip(const TaskStream& ts, const ChipParams& chip) {
             case Kernel::scalar: break;
         }
     }
+    if (ts.cross_rank) check_cross_rank(ts, chip);
+}
+
+void check_cross_rank(const TaskStream& ts, const ChipParams& chip) {
+    const int ranks = chip.interconnect.ranks;
+    const std::uint64_t block = static_cast<std::uint64_t>(chip.interconnect.datablock_bytes);
+    // Which rank signals each event, to refuse a wait across ranks.
+    std::vector<std::int32_t> signaller(ts.events.size(), -1);
+    std::vector<std::uint32_t> signaller_task(ts.events.size(), 0);
+    for (std::uint32_t i = 0; i < ts.tasks.size(); ++i) {
+        const Task& t = ts.tasks[i];
+        auto fail = [&](const std::string& what) {
+            throw InputError(fmt::format("{}:{}: task '{}': {}", ts.file, t.line, t.id, what));
+        };
+        if (ranks < 2) {
+            const char* key = t.rank != 0 ? "rank" : t.remote.dst_rank >= 0 ? "params.dst_rank"
+                              : !t.wait_memory.empty() ? "wait_memory" : nullptr;
+            if (key)
+                fail(fmt::format("{}: chip '{}' is a single die (chip.interconnect.ranks = {}); cross-rank tasks need "
+                                 "a chip with an interconnect, e.g. configs/chips/a3-supernode.json",
+                                 key, chip.name, ranks));
+            continue;
+        }
+        if (t.rank >= ranks)
+            fail(fmt::format("rank: {} is out of range: chip '{}' has {} ranks (0..{})", t.rank, chip.name, ranks, ranks - 1));
+        const RemoteWrite& w = t.remote;
+        if (w.dst_rank >= ranks)
+            fail(fmt::format("params.dst_rank: {} is out of range: chip '{}' has {} ranks (0..{})", w.dst_rank, chip.name,
+                             ranks, ranks - 1));
+        if (w.dst_rank >= 0) {
+            if (!is_global(t.params.dst))
+                fail(fmt::format("params.dst: a copy to another rank writes its GM, so dst must be hbm or l2, not {}",
+                                 to_string(t.params.dst)));
+            if (w.addr % block != 0)
+                fail(fmt::format("params.dst_addr: {} is not aligned to a {} B DataBlock (chip.interconnect.datablock_bytes)",
+                                 w.addr, block));
+        }
+        for (std::size_t k = 0; k < t.wait_memory.size(); ++k)
+            if (t.wait_memory[k].addr % block != 0)
+                fail(fmt::format("wait_memory{}.addr: {} is not aligned to a {} B DataBlock (chip.interconnect.datablock_bytes)",
+                                 t.wait_memory.size() > 1 ? fmt::format("[{}]", k) : std::string(), t.wait_memory[k].addr,
+                                 block));
+        for (EventIndex e : t.signal) {
+            if (signaller[e] >= 0 && signaller[e] != t.rank)
+                fail(fmt::format("signals event '{}' on rank {}, but task '{}' signals it on rank {}: events are per "
+                                 "rank; sync across ranks goes through memory (a copy with a flag and wait_memory)",
+                                 ts.events[e].id, t.rank, ts.tasks[signaller_task[e]].id, signaller[e]));
+            signaller[e] = t.rank;
+            signaller_task[e] = i;
+        }
+    }
+    if (ranks < 2) return;
+    for (const Task& t : ts.tasks)
+        for (EventIndex e : t.wait)
+            if (signaller[e] >= 0 && signaller[e] != t.rank)
+                throw InputError(fmt::format(
+                    "{}:{}: task '{}': waits on rank {} for event '{}', which task '{}' signals on rank {}: events are per "
+                    "rank; sync across ranks goes through memory (a copy with a flag and wait_memory)",
+                    ts.file, t.line, t.id, t.rank, ts.events[e].id, ts.tasks[signaller_task[e]].id, signaller[e]));
 }
 
 }  // namespace npusim

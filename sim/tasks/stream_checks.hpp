@@ -8,5 +8,10 @@
 namespace npusim {
 
 void check_stream_fits_chip(const TaskStream& ts, const ChipParams& chip);
+// The cross-rank fields (a task's rank, a copy's dst_rank/dst_addr, memory
+// waits) against the chip's ranks; events may not cross ranks. Called by
+// check_stream_fits_chip for a stream with cross-rank fields.
+void check_cross_rank(const TaskStream& ts, const ChipParams& chip);
+
 
 }  // namespace npusim

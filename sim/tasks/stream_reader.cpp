@@ -32,9 +32,11 @@ constexpr std::uint64_t kMaxCycles = 1ULL << 40;
 constexpr std::size_t kMaxTasks = 50'000'000;
 constexpr std::uint32_t kMaxEventCount = 1u << 30;
 constexpr std::size_t kMaxLineBytes = std::size_t(16) << 20;  // one task line
+constexpr std::uint64_t kMaxRank = 1u << 20;
 
 const std::vector<std::string> kTaskKeys = {"id", "core_type", "kernel", "stream", "wait", "signal",
-                                            "params", "priority", "core", "op", "tile"};
+                                            "params", "priority", "core", "op", "tile", "rank",
+                                            "wait_memory"};
 const std::vector<std::string> kEventKeys = {"event", "count"};
 const std::vector<std::string> kCommonParams = {"src", "dst", "addr", "out_addr", "ub_bytes",
                                                 "l1_bytes", "reads", "writes"};
@@ -168,7 +170,7 @@ struct Reader {
                 required = {"bytes"};
                 break;
             case Kernel::copy:
-                allowed.push_back("bytes");
+                for (const char* k : {"bytes", "dst_rank", "dst_addr", "flag"}) allowed.push_back(k);
                 required = {"bytes"};
                 break;
             case Kernel::scalar:
@@ -205,7 +207,14 @@ struct Reader {
             else if (k == "out_addr") { kp.out_addr = r.uint(v, key, 0, std::numeric_limits<std::int64_t>::max()); kp.has_out_addr = true; }
             else if (k == "ub_bytes") kp.ub_bytes = r.uint(v, key, 0, kMaxBytes);
             else if (k == "l1_bytes") kp.l1_bytes = r.uint(v, key, 0, kMaxBytes);
-            else if (k == "reads") t.reads = regions(r, v, key);
+            else if (k == "dst_rank") {
+                t.remote.dst_rank = static_cast<std::int32_t>(r.uint(v, key, 0, kMaxRank));
+                ts.cross_rank = true;
+            } else if (k == "dst_addr") t.remote.addr = r.uint(v, key, 0, std::numeric_limits<std::int64_t>::max());
+            else if (k == "flag") {
+                t.remote.flag = r.uint(v, key, 0, std::numeric_limits<std::uint64_t>::max());
+                t.remote.has_flag = true;
+            } else if (k == "reads") t.reads = regions(r, v, key);
             else if (k == "writes") t.writes = regions(r, v, key);
         }
         if (t.kernel == Kernel::vector && !p.contains("out_bytes")) kp.out_bytes = kp.bytes;
@@ -214,6 +223,34 @@ struct Reader {
             r.fail(fmt::format("params.row_bytes: {} is not a whole number of {} elements ({} B each)", kp.row_bytes,
                                to_string(kp.dtype), dtype_bytes(kp.dtype)));
         if (t.kernel == Kernel::copy) kp.out_bytes = kp.bytes;
+        if (t.kernel == Kernel::copy && (p.contains("dst_addr") || p.contains("flag")) && !p.contains("dst_rank"))
+            r.fail(fmt::format("params.{}: only a copy with a dst_rank writes another rank's GM (add \"dst_rank\")",
+                               p.contains("flag") ? "flag" : "dst_addr"));
+        // A remote write lands where dst_addr says, else at out_addr.
+        if (t.remote.dst_rank >= 0 && !p.contains("dst_addr")) t.remote.addr = kp.has_out_addr ? kp.out_addr : 0;
+    }
+
+    std::vector<MemoryWait> memory_waits(const LineReader& r, const json& j) {
+        const bool list = j.is_array();
+        if (!list && !j.is_object())
+            r.fail(fmt::format("wait_memory: expected {{\"addr\", \"value\", \"blocks\"}} or a list of them, got {}",
+                               LineReader::describe(j)));
+        std::vector<MemoryWait> out;
+        const std::size_t n = list ? j.size() : 1;
+        for (std::size_t i = 0; i < n; ++i) {
+            const json& e = list ? j[i] : j;
+            const std::string k = list ? fmt::format("wait_memory[{}]", i) : std::string("wait_memory");
+            if (!e.is_object()) r.fail(fmt::format("{}: expected an object {{addr, value, blocks}}", k));
+            r.check_keys(e, {"addr", "value", "blocks"}, k + ".");
+            for (const char* req : {"addr", "value"})
+                if (!e.contains(req)) r.fail(fmt::format("{}.{}: missing", k, req));
+            MemoryWait w;
+            w.addr = r.uint(e["addr"], k + ".addr", 0, std::numeric_limits<std::int64_t>::max());
+            w.value = r.uint(e["value"], k + ".value", 0, std::numeric_limits<std::uint64_t>::max());
+            if (e.contains("blocks")) w.blocks = static_cast<std::uint32_t>(r.uint(e["blocks"], k + ".blocks", 1, 1u << 24));
+            out.push_back(w);
+        }
+        return out;
     }
 
     void read_event_line(LineReader& r, const json& j, std::size_t line) {
@@ -270,6 +307,14 @@ struct Reader {
         if (j.contains("core")) t.core = static_cast<std::int32_t>(r.uint(j["core"], "core", 0, 1u << 20));
         if (j.contains("op")) t.op = ts.intern(r.text(j["op"], "op"));
         if (j.contains("tile")) t.tile = ts.intern(r.text(j["tile"], "tile"));
+        if (j.contains("rank")) {
+            t.rank = static_cast<std::int32_t>(r.uint(j["rank"], "rank", 0, kMaxRank));
+            ts.cross_rank = true;
+        }
+        if (j.contains("wait_memory")) {
+            t.wait_memory = memory_waits(r, j["wait_memory"]);
+            ts.cross_rank = true;
+        }
         read_params(r, j["params"], t);
         ts.tasks.push_back(std::move(t));
     }
@@ -441,7 +486,14 @@ std::string task_line(const TaskStream& ts, const Task& t) {
             if (p.dtype != DType::fp16) pj.add_text("dtype", to_string(p.dtype));
             if (p.row_bytes) pj.add("row_bytes", p.row_bytes);
             break;
-        case Kernel::copy: pj.add("bytes", p.bytes); break;
+        case Kernel::copy:
+            pj.add("bytes", p.bytes);
+            if (t.remote.dst_rank >= 0) {
+                pj.add_int("dst_rank", t.remote.dst_rank);
+                pj.add("dst_addr", t.remote.addr);
+                if (t.remote.has_flag) pj.add("flag", t.remote.flag);
+            }
+            break;
         case Kernel::scalar: pj.add("cycles", p.cycles); break;
     }
     if (t.kernel != Kernel::scalar) {
@@ -466,6 +518,14 @@ std::string task_line(const TaskStream& ts, const Task& t) {
     if (t.core >= 0) j.add_int("core", t.core);
     if (t.op) j.add_text("op", ts.name(t.op));
     if (t.tile) j.add_text("tile", ts.name(t.tile));
+    if (ts.cross_rank) j.add_int("rank", t.rank);
+    if (!t.wait_memory.empty()) {
+        std::string w = "[";
+        for (std::size_t i = 0; i < t.wait_memory.size(); ++i)
+            w += fmt::format(R"({}{{"addr":{},"blocks":{},"value":{}}})", i ? "," : "", t.wait_memory[i].addr,
+                             t.wait_memory[i].blocks, t.wait_memory[i].value);
+        j.add("wait_memory", w + "]");
+    }
     std::string params;
     pj.write(params);
     j.add("params", std::move(params));

@@ -47,6 +47,24 @@ struct KernelParams {
     std::uint64_t l1_bytes = 0;
 };
 
+// A task that waits for memory (docs/task-streams.md, "Cross-rank streams"):
+// `blocks` DataBlocks from `addr` of the task's own rank's GM, each landed
+// carrying the 8 B flag `value`.
+struct MemoryWait {
+    std::uint64_t addr = 0;
+    std::uint64_t value = 0;
+    std::uint32_t blocks = 1;
+};
+
+// Where a copy's MTE3 writes when it leaves the die: rank `dst_rank`'s GM
+// at `addr`, as DataBlocks over the mesh (Data-as-Flag when has_flag).
+struct RemoteWrite {
+    std::int32_t dst_rank = -1;  // -1: not a remote write
+    bool has_flag = false;
+    std::uint64_t addr = 0;
+    std::uint64_t flag = 0;
+};
+
 using EventIndex = std::uint32_t;
 using NameIndex = std::uint32_t;  // into TaskStream::names (op / tile labels)
 
@@ -67,6 +85,10 @@ struct Task {
     std::string id;
     std::vector<EventIndex> wait;
     std::vector<EventIndex> signal;
+    // Cross-rank streams (chips with an interconnect): cold, read at dispatch.
+    std::int32_t rank = 0;
+    RemoteWrite remote;
+    std::vector<MemoryWait> wait_memory;
 };
 
 struct EventDecl {
@@ -82,6 +104,9 @@ struct TaskStream {
     std::vector<std::string> streams;  // stream names in order of first use
     std::vector<std::string> names{""};  // interned op/tile labels; [0] = none
     std::unordered_map<std::string, NameIndex> name_index;  // lookup only
+    // Some task names a rank, a destination rank or a memory wait: the
+    // stream needs a System of whole-die ranks (hw/system), not one die.
+    bool cross_rank = false;
 
     NameIndex intern(const std::string& s);
     const std::string& name(NameIndex i) const { return names[i]; }

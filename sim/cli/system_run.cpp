@@ -1,0 +1,99 @@
+#include "cli/system_run.hpp"
+
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/run_summary.hpp"
+#include "common/errors.hpp"
+#include "common/output_file.hpp"
+#include "common/split.hpp"
+#include "common/version.hpp"
+#include "hw/system.hpp"
+#include "stats/stats.hpp"
+#include "tasks/rank_split.hpp"
+#include "trace/trace_writer.hpp"
+
+namespace npusim::cli {
+
+namespace {
+
+constexpr int kDefaultTracedRanks = 8;
+
+int rank_number(const std::string& item, const std::string& text, int ranks) {
+    std::size_t used = 0;
+    int v = -1;
+    try {
+        v = std::stoi(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || text.empty() || v < 0)
+        throw InputError(fmt::format("--trace-ranks: '{}' is not a rank or a range like 8-15", item));
+    if (v >= ranks)
+        throw InputError(fmt::format("--trace-ranks: rank {} is out of range: the chip has {} ranks (0..{})", v, ranks, ranks - 1));
+    return v;
+}
+
+}  // namespace
+
+std::vector<int> parse_trace_ranks(const std::string& list, int ranks) {
+    std::vector<int> out;
+    if (list.empty()) {
+        for (int r = 0; r < std::min(ranks, kDefaultTracedRanks); ++r) out.push_back(r);
+        return out;
+    }
+    for (const std::string& item : split(list, ',')) {
+        const auto dash = item.find('-');
+        if (dash == std::string::npos) {
+            out.push_back(rank_number(item, item, ranks));
+            continue;
+        }
+        const int lo = rank_number(item, item.substr(0, dash), ranks), hi = rank_number(item, item.substr(dash + 1), ranks);
+        if (hi < lo) throw InputError(fmt::format("--trace-ranks: range '{}' runs backwards", item));
+        for (int r = lo; r <= hi; ++r) out.push_back(r);
+    }
+    return out;
+}
+
+int run_system(const RunConfig& cfg, const TaskStream& stream, const SystemRunOptions& opt) {
+    const ChipParams& chip = cfg.chip();
+    const std::vector<int> traced = parse_trace_ranks(opt.trace_ranks, chip.interconnect.ranks);
+    std::unique_ptr<TraceWriter> trace =
+        opt.trace_file.empty() ? std::make_unique<TraceWriter>() : std::make_unique<TraceWriter>(opt.trace_file);
+    System system("system", chip, split_by_rank(stream, chip.interconnect.ranks), trace.get(), traced,
+                  !opt.trace_tasks_only);
+    system.run();
+
+    Stats stats;
+    system.collect(stats);
+    stats.set_json("config", cfg.dump());
+    stats.set("version", version());
+    system.trace_critical_path();
+    if (!opt.stats_file.empty()) write_output_file(opt.stats_file, stats.to_json());
+    trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{},"version":"{}"}})", json_escape(chip.name),
+                             json_escape(opt.workload_file), stats.number("total_ns"), json_escape(version())));
+    if (!opt.quiet) {
+        std::cout << run_summary(stats, chip, opt.stats_file, opt.trace_file);
+        int busy = 0;
+        for (int r = 0; r < system.ranks(); ++r) busy += system.die(r).context().stream.tasks.empty() ? 0 : 1;
+        std::cout << fmt::format(
+            "  system       {} ranks ({} with tasks), last to finish: rank {}; mesh {:.3f} MB in {} writes, "
+            "stale reads {:.0f}\n",
+            system.ranks(), busy, system.last_rank(), stats.number("mesh.bytes") / 1e6, system.mesh().writes(),
+            stats.number("memory_model.stale_reads"));
+        if (!opt.trace_file.empty())
+            std::cout << fmt::format("  traced ranks {}{}\n", traced.size() <= 16 ? fmt::format("{}", fmt::join(traced, ",")) :
+                                                                    fmt::format("{} of them", traced.size()),
+                                     traced.size() < static_cast<std::size_t>(system.ranks()) ? " (--trace-ranks LIST for others)" : "");
+    }
+    const double stale = stats.number("memory_model.stale_reads");
+    if (opt.fail_on_stale && stale > 0) {
+        std::cerr << fmt::format("npusim: --fail-on-stale: {:.0f} stale read{} on the mesh\n", stale, stale == 1 ? "" : "s");
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace npusim::cli

@@ -1,0 +1,24 @@
+// `npusim run` of a cross-rank task stream: every rank a whole die, joined
+// by the mesh (hw/system).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "config/run_config.hpp"
+#include "tasks/task.hpp"
+
+namespace npusim::cli {
+
+struct SystemRunOptions {
+    std::string workload_file, stats_file, trace_file;
+    std::string trace_ranks;  // --trace-ranks LIST ("" = the default)
+    bool quiet = false, trace_tasks_only = false, fail_on_stale = false;
+};
+
+int run_system(const RunConfig& cfg, const TaskStream& stream, const SystemRunOptions& opt);
+
+// "0,3,8-15" -> the ranks, each < ranks; "" -> ranks 0 .. min(ranks, 8) - 1.
+// Throws InputError naming the option and the bad item.
+std::vector<int> parse_trace_ranks(const std::string& list, int ranks);
+
+}  // namespace npusim::cli

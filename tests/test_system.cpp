@@ -1,0 +1,231 @@
+// The System (hw/system): every rank a whole die, joined by the mesh, and the
+// cross-rank task streams that run on it (docs/task-streams.md, "Cross-rank
+// streams"). End to end through the binary, plus the System of one rank
+// against a plain Die in process.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "config/run_config.hpp"
+#include "hw/die.hpp"
+#include "hw/system.hpp"
+#include "stats/stats.hpp"
+#include "support/e2e.hpp"
+#include "tasks/rank_split.hpp"
+#include "tasks/stream_checks.hpp"
+#include "tasks/stream_reader.hpp"
+
+using namespace npusim;
+using namespace npusim::test;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kSrc = NPUSIM_SOURCE_DIR;
+const std::string kSuper = kSrc + "/configs/chips/a3-supernode.json";
+
+// `parts` copies of `bytes` each from rank `from` to rank `to` (one per
+// vector core; Data-as-Flag with flag `flag` when flag > 0), and as many
+// vector tasks on `to`, each waiting for its part's blocks (or only the
+// first) and reading them.
+std::string send_and_use(std::uint64_t bytes, int from, int to, std::uint64_t flag, bool wait_all = true, int parts = 1) {
+    const std::uint64_t payload = flag ? 504 : 512;
+    const std::uint64_t blocks = (bytes + payload - 1) / payload;
+    std::string out;
+    for (int i = 0; i < parts; ++i) {
+        const std::uint64_t dst = (1 << 20) + static_cast<std::uint64_t>(i) * blocks * 512;
+        const std::string n = std::to_string(i);
+        json copy = {{"id", "send" + n}, {"rank", from}, {"core_type", "vector"}, {"kernel", "copy"}, {"stream", "s" + n},
+                     {"wait", json::array()}, {"signal", json::array()},
+                     {"params", {{"bytes", bytes}, {"addr", i * bytes}, {"dst_rank", to}, {"dst_addr", dst}}}};
+        if (flag) copy["params"]["flag"] = flag;
+        json use = {{"id", "use" + n}, {"rank", to}, {"core_type", "vector"}, {"kernel", "vector"}, {"stream", "s" + n},
+                    {"wait", json::array()}, {"signal", json::array()},
+                    {"wait_memory", {{"addr", dst}, {"value", flag}, {"blocks", wait_all ? blocks : 1}}},
+                    {"params", {{"bytes", bytes}, {"addr", dst}}}};
+        out += copy.dump() + "\n" + use.dump() + "\n";
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("system: a Data-as-Flag ping-pong between two ranks lands every block and reads nothing stale", "[system]") {
+    TempDir tmp;
+    const json s = run_for_stats(tmp, kSuper, kSrc + "/traces/xrank_pingpong.jsonl");
+    // 64 KB each way as 131 blocks of 504 B payload + 8 B flag.
+    CHECK(s["mesh"]["bytes"].get<double>() == 2 * 131 * 512);
+    CHECK(s["memory_model"]["stale_reads"].get<double>() == 0);
+    CHECK(s["ranks"]["count"].get<int>() == 288);
+    CHECK(s["ranks"]["r0"]["tasks"].get<int>() == 2);
+    CHECK(s["ranks"]["r1"]["tasks"].get<int>() == 2);
+    CHECK(s["ranks"]["r2"]["tasks"].get<int>() == 0);
+    // Two trips across the mesh: at least two plane latencies.
+    const double latency = s["config"]["chip"]["interconnect"]["plane_latency_ns"].get<double>();
+    CHECK(s["total_ns"].get<double>() > 2 * latency);
+    // The memory waits are on the critical path as mesh time.
+    CHECK(s["critical_path"]["by_kind"]["mesh"].get<double>() > latency);
+}
+
+TEST_CASE("system: a flag in its own block can overtake the data, and the early read is counted stale", "[system]") {
+    TempDir tmp;
+    const json stale = run_for_stats(tmp, kSuper, kSrc + "/traces/xrank_stale_flag.jsonl");
+    CHECK(stale["memory_model"]["stale_reads"].get<double>() == 1);
+    const Result r = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", kSrc + "/traces/xrank_stale_flag.jsonl", "-q",
+                                      "--fail-on-stale"});
+    SHOW(r);
+    CHECK(r.code == 1);
+    // Waiting for every Data-as-Flag block instead: clean.
+    const json clean = run_for_stats(tmp, kSuper, tmp.write("daf.jsonl", send_and_use(262144, 0, 1, 7)));
+    CHECK(clean["memory_model"]["stale_reads"].get<double>() == 0);
+    // Waiting for the first Data-as-Flag block only: the rest is still in flight.
+    const json early = run_for_stats(tmp, kSuper, tmp.write("first.jsonl", send_and_use(262144, 0, 1, 7, false)));
+    CHECK(early["memory_model"]["stale_reads"].get<double>() == 1);
+}
+
+TEST_CASE("system: a cross-rank transfer responds to plane bandwidth and latency as latency + bytes / bandwidth", "[system][whatif]") {
+    TempDir tmp;
+    // 4 MiB in 16 parts on 16 vector cores: the planes, not one core's GM
+    // port, set the pace.
+    const std::string wl = tmp.write("big.jsonl", send_and_use(262080, 0, 1, 1, true, 16));
+    auto total = [&](const std::vector<std::string>& sets) { return run_for_stats(tmp, kSuper, wl, sets)["total_ns"].get<double>(); };
+    const double base = total({});
+    const double bw2 = total({"chip.interconnect.plane_bandwidth_gbps=56"});
+    const double lat2 = total({"chip.interconnect.plane_latency_ns=2000"});
+    INFO("base " << base << " ns, bandwidth x2 " << bw2 << " ns, latency x2 " << lat2 << " ns");
+    // 16 x 520 blocks of 512 B over 7 planes x 28 GB/s: 21.7 us of wire
+    // time, of which doubling the bandwidth saves half.
+    const double wire_ns = 16.0 * 520 * 512 / (7 * 28.0);
+    CHECK(base - bw2 == Approx(wire_ns / 2).epsilon(0.15));
+    // One more microsecond of latency, once on the path.
+    CHECK(lat2 - base == Approx(1000).margin(150));
+}
+
+TEST_CASE("system: a memory wait nothing satisfies is a deadlock naming task, rank, block and flag", "[system][errors]") {
+    TempDir tmp;
+    const std::string wl = tmp.write(
+        "dead.jsonl",
+        R"({"id": "use1", "rank": 1, "core_type": "vector", "kernel": "vector", "stream": "s", "wait": [], "signal": [], "wait_memory": {"addr": 4194304, "value": 7}, "params": {"bytes": 1024}})"
+        "\n");
+    const Result r = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", wl, "-q"});
+    SHOW(r);
+    CHECK(r.code == 3);
+    CHECK(r.err.find("task 'use1'") != std::string::npos);
+    CHECK(r.err.find("rank 1") != std::string::npos);
+    CHECK(r.err.find("0x400000") != std::string::npos);
+    CHECK(r.err.find("flag 7") != std::string::npos);
+}
+
+TEST_CASE("system: cross-rank input errors exit 2 naming the task and key", "[system][errors]") {
+    TempDir tmp;
+    const std::string task =
+        R"({"id": "x", "core_type": "vector", "kernel": "copy", "stream": "s", "wait": [], "signal": [], "params": {"bytes": 1024, PARAMS}, EXTRA})";
+    auto line = [&](const std::string& params, const std::string& extra) {
+        std::string t = task;
+        t.replace(t.find("PARAMS"), 6, params);
+        t.replace(t.find("EXTRA"), 5, extra);
+        return t + "\n";
+    };
+    struct Case {
+        std::string chip, text, expect;
+    };
+    const std::string a2 = kSrc + "/configs/chips/a2.json";
+    const std::vector<Case> cases = {
+        {kSuper, line(R"("dst_rank": 1)", R"("rank": 288)"), "rank: 288 is out of range"},
+        {kSuper, line(R"("dst_rank": 999)", R"("rank": 0)"), "params.dst_rank: 999 is out of range"},
+        {a2, line(R"("dst_rank": 0)", R"("op": "o")"), "single die"},
+        {kSuper, line(R"("dst_rank": 1, "dst_addr": 100)", R"("rank": 0)"), "params.dst_addr: 100 is not aligned"},
+        {kSuper, line(R"("flag": 1)", R"("rank": 0)"), "only a copy with a dst_rank"},
+        {kSuper, line(R"("dst_rank": 1)", R"("wait_memory": {"addr": 512, "valeu": 1})"), "did you mean 'value'"},
+        {kSuper, line(R"("dst_rank": 1)", R"("rnak": 1)"), "did you mean 'rank'"},
+    };
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const std::string wl = tmp.write("bad" + std::to_string(i) + ".jsonl", cases[i].text);
+        const Result r = run_npusim(tmp, {"run", "--chip", cases[i].chip, "--workload", wl, "-q"});
+        SHOW(r);
+        CHECK(r.code == 2);
+        CHECK(r.err.find(cases[i].expect) != std::string::npos);
+        CHECK(r.err.find("task 'x'") != std::string::npos);
+    }
+    // An event may not cross ranks.
+    const std::string cross = tmp.write(
+        "cross.jsonl",
+        R"({"id": "a", "rank": 0, "core_type": "vector", "kernel": "vector", "stream": "s", "wait": [], "signal": ["e"], "params": {"bytes": 1024}})"
+        "\n"
+        R"({"id": "b", "rank": 1, "core_type": "vector", "kernel": "vector", "stream": "s", "wait": ["e"], "signal": [], "params": {"bytes": 1024}})"
+        "\n");
+    const Result r = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", cross, "-q"});
+    SHOW(r);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("events are per rank") != std::string::npos);
+    const Result tr = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", kSrc + "/traces/xrank_pingpong.jsonl", "-q",
+                                       "--trace", tmp.path("t.json"), "--trace-ranks", "0,300"});
+    SHOW(tr);
+    CHECK(tr.code == 2);
+    CHECK(tr.err.find("--trace-ranks: rank 300 is out of range") != std::string::npos);
+}
+
+TEST_CASE("system: --trace-ranks keeps one process per listed rank", "[system][trace]") {
+    TempDir tmp;
+    const std::string trace = tmp.path("t.json");
+    const Result r = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", kSrc + "/traces/xrank_pingpong.jsonl", "-q",
+                                      "--trace", trace, "--trace-ranks", "1"});
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    const json t = read_json(trace);
+    std::vector<std::string> processes;
+    for (const auto& e : t["traceEvents"])
+        if (e.value("ph", "") == "M" && e.value("name", "") == "process_name") processes.push_back(e["args"]["name"]);
+    CHECK(std::find(processes.begin(), processes.end(), "rank 1 (a3-supernode)") != processes.end());
+    CHECK(std::find(processes.begin(), processes.end(), "rank 0 (a3-supernode)") == processes.end());
+}
+
+TEST_CASE("system: split_by_rank renumbers each rank's streams and events and keeps task order", "[system][tasks]") {
+    std::istringstream in(
+        R"({"id": "a", "rank": 1, "core_type": "vector", "kernel": "vector", "stream": "x", "wait": [], "signal": ["e1"], "params": {"bytes": 64}})"
+        "\n"
+        R"({"id": "b", "rank": 0, "core_type": "vector", "kernel": "vector", "stream": "y", "wait": [], "signal": ["e0"], "params": {"bytes": 64}})"
+        "\n"
+        R"({"id": "c", "rank": 1, "core_type": "vector", "kernel": "vector", "stream": "x", "wait": ["e1"], "signal": [], "params": {"bytes": 64}})"
+        "\n");
+    const TaskStream ts = parse_task_stream(in, "x.jsonl");
+    REQUIRE(ts.cross_rank);
+    const auto per = split_by_rank(ts, 3);
+    REQUIRE(per.size() == 3);
+    REQUIRE(per[0].tasks.size() == 1);
+    REQUIRE(per[1].tasks.size() == 2);
+    CHECK(per[2].tasks.empty());
+    CHECK(per[1].tasks[0].id == "a");
+    CHECK(per[1].tasks[1].id == "c");
+    CHECK(per[1].streams == std::vector<std::string>{"x"});
+    REQUIRE(per[1].events.size() == 1);
+    CHECK(per[1].events[0].id == "e1");
+    CHECK(per[1].tasks[1].wait == std::vector<EventIndex>{0});
+    CHECK(per[0].events[0].id == "e0");
+}
+
+TEST_CASE("system: a System of one rank gives exactly the die's statistics", "[system]") {
+    TempDir tmp;
+    const std::string text =
+        R"({"id": "m", "core_type": "cube", "kernel": "matmul", "stream": "c", "wait": [], "signal": ["d"], "params": {"m": 512, "n": 512, "k": 512}})"
+        "\n"
+        R"({"id": "v", "core_type": "vector", "kernel": "vector", "stream": "v", "wait": ["d"], "signal": [], "params": {"bytes": 524288}})"
+        "\n";
+    // The binary runs a stream without cross-rank fields on a plain Die.
+    const json die = run_for_stats(tmp, kSrc + "/configs/chips/a2.json", tmp.write("s.jsonl", text));
+    const RunConfig cfg = RunConfig::load(kSrc + "/configs/chips/a2.json", "x.jsonl", {});
+    std::istringstream in(text);
+    const TaskStream ts = parse_task_stream(in, "x.jsonl");
+    check_stream_fits_chip(ts, cfg.chip());
+    System sys("system", cfg.chip(), {ts}, nullptr, {});
+    sys.run();
+    Stats s;
+    sys.collect(s);
+    REQUIRE(sys.ranks() == 1);
+    CHECK(s.number("total_ps") == die["total_ps"].get<double>());
+    CHECK(s.number("units.vector.busy_cycles") == die["units"]["vector"]["busy_cycles"].get<double>());
+    CHECK(s.number("memory.hbm.read_bytes") == die["memory"]["hbm"]["read_bytes"].get<double>());
+    CHECK(!s.has("ranks.count"));
+}
