@@ -64,7 +64,9 @@ ChipParams small_chip(int ranks, int cores) {
     c.interconnect.datablock_bytes = 512;
     c.kernel.sync_all_ns = 2500;
     c.kernel.flag_poll_ns = 700;
-    c.kernel.mte_setup_ns = 0;
+    c.kernel.descriptor_issue_ns = 0;
+    c.kernel.completion_ns = 0;
+    c.kernel.flag_handshake_ns = 0;
     c.kernel.issue_cycles = 0;
     return c;
 }

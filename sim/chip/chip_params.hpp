@@ -83,15 +83,18 @@ struct InterconnectParams {
     double reorder_jitter_ns = -1;      // jitter bound; < 0 means plane_latency_ns
 };
 
-// Costs of the kernel API (sim/kernel_api) that are not bandwidth: fixed
-// instruction overheads, polling, barriers.
+// Costs of the kernel API (sim/kernel_api) that are not bandwidth or memory
+// latency: fixed instruction overheads, polling, barriers. A DataCopy's
+// fixed cost is split into what happens physically (docs/supernode.md "What a
+// DataCopy costs"); its bytes and latency come from the die's memory system.
 struct KernelCostParams {
     double sync_all_ns = 2500;          // SyncAll of all AIV cores of a die
     double flag_poll_ns = 500;          // one poll of a flag in GM (read + compare)
-    double mte_setup_ns = 200;          // fixed pipe time of one DataCopy (MTE2/MTE3)
+    double descriptor_issue_ns = 50;    // MTE: descriptor fetch, decode, address translation before the first byte
+    double completion_ns = 50;          // MTE: last byte arrived -> the instruction reports done
+    double flag_handshake_ns = 20;      // SetFlag/WaitFlag: a pipe (or the scalar) sees another pipe's done
     double issue_cycles = 20;           // scalar cycles to issue one MTE or vector instruction
     double scalar_loop_cycles = 8;      // one iteration of a scalar loop over UB data
-    double vector_setup_cycles = 16;    // fixed V-pipe time of one vector instruction sequence
 };
 
 // Host runtime (docs/design.md §1.2, sim/host): per-op framework costs in µs,

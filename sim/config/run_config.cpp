@@ -255,6 +255,7 @@ void apply_set(json& doc, const std::string& arg, Sources& sources) {
             if (spec->type == ValueType::object) break;  // its inner keys are the workload's to check
             if (i + 1 != segs.size()) fail(label + ": " + full + " is a single value, not a group of keys");
         } else if (!is_group(full, kind)) {
+            if (const std::string hint = retired_key_hint(full); !hint.empty()) fail(label + ": " + hint);
             fail(label + ": unknown key '" + segs[i] + "' in " + parent + did_you_mean(segs[i], child_names(parent, kind)));
         }
         parent = full;
@@ -303,6 +304,8 @@ public:
                     fail(sources_.label(full) + ": " + full + ": expected an object (a group of keys), got " + describe(*it));
                 check_object(*it, full);
             } else {
+                if (const std::string hint = retired_key_hint(full); !hint.empty())
+                    fail(sources_.label(full) + ": " + hint);
                 fail(sources_.label(full) + ": unknown key '" + it.key() + "' in " + prefix +
                      did_you_mean(it.key(), child_names(prefix, kind_)));
             }

@@ -2,6 +2,7 @@
 #include "config/workload_kind.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -337,18 +338,23 @@ std::vector<KeySpec> build_keys() {
     k.push_back(number("chip.kernel.flag_poll_ns").unit("ns").at_least(0).at_most(kMaxNs)
                     .meaning("One poll of a flag in GM (read and compare); a waiting core sees a flag this long after its block lands.")
                     .field(&ChipParams::kernel, &KernelCostParams::flag_poll_ns));
-    k.push_back(number("chip.kernel.mte_setup_ns").unit("ns").at_least(0).at_most(kMaxNs)
-                    .meaning("Fixed time one DataCopy occupies its MTE pipe (descriptor setup, completion and the flag handshake with the next pipe), on top of latency and bytes.")
-                    .field(&ChipParams::kernel, &KernelCostParams::mte_setup_ns));
+    // A DataCopy's fixed cost, in its physical parts (the memory latency is
+    // the die's chip.l2 / chip.hbm latency, the bytes its ports' and tiers' rates).
+    k.push_back(number("chip.kernel.descriptor_issue_ns").unit("ns").at_least(0).at_most(kMaxNs)
+                    .meaning("MTE engine: fetching and decoding a DataCopy's descriptor and translating its addresses, from the instruction reaching the head of its pipe to its first byte moving.")
+                    .field(&ChipParams::kernel, &KernelCostParams::descriptor_issue_ns));
+    k.push_back(number("chip.kernel.completion_ns").unit("ns").at_least(0).at_most(kMaxNs)
+                    .meaning("MTE engine: from a DataCopy's last byte arriving (or leaving, for a write to another rank) to the instruction reporting done.")
+                    .field(&ChipParams::kernel, &KernelCostParams::completion_ns));
+    k.push_back(number("chip.kernel.flag_handshake_ns").unit("ns").at_least(0).at_most(kMaxNs)
+                    .meaning("SetFlag/WaitFlag: from an instruction reporting done to a dependent instruction of another pipe (or the waiting scalar) seeing it.")
+                    .field(&ChipParams::kernel, &KernelCostParams::flag_handshake_ns));
     k.push_back(number("chip.kernel.issue_cycles").unit("cycles").at_least(0).at_most(kMaxCycles)
                     .meaning("Scalar cycles to issue one MTE or vector instruction into its pipe's queue.")
                     .field(&ChipParams::kernel, &KernelCostParams::issue_cycles));
     k.push_back(number("chip.kernel.scalar_loop_cycles").unit("cycles").at_least(0).at_most(kMaxCycles)
                     .meaning("One iteration of a scalar loop over data in UB (load, compare, branch, update).")
                     .field(&ChipParams::kernel, &KernelCostParams::scalar_loop_cycles));
-    k.push_back(number("chip.kernel.vector_setup_cycles").unit("cycles").at_least(0).at_most(kMaxCycles)
-                    .meaning("Fixed V-pipe time of one vector instruction sequence on top of its repeats.")
-                    .field(&ChipParams::kernel, &KernelCostParams::vector_setup_cycles));
 
     // --- chip.host: the framework host runtime (docs/design.md §1.2, docs/host.md) ---
     k.push_back(integer("chip.host.threads").unit("threads").at_least(1).at_most(1024)
@@ -676,6 +682,19 @@ bool is_group(const std::string& path, const std::string& kind) {
     for (const auto& k : config_keys())
         if (key_applies(k, kind) && k.path.compare(0, prefix.size(), prefix) == 0) return true;
     return false;
+}
+
+std::string retired_key_hint(const std::string& path) {
+    static const std::map<std::string, std::string> retired = {
+        {"chip.kernel.mte_setup_ns",
+         "chip.kernel.mte_setup_ns was split into chip.kernel.descriptor_issue_ns, chip.kernel.completion_ns and "
+         "chip.kernel.flag_handshake_ns; the memory latency is the die's own (chip.l2.latency_ns, chip.hbm.latency_ns)"},
+        {"chip.kernel.vector_setup_cycles",
+         "chip.kernel.vector_setup_cycles is gone: a kernel's vector() is costed like a vector task, with "
+         "chip.cores.vector.issue_cycles per instruction"},
+    };
+    const auto it = retired.find(path);
+    return it == retired.end() ? std::string() : it->second;
 }
 
 std::vector<std::string> child_names(const std::string& path, const std::string& kind) {

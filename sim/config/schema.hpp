@@ -83,6 +83,10 @@ bool is_group(const std::string& path, const std::string& kind);
 // Names one level below group `path` (keys and sub-groups), for did-you-mean.
 std::vector<std::string> child_names(const std::string& path, const std::string& kind);
 
+// A key that existed once and was replaced: what replaces it (one phrase,
+// for the unknown-key error); "" for any other path.
+std::string retired_key_hint(const std::string& path);
+
 // "a number" / "an integer" / "true or false" / ... without unit or range.
 std::string type_phrase(const KeySpec& key);
 

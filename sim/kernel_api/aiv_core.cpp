@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "chip/timing.hpp"
 #include "engine/wake_scheduler.hpp"
 #include "kernel_api/kernel_runtime.hpp"
 #include "mesh/mesh.hpp"
@@ -45,14 +46,14 @@ void AivCore::sync_for_read() {
 }
 
 template <class When>
-void AivCore::await(When when, const char* what, Addr addr) {
+void AivCore::await(When when, const char* what, Addr addr, std::uint64_t& bucket) {
     if (when() <= now()) return;  // known and past at scalar time (landing times are final)
     const std::uint64_t from = now();
     sync();
     for (;;) {
         const std::uint64_t t = when(), now = now_ps();
         if (t <= now) {
-            mesh_wait_ps_ += now - from;
+            bucket += now - from;
             return;
         }
         waiting_ = true;
@@ -66,16 +67,47 @@ void AivCore::await(When when, const char* what, Addr addr) {
     }
 }
 
-std::uint64_t AivCore::copy_ps(std::uint64_t bytes) const {
-    const ChipParams& c = chip();
-    const double port_ps = static_cast<double>(bytes) * c.ps_per_cycle() / c.vector.gm_bytes_per_cycle;
-    return ns_to_ps(c.kernel.mte_setup_ns + c.hbm.latency_ns) + static_cast<std::uint64_t>(std::ceil(port_ps));
+std::uint64_t AivCore::resolve(PipeTime t) {
+    if (!(t & kPending)) return t;
+    const std::size_t idx = static_cast<std::size_t>((t & ~kPending) >> 1);
+    const bool drain = (t & 1) != 0;
+    const std::uint64_t completion = ns_to_ps(chip().kernel.completion_ns);
+    auto when = [this, idx, drain, completion] {
+        const Xfer& x = xfers_[idx];
+        if (drain) return x.drained;
+        return x.done == kUnknown ? kUnknown : x.done + completion;
+    };
+    await(when, "a DataCopy", 0, memory_wait_ps_);
+    return when();
 }
 
 std::uint64_t AivCore::issue(Pipe pipe, PipeTime after) {
     count_op();
     advance_ps(static_cast<std::uint64_t>(std::llround(chip().kernel.issue_cycles * chip().ps_per_cycle())));
-    return std::max({now(), pipe_free_[pipe], after});
+    std::uint64_t t = resolve(pipe_free_[pipe]);
+    if (after) t = std::max(t, resolve(after) + ns_to_ps(chip().kernel.flag_handshake_ns));  // SetFlag -> WaitFlag
+    return std::max(t, now());
+}
+
+PipeTime AivCore::later_of(PipeTime a, PipeTime b) { return std::max(resolve(a), resolve(b)); }
+
+// The transfer enters the die's memory system at its first byte, in SystemC
+// time order: the die's scheduler hands it over then (KernelRuntime::wake),
+// so the scalar need not wait for it. The port is serial, so the next
+// transfer of this core waits until this one has drained.
+PipeTime AivCore::transfer(Pipe pipe, TransferRequest& req, std::uint64_t start) {
+    start = std::max(start, resolve(port_free_));
+    const std::uint64_t first_byte = start + ns_to_ps(chip().kernel.descriptor_issue_ns);
+    const auto idx = static_cast<std::uint32_t>(xfers_.size());
+    xfers_.push_back(Xfer{});
+    req.cap_bytes_per_ps = rt_.gm_cap_;
+    req.l2_cap_bytes_per_ps = req.write ? rt_.l2_write_cap_ : rt_.l2_read_cap_;
+    pending_ = req;
+    pending_idx_ = idx;
+    rt_.submit_at(*this, first_byte);
+    const PipeTime drained = kPending | (static_cast<PipeTime>(idx) << 1) | 1, done = kPending | (static_cast<PipeTime>(idx) << 1);
+    port_free_ = pipe_free_[pipe] = drained;
+    return pipe_done_[pipe] = done;
 }
 
 // --- scalar --------------------------------------------------------------------
@@ -89,10 +121,12 @@ void AivCore::scalar_loop(std::uint64_t iterations) {
     scalar(static_cast<double>(iterations) * chip().kernel.scalar_loop_cycles);
 }
 
-void AivCore::wait(PipeTime t) { advance_to(t); }
+void AivCore::wait(PipeTime t) {
+    if (t) advance_to(resolve(t) + ns_to_ps(chip().kernel.flag_handshake_ns));  // WaitFlag on the scalar
+}
 
 void AivCore::pipe_barrier() {
-    for (const std::uint64_t t : pipe_free_) advance_to(t);
+    for (const PipeTime t : pipe_done_) advance_to(resolve(t));
 }
 
 // --- vector and local copies -------------------------------------------------------
@@ -100,43 +134,59 @@ void AivCore::pipe_barrier() {
 PipeTime AivCore::vector(std::uint64_t bytes, double cycles_per_repeat, PipeTime after) {
     const ChipParams& c = chip();
     const std::uint64_t start = issue(vec, after);
-    const std::uint64_t repeats = (bytes + static_cast<std::uint64_t>(c.vector.repeat_bytes) - 1) /
-                                  static_cast<std::uint64_t>(c.vector.repeat_bytes);
-    const double cycles = c.kernel.vector_setup_cycles + static_cast<double>(repeats) * cycles_per_repeat;
-    return pipe_free_[vec] = start + static_cast<std::uint64_t>(std::llround(cycles * c.ps_per_cycle()));
+    // The vector task's formula: whole repeats of lanes, issue cost per instruction.
+    timing::VectorShape shape;
+    shape.bytes = bytes;
+    shape.cycles_per_repeat = cycles_per_repeat;
+    const double cycles = timing::vector_v_cycles(shape, c, bytes);
+    pipe_free_[vec] = start + static_cast<std::uint64_t>(std::llround(cycles * c.ps_per_cycle()));
+    return pipe_done_[vec] = pipe_free_[vec];
 }
 
+// Private data (no address): a stream the L2 does not keep, as for a task
+// without addresses.
 PipeTime AivCore::copy_in(std::uint64_t bytes, PipeTime after) {
-    const std::uint64_t start = issue(mte2, after);
-    return pipe_free_[mte2] = start + copy_ps(bytes);
+    TransferRequest req;
+    req.bytes = bytes;
+    return transfer(mte2, req, issue(mte2, after));
 }
 
 PipeTime AivCore::copy_out(std::uint64_t bytes, PipeTime after) {
-    const std::uint64_t start = issue(mte3, after);
-    return pipe_free_[mte3] = start + copy_ps(bytes);
+    TransferRequest req;
+    req.write = true;
+    req.bytes = bytes;
+    return transfer(mte3, req, issue(mte3, after));
 }
 
 PipeTime AivCore::read(Addr addr, std::uint64_t bytes, PipeTime after) {
-    const std::uint64_t start = issue(mte2, after);
+    const std::uint64_t start = std::max(issue(mte2, after), resolve(port_free_));
     advance_to(start);  // the scalar waits for the read to start (it is checked then)
     sync_for_read();
     rt_.memory().check_read(rank_, addr, bytes, core_, start);
-    return pipe_free_[mte2] = start + copy_ps(bytes);
+    TransferRequest req;
+    req.bytes = bytes;
+    req.add_range(addr, bytes);
+    return transfer(mte2, req, start);
 }
 
 PipeTime AivCore::read_strided(Addr addr, std::uint64_t item_bytes, std::uint32_t items, std::uint64_t stride,
                                PipeTime after) {
-    const std::uint64_t start = issue(mte2, after);
+    const std::uint64_t start = std::max(issue(mte2, after), resolve(port_free_));
     advance_to(start);
     sync_for_read();
-    for (std::uint32_t i = 0; i < items; ++i) rt_.memory().check_read(rank_, addr + i * stride, item_bytes, core_, start);
-    return pipe_free_[mte2] = start + copy_ps(item_bytes * items);
+    TransferRequest req;
+    req.bytes = item_bytes * items;
+    for (std::uint32_t i = 0; i < items; ++i) {
+        rt_.memory().check_read(rank_, addr + i * stride, item_bytes, core_, start);
+        req.add_range(addr + i * stride, item_bytes);
+    }
+    return transfer(mte2, req, start);
 }
 
 // --- remote writes -------------------------------------------------------------
 
 PipeTime AivCore::post(int dst_rank, Addr addr, std::uint64_t bytes, int kind, std::uint64_t flag, PipeTime after) {
-    const std::uint64_t start = issue(mte3, after);
+    const std::uint64_t start = std::max(issue(mte3, after), resolve(port_free_));
     // Writes enter the mesh in simulated-time order: the scalar waits until
     // this one starts and SystemC time catches up.
     advance_to(start);
@@ -148,7 +198,12 @@ PipeTime AivCore::post(int dst_rank, Addr addr, std::uint64_t bytes, int kind, s
     w.bytes = bytes;
     w.kind = static_cast<WriteKind>(kind);
     w.flag = flag;
-    return pipe_free_[mte3] = send(w, start + ns_to_ps(chip().kernel.mte_setup_ns));
+    const std::uint64_t t0 = start + ns_to_ps(chip().kernel.descriptor_issue_ns);
+    pipe_free_[mte3] = send(w, t0);
+    // The bytes leave UB through the core's port.
+    port_free_ = t0 + static_cast<std::uint64_t>(std::ceil(static_cast<double>(write_wire_bytes(w, block_bytes())) *
+                                                          chip().ps_per_cycle() / chip().vector.gm_bytes_per_cycle));
+    return pipe_done_[mte3] = pipe_free_[mte3] + ns_to_ps(chip().kernel.completion_ns);
 }
 
 std::uint64_t AivCore::send(const WriteRequest& w, std::uint64_t t0) {
@@ -157,7 +212,10 @@ std::uint64_t AivCore::send(const WriteRequest& w, std::uint64_t t0) {
     const auto port = static_cast<std::uint64_t>(
         std::ceil(static_cast<double>(wire) * c.ps_per_cycle() / c.vector.gm_bytes_per_cycle));
     if (w.dst_rank == rank_) {
-        const std::uint64_t land = t0 + port + ns_to_ps(c.hbm.latency_ns);
+        // Into the own GM: the write-back L2 takes it (a flag or the odd token;
+        // not given a share of L2 bandwidth).
+        const std::uint64_t land = t0 + port + static_cast<std::uint64_t>(std::llround(
+                                                   timing::gm_write_latency_cycles(c) * c.ps_per_cycle()));
         rt_.mesh().post_local(w, land);
         last_land_ps_ = std::max(last_land_ps_, land);
         return land;
@@ -215,7 +273,7 @@ void AivCore::wait_blocks(Addr addr, std::uint32_t blocks, std::uint64_t value) 
     std::uint64_t t = GlobalMemory::kNever;
     single_ps_ = GlobalMemory::kNever;
     if (rt_.memory().watch(rank_, rt_.memory().block_of(addr), blocks, true, value, id_, kWaitTag, t)) single_ps_ = t;
-    await([this] { return single_ps_; }, "a flag in GM", addr);
+    await([this] { return single_ps_; }, "a flag in GM", addr, mesh_wait_ps_);
     advance_ps(ns_to_ps(chip().kernel.flag_poll_ns));
 }
 
@@ -241,7 +299,8 @@ bool AivCore::poll_ready(std::uint64_t& tag) {
 
 std::uint64_t AivCore::next_ready() {
     count_op();
-    await([this] { return ready_.empty() ? GlobalMemory::kNever : ready_.top().t; }, "any watched block", 0);
+    await([this] { return ready_.empty() ? GlobalMemory::kNever : ready_.top().t; }, "any watched block", 0,
+          mesh_wait_ps_);
     const std::uint64_t tag = ready_.top().tag;
     ready_.pop();
     advance_ps(ns_to_ps(chip().kernel.flag_poll_ns));
@@ -293,8 +352,8 @@ void AivCore::timestamp(const char* phase) {
     const std::uint64_t t = now();
     const int id = rt_.profile_.phase_id(phase);
     rt_.profile_.stamp(rank_, core_, id, t);
-    phase_waits_.push_back(PhaseWaits{id, t, mesh_wait_ps_, sync_wait_ps_});
-    mesh_wait_ps_ = sync_wait_ps_ = 0;
+    phase_waits_.push_back(PhaseWaits{id, t, mesh_wait_ps_, sync_wait_ps_, memory_wait_ps_});
+    mesh_wait_ps_ = sync_wait_ps_ = memory_wait_ps_ = 0;
     if (rt_.trace_ && rank_ < rt_.traced_ranks_)
         rt_.trace_->complete(rank_ + 1, core_ + 1, phase, "phase", last_stamp_ps_, t - last_stamp_ps_);
     last_stamp_ps_ = t;

@@ -14,24 +14,38 @@
 // token i after its pack.
 //
 // Time. The scalar runs on a core-local clock; purely local calls (scalar,
-// vector, copy_in/copy_out of private data, timestamps) do not enter the
-// SystemC kernel. A call that touches shared state — a remote write, a read
-// of GM that others write, a flag, a barrier — first waits, on the scalar,
-// until the instruction starts and brings SystemC time up to it. So shared
-// actions happen in simulated-time order, and a core costs one SystemC
-// wake-up per shared action, not per call.
+// vector, timestamps) do not enter the SystemC kernel. A call that touches
+// shared state — a remote write, a read of GM that others write, a flag, a
+// barrier — first waits, on the scalar, until the instruction starts and
+// brings SystemC time up to it. So shared actions happen in simulated-time
+// order, and a core costs one SystemC wake-up per shared action, not per call.
 //
-// Costs (ChipParams):
+// Memory. An AIV core is vector core `core` of die `rank`: copy_in, read,
+// read_strided and copy_out are transfers through that core's GM port into
+// the die's MemorySystem (L2 hit model, HBM bandwidth share, a latency that
+// grows with load), submitted at their start time in SystemC time order,
+// exactly like a vector task's MTE2/MTE3 stages. Their completion is known
+// only when the memory system delivers, so such a call returns a pending
+// PipeTime; passing it as `after`, to wait() or to pipe_barrier() resolves
+// it (the scalar waits for the delivery if it has not happened yet). Treat a
+// PipeTime as a handle: do not add to it or compare it; later_of() combines two.
+//
+// Costs (ChipParams; docs/supernode.md "What a DataCopy costs"):
 //   every MTE or vector call  kernel.issue_cycles on the scalar
 //   scalar(c), scalar_loop(n) c cycles, n x kernel.scalar_loop_cycles (scalar)
-//   vector(bytes, cpr)        V: kernel.vector_setup_cycles + ceil(bytes / repeat_bytes) x cpr
-//   copy_in, read (MTE2), copy_out (MTE3, own GM)
-//                             kernel.mte_setup_ns + hbm.latency_ns + bytes / vector.gm_bytes_per_cycle
+//   vector(bytes, cpr)        V: the vector task's formula (timing::vector_v_cycles):
+//                             ceil(bytes / repeat_bytes) x cpr + vector.issue_cycles per instruction
+//   copy_in, read, read_strided (MTE2), copy_out (MTE3, own GM)
+//                             kernel.descriptor_issue_ns, then the die's memory system moves
+//                             the bytes (port caps, L2 / HBM share, tier latency), then
+//                             kernel.completion_ns; MTE2 and MTE3 share the core's one GM port
 //   write, write_data_as_flag, set_flag (MTE3)
-//                             to another rank: kernel.mte_setup_ns, then the pipe is busy until
+//                             kernel.descriptor_issue_ns; to another rank: the pipe is busy until
 //                             the last byte has left the rank's planes (back-pressure) and at
-//                             least wire bytes / port rate; to the own rank: like copy_out,
-//                             landing when it completes
+//                             least wire bytes / port rate; to the own rank: port time + L2
+//                             latency (the write-back L2 takes it); then kernel.completion_ns
+//   `after` from another pipe, wait(t)
+//                             kernel.flag_handshake_ns after that instruction completes
 //   scalar_set_flag           kernel.issue_cycles on the scalar; leaves at once, not after MTE3
 //   fence()                   all pipes drained, every write landed, + plane latency (the ack)
 //   wait_flag, wait_blocks, next_ready
@@ -47,6 +61,7 @@
 #include <systemc>
 
 #include "chip/chip_params.hpp"
+#include "hw/memory_system.hpp"
 #include "mesh/global_memory.hpp"
 
 namespace npusim {
@@ -54,7 +69,8 @@ namespace npusim {
 class KernelRuntime;
 struct WriteRequest;
 
-// Completion time (ps) of an instruction on a pipe; 0 = no dependency.
+// Completion of an instruction on a pipe: a time (ps), or a handle of a
+// transfer the memory system has not delivered yet; 0 = no dependency.
 using PipeTime = std::uint64_t;
 
 class AivCore {
@@ -77,6 +93,8 @@ public:
     void scalar_loop(std::uint64_t iterations);
     void wait(PipeTime t);  // the scalar waits for an instruction to complete
     void pipe_barrier();    // ... for every pipe
+    // The later of two completions (resolving pending transfers): an `after` for both.
+    PipeTime later_of(PipeTime a, PipeTime b);
 
     // --- vector pipe ----------------------------------------------------------
     PipeTime vector(std::uint64_t bytes, double cycles_per_repeat = 1, PipeTime after = 0);
@@ -129,6 +147,9 @@ public:
 private:
     friend class KernelRuntime;
     static constexpr std::uint64_t kWaitTag = ~0ULL;
+    static constexpr std::uint64_t kUnknown = ~0ULL;
+    // A pending PipeTime: kPending | transfer index << 1 | (1 = drained, 0 = done).
+    static constexpr PipeTime kPending = 1ULL << 63;
     enum Pipe { mte2 = 0, vec = 1, mte3 = 2, kPipes = 3 };
 
     void advance_ps(std::uint64_t ps) { local_ps_ += ps; }
@@ -138,21 +159,33 @@ private:
     static std::uint64_t now_ps_sc();
     void sync();  // SystemC time := scalar time
     void sync_for_read();
+    // The time of t; a pending transfer's is waited for (on the scalar).
+    std::uint64_t resolve(PipeTime t);
     // Issues an instruction on `pipe`: returns its start time.
     std::uint64_t issue(Pipe pipe, PipeTime after);
     template <class When>
-    void await(When when, const char* what, Addr addr);
-    std::uint64_t copy_ps(std::uint64_t bytes) const;
+    void await(When when, const char* what, Addr addr, std::uint64_t& bucket);
+    // A GM <-> UB transfer through this core's port, starting at `start`.
+    PipeTime transfer(Pipe pipe, TransferRequest& req, std::uint64_t start);
     PipeTime post(int dst_rank, Addr addr, std::uint64_t bytes, int kind, std::uint64_t flag, PipeTime after);
     // Hands a write to the mesh at t0 (SystemC time now); returns when the MTE is free again.
     std::uint64_t send(const WriteRequest& w, std::uint64_t t0);
     void count_op();
 
+    // One GM <-> UB transfer: when its bytes left the port and when its data arrived.
+    struct Xfer {
+        std::uint64_t drained = kUnknown, done = kUnknown;
+    };
+    std::vector<Xfer> xfers_;
+    TransferRequest pending_;    // the transfer waiting for its start time (at most one: the port is serial)
+    std::uint32_t pending_idx_ = 0;
+    PipeTime port_free_ = 0;     // the GM port takes the next transfer
     KernelRuntime& rt_;
     int rank_, core_;
     std::uint32_t id_;
     std::uint64_t local_ps_ = 0;
-    std::uint64_t pipe_free_[kPipes] = {0, 0, 0};
+    PipeTime pipe_free_[kPipes] = {0, 0, 0};  // each pipe takes its next instruction
+    PipeTime pipe_done_[kPipes] = {0, 0, 0};  // each pipe's last instruction completes
     sc_core::sc_event ev_;
     struct Ready {
         std::uint64_t t, seq, tag;
@@ -171,10 +204,10 @@ private:
     std::uint64_t end_ps_ = 0;
     // Time blocked since the last stamp, on the mesh (flags, landings) and
     // in SyncAll; per stamp, for the critical path (KernelRuntime::collect).
-    std::uint64_t mesh_wait_ps_ = 0, sync_wait_ps_ = 0;
+    std::uint64_t mesh_wait_ps_ = 0, sync_wait_ps_ = 0, memory_wait_ps_ = 0;
     struct PhaseWaits {
         int phase;
-        std::uint64_t end_ps, mesh_ps, sync_ps;
+        std::uint64_t end_ps, mesh_ps, sync_ps, memory_ps;
     };
     std::vector<PhaseWaits> phase_waits_;
 };

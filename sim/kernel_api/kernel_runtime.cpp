@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "chip/timing.hpp"
 #include "common/errors.hpp"
 #include "engine/wake_scheduler.hpp"
 #include "stats/run_span.hpp"
@@ -31,14 +32,30 @@ KernelRuntime::KernelRuntime(sc_core::sc_module_name name, const ChipParams& chi
     memory_ = std::make_unique<GlobalMemory>(ranks_, static_cast<std::uint32_t>(chip.interconnect.datablock_bytes));
     mesh_ = std::make_unique<Mesh>("mesh", chip, *memory_, trace_, traced_ranks_);
     memory_->set_fire(&KernelRuntime::on_fire, this);
-    lookahead_ps_ = static_cast<std::uint64_t>(
-        std::llround(1000.0 * (chip.kernel.mte_setup_ns + std::min(chip.hbm.latency_ns, chip.interconnect.plane_latency_ns))));
+    // The shortest post-to-landing time: a write's descriptor, then the L2
+    // latency (own GM) or a plane's latency (another rank).
+    lookahead_ps_ = static_cast<std::uint64_t>(std::llround(
+        1000.0 * (chip.kernel.descriptor_issue_ns + std::min(chip.l2.latency_ns, chip.interconnect.plane_latency_ns))));
+    const double ps_per_cycle = chip.ps_per_cycle();
+    gm_cap_ = chip.vector.gm_bytes_per_cycle / ps_per_cycle;
+    l2_read_cap_ = timing::l2_port_bytes_per_cycle(chip, CoreType::vector, false, 1) / ps_per_cycle;
+    l2_write_cap_ = timing::l2_port_bytes_per_cycle(chip, CoreType::vector, true, 1) / ps_per_cycle;
 
     if (trace_)
         for (int r = 0; r < traced_ranks_; ++r) {
             trace_->process(r + 1, fmt::format("rank {} ({})", r, chip.name), r);
             for (int c = 0; c < cores_; ++c) trace_->thread(r + 1, c + 1, fmt::format("aiv{}", c), c);
         }
+
+    // Each die's memory system on the die's own scheduler (its L2 tags are
+    // allocated on first use, so an idle die costs little).
+    dies_.resize(static_cast<std::size_t>(ranks_));
+    for (int r = 0; r < ranks_; ++r) {
+        DieMemory& d = dies_[static_cast<std::size_t>(r)];
+        d.scheduler = std::make_unique<WakeScheduler>(fmt::format("r{}_scheduler", r).c_str());
+        TraceWriter* t = trace_ && r < traced_ranks_ ? trace_ : nullptr;
+        d.memory = std::make_unique<MemorySystem>(fmt::format("r{}_memory", r).c_str(), *d.scheduler, chip, t, r + 1);
+    }
 
     barriers_.reserve(static_cast<std::size_t>(ranks_));
     for (int r = 0; r < ranks_; ++r) barriers_.push_back(std::make_unique<Barrier>());
@@ -72,6 +89,28 @@ void KernelRuntime::on_fire(void* ctx, std::uint32_t owner, std::uint64_t tag, s
         const std::uint64_t now = now_ps();
         k.ev_.notify(sc_core::sc_time::from_value(fire_ps > now ? fire_ps - now : 0));
     }
+}
+
+void KernelRuntime::submit_at(AivCore& k, std::uint64_t t_ps) {
+    dies_[static_cast<std::size_t>(k.rank())].scheduler->at(t_ps, *this, k.id_);
+}
+
+void KernelRuntime::wake(std::uint64_t core_id) {
+    AivCore& k = *cores_v_[static_cast<std::size_t>(core_id)];
+    dies_[static_cast<std::size_t>(k.rank())].memory->transfer(k.pending_, this, core_id << 32 | k.pending_idx_);
+}
+
+// The memory system's callbacks: a core waiting for this transfer re-checks.
+void KernelRuntime::transfer_drained(std::uint64_t tag) {
+    AivCore& k = *cores_v_[static_cast<std::size_t>(tag >> 32)];
+    k.xfers_[static_cast<std::size_t>(tag & 0xFFFFFFFFu)].drained = now_ps();
+    if (k.waiting_) k.ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void KernelRuntime::transfer_done(std::uint64_t tag) {
+    AivCore& k = *cores_v_[static_cast<std::size_t>(tag >> 32)];
+    k.xfers_[static_cast<std::size_t>(tag & 0xFFFFFFFFu)].done = now_ps();
+    if (k.waiting_) k.ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void KernelRuntime::core_main(std::uint32_t id) {
@@ -128,9 +167,38 @@ void KernelRuntime::collect(Stats& s) const {
     s.set("supernode.rank_end_min_ns", static_cast<double>(min_rank_end) / 1000.0);
     s.set("supernode.rank_end_mean_ns", static_cast<double>(sum_rank_end) / 1000.0 / ranks_);
     memory_->report(s);
+    report_memory(s);
     mesh_->report(s, span);
     profile_.report(s, "phases");
     report_critical_path(s);
+}
+
+void KernelRuntime::report_memory(Stats& s) const {
+    MemoryTraffic m;
+    for (const DieMemory& d : dies_) {
+        const MemoryTraffic& t = d.memory->traffic();
+        m.hbm_read_bytes += t.hbm_read_bytes;
+        m.hbm_write_bytes += t.hbm_write_bytes;
+        m.l2_hit_bytes += t.l2_hit_bytes;
+        m.l2_miss_bytes += t.l2_miss_bytes;
+        m.l2_write_bytes += t.l2_write_bytes;
+        m.l2_served_bytes += t.l2_served_bytes;
+        m.transfers += t.transfers;
+    }
+    s.set("memory.hbm.read_bytes", m.hbm_read_bytes);
+    s.set("memory.hbm.write_bytes", m.hbm_write_bytes);
+    s.set("memory.l2.hit_bytes", m.l2_hit_bytes);
+    s.set("memory.l2.miss_bytes", m.l2_miss_bytes);
+    s.set("memory.l2.write_bytes", m.l2_write_bytes);
+    const double reads = static_cast<double>(m.l2_hit_bytes + m.l2_miss_bytes);
+    s.set("memory.l2.hit_rate", reads > 0 ? static_cast<double>(m.l2_hit_bytes) / reads : 0.0);
+    s.set("memory.transfers", m.transfers);
+    // Share of all dies' bandwidth over the run.
+    const double span_ps = static_cast<double>(end_ps_) * ranks_;
+    const double hbm_cap = chip_.hbm.bandwidth_gbps / 1000.0 * span_ps, l2_cap = chip_.l2.bandwidth_gbps / 1000.0 * span_ps;
+    s.set("units.hbm.utilization",
+          hbm_cap > 0 ? static_cast<double>(m.hbm_read_bytes + m.hbm_write_bytes) / hbm_cap : 0.0);
+    s.set("units.l2.utilization", l2_cap > 0 ? static_cast<double>(m.l2_served_bytes) / l2_cap : 0.0);
 }
 
 // The core that finished last, phase by phase: in each phase the time it was
@@ -156,8 +224,10 @@ void KernelRuntime::report_critical_path(Stats& s) const {
         for (const auto& w : last->phase_waits_) {
             if (w.end_ps < at) continue;
             const std::uint64_t dur = w.end_ps - at, mesh = std::min(w.mesh_ps, dur), sync = std::min(w.sync_ps, dur - mesh);
+            const std::uint64_t mem = std::min(w.memory_ps, dur - mesh - sync);
             const std::string& phase = profile_.phases()[static_cast<std::size_t>(w.phase)];
-            add("compute", phase, at, w.end_ps - mesh - sync);
+            add("compute", phase, at, w.end_ps - mesh - sync - mem);
+            add("memory", phase, w.end_ps - mesh - sync - mem, w.end_ps - mesh - sync);
             add("mesh", phase, w.end_ps - mesh - sync, w.end_ps - sync);
             add("sync", phase, w.end_ps - sync, w.end_ps);
             at = w.end_ps;

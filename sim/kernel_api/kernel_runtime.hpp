@@ -1,6 +1,7 @@
 // Runs one kernel instance per AIV core of every rank of the supernode: owns
 // the functional global memory, the mesh, the per-die SyncAll barriers and
-// the phase profile.
+// the phase profile, and each die's memory system (L2 + HBM, on the die's
+// own WakeScheduler) that the die's AIV cores' DataCopies go through.
 //
 // Process style: each core is an SC_THREAD made with sc_spawn and a small
 // stack (default 64 KB, only the touched pages become resident), so kernels
@@ -20,6 +21,8 @@
 #include "chip/chip_params.hpp"
 #include "kernel_api/aiv_core.hpp"
 #include "kernel_api/phase_profile.hpp"
+#include "engine/wake_scheduler.hpp"
+#include "hw/memory_system.hpp"
 #include "mesh/global_memory.hpp"
 #include "mesh/mesh.hpp"
 
@@ -28,7 +31,7 @@ namespace npusim {
 class Stats;
 class TraceWriter;
 
-class KernelRuntime : public sc_core::sc_module {
+class KernelRuntime : public sc_core::sc_module, public TransferClient, private Wakeable {
 public:
     using Kernel = std::function<void(AivCore&)>;
 
@@ -51,6 +54,9 @@ public:
     PhaseProfile& profile() { return profile_; }
     const PhaseProfile& profile() const { return profile_; }
     AivCore& core(int rank, int core) { return *cores_v_[static_cast<std::size_t>(rank * cores_ + core)]; }
+    // Die `rank`'s memory system (L2 + HBM).
+    MemorySystem& memory_system(int rank) { return *dies_[static_cast<std::size_t>(rank)].memory; }
+    const MemorySystem& memory_system(int rank) const { return *dies_[static_cast<std::size_t>(rank)].memory; }
 
     // GM workspace of the cross-core flags: one block per (flag id, core).
     Addr cross_core_addr(int id, int core) const;
@@ -69,7 +75,19 @@ private:
         sc_core::sc_event ev;
     };
 
+    // What a die contributes to a kernel run: its scheduler and memory system.
+    struct DieMemory {
+        std::unique_ptr<WakeScheduler> scheduler;
+        std::unique_ptr<MemorySystem> memory;
+    };
+
     static void on_fire(void* ctx, std::uint32_t owner, std::uint64_t tag, std::uint64_t fire_ps);
+    // A core's pending transfer enters its die's memory system at t_ps.
+    void submit_at(AivCore& k, std::uint64_t t_ps);
+    void wake(std::uint64_t core_id) override;  // hands the core's pending transfer over
+    void transfer_drained(std::uint64_t tag) override;
+    void transfer_done(std::uint64_t tag) override;
+    void report_memory(Stats& s) const;  // memory.* and units.hbm / units.l2, summed over the dies
     void core_main(std::uint32_t id);
     void report_critical_path(Stats& s) const;  // critical_path.*
 
@@ -80,6 +98,8 @@ private:
     int ranks_, cores_;
     std::unique_ptr<GlobalMemory> memory_;
     std::unique_ptr<Mesh> mesh_;
+    std::vector<DieMemory> dies_;
+    double gm_cap_ = 0, l2_read_cap_ = 0, l2_write_cap_ = 0;  // an AIV core's port, bytes/ps
     std::vector<std::unique_ptr<AivCore>> cores_v_;
     std::vector<std::unique_ptr<Barrier>> barriers_;
     PhaseProfile profile_;
