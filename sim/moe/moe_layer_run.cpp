@@ -19,6 +19,7 @@
 #include "moe/expert_stream.hpp"
 #include "moe/layer_phases.hpp"
 #include "stats/stats.hpp"
+#include "tasks/stream_checks.hpp"
 #include "trace/trace_writer.hpp"
 
 namespace npusim {
@@ -28,7 +29,7 @@ namespace {
 // What the expert streams ask of the Cube cores, summed over the ranks.
 struct ExpertWork {
     std::uint64_t tasks = 0;
-    std::uint64_t rows = 0;  // tokens through the experts: the m of each expert's first gate_up tile
+    std::uint64_t rows = 0;  // tokens through the experts
     double flops = 0;        // 2 m n k over every GEMM tile
 };
 
@@ -39,7 +40,11 @@ ExpertWork expert_work(const std::vector<TaskStream>& streams) {
             if (t.kernel != Kernel::matmul) continue;
             ++w.tasks;
             w.flops += 2.0 * static_cast<double>(t.params.m) * static_cast<double>(t.params.n) * static_cast<double>(t.params.k);
-            if (t.stream == 0 && ts.name(t.op).find(".gate_up") != std::string::npos) w.rows += t.params.m;
+            // The first column of tiles of each gate_up holds every row of its expert once.
+            const std::string& tile = ts.name(t.tile);
+            if (ts.name(t.op).find(".gate_up") != std::string::npos && tile.size() >= 2 &&
+                tile.compare(tile.size() - 2, 2, "n0") == 0)
+                w.rows += t.params.m;
         }
     return w;
 }
@@ -92,7 +97,10 @@ int run_moe_layer(const RunConfig& cfg, const MoeParams& p, const MoeRunOptions&
 
     std::vector<TaskStream> streams;
     streams.reserve(static_cast<std::size_t>(p.ranks));
-    for (int r = 0; r < p.ranks; ++r) streams.push_back(expert_stream(ctx, chip, r));
+    for (int r = 0; r < p.ranks; ++r) {
+        streams.push_back(expert_stream(ctx, chip, r));
+        check_stream_fits_chip(streams.back(), chip);
+    }
     const ExpertWork work = expert_work(streams);
 
     std::unique_ptr<TraceWriter> trace =
@@ -100,7 +108,7 @@ int run_moe_layer(const RunConfig& cfg, const MoeParams& p, const MoeRunOptions&
     std::vector<int> traced;
     for (int r = 0; r < std::min(p.trace_ranks, p.ranks); ++r) traced.push_back(r);
     System sys("system", chip, std::move(streams), trace.get(), traced);
-    KernelRuntime rt("kernels", sys, [&ctx](AivCore& k) { moe_layer_kernel(k, ctx); }, trace.get(), p.trace_ranks);
+    KernelRuntime rt("kernels", chip, sys, [&ctx](AivCore& k) { moe_layer_kernel(k, ctx); }, trace.get(), p.trace_ranks);
 
     const std::uint64_t events0 = sim_events_total();
     const auto t_sim = std::chrono::steady_clock::now();
