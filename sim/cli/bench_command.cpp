@@ -213,12 +213,68 @@ int bench_compile(const std::string& self, const std::string& chip, const std::s
     return rc;
 }
 
+// `bench --moe`: the MoE Dispatch at the calibration size (the chip file's
+// ranks, batch 128), baseline and optimized, each in a child `npusim run`
+// whose wall time, CPU time and peak memory come from wait4(2); beside them
+// the budget (docs/supernode.md "Speed": <= 10 s wall, <= 4 GB per Dispatch).
+int bench_moe(const std::string& self, const std::string& chip, const std::string& workload) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / fmt::format("npusim-bench-moe-{}", ::getpid());
+    fs::create_directories(dir);
+    constexpr double kWallBudget = 10.0, kRssBudgetMb = 4096.0;
+    std::cout << fmt::format("npusim bench --moe: {} on {}\n", workload, chip);
+    std::cout << fmt::format("{:>10} {:>12} {:>9} {:>9} {:>10}  {}\n", "variant", "simulated us", "wall s", "CPU s", "peak MB",
+                             "budget (10 s wall, 4096 MB)");
+    int rc = 0;
+    for (const char* variant : {"baseline", "optimized"}) {
+        const std::string log = (dir / "run.log").string();
+        const std::string set = std::string("workload.variant=") + variant;
+        const auto t0 = std::chrono::steady_clock::now();
+        const pid_t pid = ::fork();
+        if (pid < 0) throw InputError(std::string("cannot fork: ") + std::strerror(errno));
+        if (pid == 0) {
+            const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd >= 0) {
+                ::dup2(fd, 1);
+                ::dup2(fd, 2);
+            }
+            ::execl(self.c_str(), self.c_str(), "run", "--chip", chip.c_str(), "--workload", workload.c_str(), "--set",
+                    set.c_str(), static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        int status = 0;
+        rusage ru{};
+        while (::wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
+        }
+        const double wall = seconds_since(t0);
+        const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+        std::ifstream in(log);
+        const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const auto total = said.find(" cycles  (");
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || total == std::string::npos) {
+            std::cout << fmt::format("{:>10} run failed: {}", variant, said.substr(0, said.find('\n') + 1));
+            rc = 1;
+            continue;
+        }
+        const double us = std::atof(said.c_str() + total + 10);
+        const double mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+        const bool ok = wall <= kWallBudget && mb <= kRssBudgetMb;
+        std::cout << fmt::format("{:>10} {:>12.3f} {:>9.2f} {:>9.2f} {:>10.1f}  {}\n", variant, us, wall, cpu, mb,
+                                 ok ? "within" : (mb > kRssBudgetMb ? "OVER (memory)" : "OVER (wall; compare CPU s on a busy machine)"));
+        std::cout.flush();
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return rc;
+}
+
 }  // namespace
 
 int bench_command(const Args& args, const std::string& self_path) {
     std::string chip_file = "configs/chips/a2.json", sizes;
     std::uint64_t tasks = 1000000;
-    bool machine = false, compile = false;
+    bool machine = false, compile = false, moe = false;
     int runs = 1;
     po::options_description opts("npusim bench options");
     opts.add_options()
@@ -228,9 +284,13 @@ int bench_command(const Args& args, const std::string& self_path) {
         ("sizes", po::value(&sizes), "comma-separated lengths, each run in its own process")
         ("runs", po::value(&runs), "run each length this many times (own processes) and print the median (default 1)")
         ("machine", po::bool_switch(&machine), "one line of key=value figures")
-        ("compile", po::bool_switch(&compile), "compiler time and peak memory instead, per --sizes (default 10000,100000,1000000)");
+        ("compile", po::bool_switch(&compile), "compiler time and peak memory instead, per --sizes (default 10000,100000,1000000)")
+        ("moe", po::bool_switch(&moe), "the MoE Dispatch at 288 ranks x 128 tokens instead (both variants; --chip default configs/chips/a3-supernode.json)");
     if (!parse_options(args, opts)) return 0;
     if (runs < 1 || runs > 100) throw InputError("--runs: expected 1 .. 100");
+    if (moe)
+        return bench_moe(self_path, chip_file == "configs/chips/a2.json" ? "configs/chips/a3-supernode.json" : chip_file,
+                         "models/moe_dispatch.json");
     if (compile) return bench_compile(self_path, chip_file, sizes.empty() ? "10000,100000,1000000" : sizes);
     if (!sizes.empty() || runs > 1) return bench_sizes(self_path, chip_file, sizes.empty() ? std::to_string(tasks) : sizes, runs);
     if (tasks == 0 || tasks > 50'000'000) throw InputError("--tasks: expected 1 .. 50000000");

@@ -23,7 +23,7 @@ const char* kUsage = R"(usage: npusim <command> [options]
 commands:
   run     --chip FILE --workload FILE [--set PATH=VALUE]... [--stats OUT.json] [--trace OUT.json]
   compile --chip FILE --workload GRAPH.json|MODEL.onnx [--set PATH=VALUE]... --emit-tasks OUT.jsonl
-  bench   [--tasks N] [--chip FILE] [--sizes N1,N2,...] [--runs N] [--compile]   simulator (or compiler) speed and memory
+  bench   [--tasks N] [--chip FILE] [--sizes N1,N2,...] [--runs N] [--compile] [--moe]   simulator (or compiler) speed and memory
   config-reference                                          print the configuration reference (Markdown)
   lint    --chip FILE --tasks STREAM.jsonl [--json OUT.json] [--summary]  report over-synchronisation (exit 1 if any)
   sweep   STUDY.json --out DIR [-j N] [--resume] [--backend local|slurm] [--report]   what-if study

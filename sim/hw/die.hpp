@@ -46,6 +46,7 @@ public:
     const ScalarCore& scalar() const { return *scalar_; }
     int rank() const { return ctx_.link.rank; }
     MemorySystem& memory_system() { return *memory_; }
+    const MemorySystem& memory_system() const { return *memory_; }
     int cube_cores() const { return static_cast<int>(cube_.size()); }
     int vector_cores() const { return static_cast<int>(vector_.size()); }
     CubeCore& cube_core(int i) { return *cube_[static_cast<std::size_t>(i)]; }

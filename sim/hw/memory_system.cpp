@@ -118,6 +118,15 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
     emit_counters();
 }
 
+void MemorySystem::landed_write(std::uint64_t addr, std::uint64_t bytes) {
+    const L2Access a = l2_.write(addr, bytes);
+    traffic_.l2_write_bytes += bytes;
+    if (a.dirty_evicted_bytes > 0) {
+        write_back(a.dirty_evicted_bytes);
+        rearm();
+    }
+}
+
 void MemorySystem::write_back(std::uint64_t bytes) {
     traffic_.dirty_eviction_bytes += bytes;
     traffic_.hbm_write_bytes += bytes;

@@ -75,6 +75,12 @@ public:
     MemorySystem(sc_core::sc_module_name name, WakeScheduler& scheduler, const ChipParams& chip, TraceWriter* trace, int trace_pid);
 
     void transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag);
+    // A write that arrives from outside the die's cores (a remote rank's
+    // memory-semantic write landing in this die's GM): the write-back L2
+    // allocates its lines, so the die's cores then hit them; lines it evicts
+    // go to HBM in the background. No share of L2 bandwidth: the mesh's
+    // ingress (at most a few hundred GB/s) is far below it.
+    void landed_write(std::uint64_t addr, std::uint64_t bytes);
 
     const MemoryTraffic& traffic() const { return traffic_; }
     // memory.hbm.*, memory.l2.*, memory.transfers and the share of each

@@ -77,7 +77,9 @@ std::uint64_t AivCore::resolve(PipeTime t) {
         if (drain) return x.drained;
         return x.done == kUnknown ? kUnknown : x.done + completion;
     };
+    awaited_ = t & ~kPending;
     await(when, "a DataCopy", 0, memory_wait_ps_);
+    awaited_ = ~0ULL;
     return when();
 }
 
@@ -93,21 +95,27 @@ PipeTime AivCore::later_of(PipeTime a, PipeTime b) { return std::max(resolve(a),
 
 // The transfer enters the die's memory system at its first byte, in SystemC
 // time order: the die's scheduler hands it over then (KernelRuntime::wake),
-// so the scalar need not wait for it. The port is serial, so the next
-// transfer of this core waits until this one has drained.
-PipeTime AivCore::transfer(Pipe pipe, TransferRequest& req, std::uint64_t start) {
-    start = std::max(start, resolve(port_free_));
-    const std::uint64_t first_byte = start + ns_to_ps(chip().kernel.descriptor_issue_ns);
+// so the scalar need not wait for it. The port is serial: transfers queue
+// for it in issue order and each starts when the one before has drained.
+PipeTime AivCore::transfer(Pipe pipe, PortJob& job) {
     const auto idx = static_cast<std::uint32_t>(xfers_.size());
     xfers_.push_back(Xfer{});
-    req.cap_bytes_per_ps = rt_.gm_cap_;
-    req.l2_cap_bytes_per_ps = req.write ? rt_.l2_write_cap_ : rt_.l2_read_cap_;
-    pending_ = req;
-    pending_idx_ = idx;
-    rt_.submit_at(*this, first_byte);
-    const PipeTime drained = kPending | (static_cast<PipeTime>(idx) << 1) | 1, done = kPending | (static_cast<PipeTime>(idx) << 1);
-    port_free_ = pipe_free_[pipe] = drained;
-    return pipe_done_[pipe] = done;
+    job.idx = idx;
+    job.req.cap_bytes_per_ps = rt_.gm_cap_;
+    job.req.l2_cap_bytes_per_ps = job.req.write ? rt_.l2_write_cap_ : rt_.l2_read_cap_;
+    if (!(port_free_ & kPending)) job.not_before = std::max(job.not_before, port_free_);  // after a write's bytes
+    port_q_.push_back(job);
+    if (!port_busy_) start_port(0);
+    const PipeTime ticket = kPending | (static_cast<PipeTime>(idx) << 1);
+    port_free_ = ticket | 1;  // drained
+    return pipe_done_[pipe] = ticket;
+}
+
+void AivCore::start_port(std::uint64_t now) {
+    PortJob& j = port_q_.front();
+    port_busy_ = true;
+    j.start = std::max(j.not_before, now);
+    rt_.submit_at(*this, j.start + ns_to_ps(chip().kernel.descriptor_issue_ns));
 }
 
 // --- scalar --------------------------------------------------------------------
@@ -146,41 +154,35 @@ PipeTime AivCore::vector(std::uint64_t bytes, double cycles_per_repeat, PipeTime
 // Private data (no address): a stream the L2 does not keep, as for a task
 // without addresses.
 PipeTime AivCore::copy_in(std::uint64_t bytes, PipeTime after) {
-    TransferRequest req;
-    req.bytes = bytes;
-    return transfer(mte2, req, issue(mte2, after));
+    PortJob job;
+    job.req.bytes = bytes;
+    job.not_before = issue(mte2, after);
+    return transfer(mte2, job);
 }
 
 PipeTime AivCore::copy_out(std::uint64_t bytes, PipeTime after) {
-    TransferRequest req;
-    req.write = true;
-    req.bytes = bytes;
-    return transfer(mte3, req, issue(mte3, after));
+    PortJob job;
+    job.req.write = true;
+    job.req.bytes = bytes;
+    job.not_before = issue(mte3, after);
+    return transfer(mte3, job);
 }
 
 PipeTime AivCore::read(Addr addr, std::uint64_t bytes, PipeTime after) {
-    const std::uint64_t start = std::max(issue(mte2, after), resolve(port_free_));
-    advance_to(start);  // the scalar waits for the read to start (it is checked then)
-    sync_for_read();
-    rt_.memory().check_read(rank_, addr, bytes, core_, start);
-    TransferRequest req;
-    req.bytes = bytes;
-    req.add_range(addr, bytes);
-    return transfer(mte2, req, start);
+    return read_strided(addr, bytes, 1, bytes, after);
 }
 
 PipeTime AivCore::read_strided(Addr addr, std::uint64_t item_bytes, std::uint32_t items, std::uint64_t stride,
                                PipeTime after) {
-    const std::uint64_t start = std::max(issue(mte2, after), resolve(port_free_));
-    advance_to(start);
-    sync_for_read();
-    TransferRequest req;
-    req.bytes = item_bytes * items;
-    for (std::uint32_t i = 0; i < items; ++i) {
-        rt_.memory().check_read(rank_, addr + i * stride, item_bytes, core_, start);
-        req.add_range(addr + i * stride, item_bytes);
-    }
-    return transfer(mte2, req, start);
+    PortJob job;
+    job.req.bytes = item_bytes * items;
+    for (std::uint32_t i = 0; i < items; ++i) job.req.add_range(addr + i * stride, item_bytes);
+    job.read_addr = addr;
+    job.item_bytes = item_bytes;
+    job.items = items;
+    job.stride = stride;
+    job.not_before = issue(mte2, after);
+    return transfer(mte2, job);
 }
 
 // --- remote writes -------------------------------------------------------------
@@ -217,10 +219,13 @@ std::uint64_t AivCore::send(const WriteRequest& w, std::uint64_t t0) {
         const std::uint64_t land = t0 + port + static_cast<std::uint64_t>(std::llround(
                                                    timing::gm_write_latency_cycles(c) * c.ps_per_cycle()));
         rt_.mesh().post_local(w, land);
+        rt_.memory_system(rank_).landed_write(w.addr, static_cast<std::uint64_t>(write_blocks(w, block_bytes())) * block_bytes());
         last_land_ps_ = std::max(last_land_ps_, land);
         return land;
     }
     const PostedWrite pw = rt_.mesh().post(w, t0);
+    // Its blocks land in the receiver's GM through that die's L2.
+    rt_.memory_system(w.dst_rank).landed_write(w.addr, static_cast<std::uint64_t>(write_blocks(w, block_bytes())) * block_bytes());
     last_land_ps_ = std::max(last_land_ps_, pw.land_ps);
     remote_since_fence_ = true;
     return std::max(t0 + port, pw.left_ps);
@@ -355,7 +360,8 @@ void AivCore::timestamp(const char* phase) {
     phase_waits_.push_back(PhaseWaits{id, t, mesh_wait_ps_, sync_wait_ps_, memory_wait_ps_});
     mesh_wait_ps_ = sync_wait_ps_ = memory_wait_ps_ = 0;
     if (rt_.trace_ && rank_ < rt_.traced_ranks_)
-        rt_.trace_->complete(rank_ + 1, core_ + 1, phase, "phase", last_stamp_ps_, t - last_stamp_ps_);
+        rt_.trace_->complete(rank_ + 1, rt_.system_.die(rank_).vector_core(core_).trace_tid(), phase, "phase",
+                             last_stamp_ps_, t - last_stamp_ps_);
     last_stamp_ps_ = t;
 }
 

@@ -55,6 +55,7 @@
 //                             + kernel.sync_all_ns
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <queue>
 #include <vector>
 
@@ -165,8 +166,11 @@ private:
     std::uint64_t issue(Pipe pipe, PipeTime after);
     template <class When>
     void await(When when, const char* what, Addr addr, std::uint64_t& bucket);
-    // A GM <-> UB transfer through this core's port, starting at `start`.
-    PipeTime transfer(Pipe pipe, TransferRequest& req, std::uint64_t start);
+    // A GM <-> UB transfer through this core's port: it may start at
+    // job.not_before (its pipe and dependencies), and does when the port is free.
+    struct PortJob;
+    PipeTime transfer(Pipe pipe, PortJob& job);
+    void start_port(std::uint64_t now);  // schedules the front job
     PipeTime post(int dst_rank, Addr addr, std::uint64_t bytes, int kind, std::uint64_t flag, PipeTime after);
     // Hands a write to the mesh at t0 (SystemC time now); returns when the MTE is free again.
     std::uint64_t send(const WriteRequest& w, std::uint64_t t0);
@@ -177,9 +181,22 @@ private:
         std::uint64_t drained = kUnknown, done = kUnknown;
     };
     std::vector<Xfer> xfers_;
-    TransferRequest pending_;    // the transfer waiting for its start time (at most one: the port is serial)
-    std::uint32_t pending_idx_ = 0;
-    PipeTime port_free_ = 0;     // the GM port takes the next transfer
+    struct PortJob {
+        TransferRequest req;
+        std::uint32_t idx = 0;
+        std::uint64_t not_before = 0, start = 0;
+        // A read is checked against the functional memory when it starts.
+        Addr read_addr = 0;
+        std::uint64_t item_bytes = 0, stride = 0;
+        std::uint32_t items = 0;
+    };
+    // Transfers waiting for the port, in issue order; the front one is
+    // scheduled or moving while port_busy_ (until its bytes have drained).
+    std::deque<PortJob> port_q_;
+    bool port_busy_ = false;
+    std::uint64_t awaited_ = ~0ULL;  // the pending PipeTime (index << 1 | drained) resolve() waits for
+    // A write may use the port then: a time, or the last queued transfer's drain.
+    PipeTime port_free_ = 0;
     KernelRuntime& rt_;
     int rank_, core_;
     std::uint32_t id_;

@@ -18,6 +18,14 @@
 
 namespace npusim {
 
+namespace {
+std::vector<int> first_ranks(int n) {
+    std::vector<int> v(static_cast<std::size_t>(std::max(0, n)));
+    for (int r = 0; r < n; ++r) v[static_cast<std::size_t>(r)] = r;
+    return v;
+}
+}  // namespace
+
 KernelRuntime::KernelRuntime(sc_core::sc_module_name name, const ChipParams& chip, Kernel kernel, TraceWriter* trace,
                              int traced_ranks, std::size_t stack_bytes)
     : sc_core::sc_module(name),
@@ -27,35 +35,41 @@ KernelRuntime::KernelRuntime(sc_core::sc_module_name name, const ChipParams& chi
       traced_ranks_(std::min(traced_ranks, chip.interconnect.ranks)),
       ranks_(chip.interconnect.ranks),
       cores_(chip.vector.count),
+      // Dies that only host kernels: no tasks, no per-pipe task tracks.
+      own_(std::make_unique<System>("system", chip, std::vector<TaskStream>(static_cast<std::size_t>(chip.interconnect.ranks)),
+                                    trace_, first_ranks(traced_ranks_), false)),
+      system_(*own_),
       profile_(chip.interconnect.ranks, chip.vector.count) {
+    build(stack_bytes);
+}
+
+KernelRuntime::KernelRuntime(sc_core::sc_module_name name, System& system, Kernel kernel, TraceWriter* trace,
+                             int traced_ranks, std::size_t stack_bytes)
+    : sc_core::sc_module(name),
+      chip_(system.die(0).context().chip),
+      kernel_(std::move(kernel)),
+      trace_(trace && trace->enabled() ? trace : nullptr),
+      traced_ranks_(std::min(traced_ranks, system.ranks())),
+      ranks_(system.ranks()),
+      cores_(chip_.vector.count),
+      system_(system),
+      profile_(system.ranks(), chip_.vector.count) {
+    build(stack_bytes);
+}
+
+void KernelRuntime::build(std::size_t stack_bytes) {
+    const ChipParams& chip = chip_;
     if (cores_ < 1) throw InputError("the supernode kernel runs on AIV cores: chip.cores.vector.count must be >= 1");
-    memory_ = std::make_unique<GlobalMemory>(ranks_, static_cast<std::uint32_t>(chip.interconnect.datablock_bytes));
-    mesh_ = std::make_unique<Mesh>("mesh", chip, *memory_, trace_, traced_ranks_);
-    memory_->set_fire(&KernelRuntime::on_fire, this);
+    system_.set_kernel_fire(&KernelRuntime::on_fire, this);
     // The shortest post-to-landing time: a write's descriptor, then the L2
     // latency (own GM) or a plane's latency (another rank).
     lookahead_ps_ = static_cast<std::uint64_t>(std::llround(
         1000.0 * (chip.kernel.descriptor_issue_ns + std::min(chip.l2.latency_ns, chip.interconnect.plane_latency_ns))));
+    completion_ps_ = static_cast<std::uint64_t>(std::llround(1000.0 * chip.kernel.completion_ns));
     const double ps_per_cycle = chip.ps_per_cycle();
     gm_cap_ = chip.vector.gm_bytes_per_cycle / ps_per_cycle;
     l2_read_cap_ = timing::l2_port_bytes_per_cycle(chip, CoreType::vector, false, 1) / ps_per_cycle;
     l2_write_cap_ = timing::l2_port_bytes_per_cycle(chip, CoreType::vector, true, 1) / ps_per_cycle;
-
-    if (trace_)
-        for (int r = 0; r < traced_ranks_; ++r) {
-            trace_->process(r + 1, fmt::format("rank {} ({})", r, chip.name), r);
-            for (int c = 0; c < cores_; ++c) trace_->thread(r + 1, c + 1, fmt::format("aiv{}", c), c);
-        }
-
-    // Each die's memory system on the die's own scheduler (its L2 tags are
-    // allocated on first use, so an idle die costs little).
-    dies_.resize(static_cast<std::size_t>(ranks_));
-    for (int r = 0; r < ranks_; ++r) {
-        DieMemory& d = dies_[static_cast<std::size_t>(r)];
-        d.scheduler = std::make_unique<WakeScheduler>(fmt::format("r{}_scheduler", r).c_str());
-        TraceWriter* t = trace_ && r < traced_ranks_ ? trace_ : nullptr;
-        d.memory = std::make_unique<MemorySystem>(fmt::format("r{}_memory", r).c_str(), *d.scheduler, chip, t, r + 1);
-    }
 
     barriers_.reserve(static_cast<std::size_t>(ranks_));
     for (int r = 0; r < ranks_; ++r) barriers_.push_back(std::make_unique<Barrier>());
@@ -92,25 +106,35 @@ void KernelRuntime::on_fire(void* ctx, std::uint32_t owner, std::uint64_t tag, s
 }
 
 void KernelRuntime::submit_at(AivCore& k, std::uint64_t t_ps) {
-    dies_[static_cast<std::size_t>(k.rank())].scheduler->at(t_ps, *this, k.id_);
+    system_.die(k.rank()).scheduler().at(t_ps, *this, k.id_);
 }
 
 void KernelRuntime::wake(std::uint64_t core_id) {
     AivCore& k = *cores_v_[static_cast<std::size_t>(core_id)];
-    dies_[static_cast<std::size_t>(k.rank())].memory->transfer(k.pending_, this, core_id << 32 | k.pending_idx_);
+    const AivCore::PortJob& j = k.port_q_.front();
+    // A read sees what has landed by its start (landing times are final by then).
+    for (std::uint32_t i = 0; i < j.items; ++i)
+        system_.memory().check_read(k.rank(), j.read_addr + i * j.stride, j.item_bytes, k.core(), j.start);
+    system_.die(k.rank()).memory_system().transfer(j.req, this, core_id << 32 | j.idx);
+    k.port_q_.pop_front();
 }
 
 // The memory system's callbacks: a core waiting for this transfer re-checks.
 void KernelRuntime::transfer_drained(std::uint64_t tag) {
     AivCore& k = *cores_v_[static_cast<std::size_t>(tag >> 32)];
-    k.xfers_[static_cast<std::size_t>(tag & 0xFFFFFFFFu)].drained = now_ps();
-    if (k.waiting_) k.ev_.notify(sc_core::SC_ZERO_TIME);
+    const auto idx = static_cast<std::uint32_t>(tag & 0xFFFFFFFFu);
+    k.xfers_[idx].drained = now_ps();
+    k.port_busy_ = false;
+    if (!k.port_q_.empty()) k.start_port(now_ps());
+    if (k.waiting_ && k.awaited_ == (idx << 1 | 1)) k.ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void KernelRuntime::transfer_done(std::uint64_t tag) {
     AivCore& k = *cores_v_[static_cast<std::size_t>(tag >> 32)];
-    k.xfers_[static_cast<std::size_t>(tag & 0xFFFFFFFFu)].done = now_ps();
-    if (k.waiting_) k.ev_.notify(sc_core::SC_ZERO_TIME);
+    const auto idx = static_cast<std::uint32_t>(tag & 0xFFFFFFFFu);
+    k.xfers_[idx].done = now_ps();
+    // Woken when the completion is reported, not before.
+    if (k.waiting_ && k.awaited_ == (idx << 1)) k.ev_.notify(sc_core::sc_time::from_value(completion_ps_));
 }
 
 void KernelRuntime::core_main(std::uint32_t id) {
@@ -166,17 +190,17 @@ void KernelRuntime::collect(Stats& s) const {
     }
     s.set("supernode.rank_end_min_ns", static_cast<double>(min_rank_end) / 1000.0);
     s.set("supernode.rank_end_mean_ns", static_cast<double>(sum_rank_end) / 1000.0 / ranks_);
-    memory_->report(s);
+    system_.memory().report(s);
     report_memory(s);
-    mesh_->report(s, span);
+    system_.mesh().report(s, span);
     profile_.report(s, "phases");
     report_critical_path(s);
 }
 
 void KernelRuntime::report_memory(Stats& s) const {
     MemoryTraffic m;
-    for (const DieMemory& d : dies_) {
-        const MemoryTraffic& t = d.memory->traffic();
+    for (int r = 0; r < ranks_; ++r) {
+        const MemoryTraffic& t = static_cast<const System&>(system_).die(r).memory_system().traffic();
         m.hbm_read_bytes += t.hbm_read_bytes;
         m.hbm_write_bytes += t.hbm_write_bytes;
         m.l2_hit_bytes += t.l2_hit_bytes;

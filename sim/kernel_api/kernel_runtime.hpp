@@ -1,7 +1,14 @@
-// Runs one kernel instance per AIV core of every rank of the supernode: owns
-// the functional global memory, the mesh, the per-die SyncAll barriers and
-// the phase profile, and each die's memory system (L2 + HBM, on the die's
-// own WakeScheduler) that the die's AIV cores' DataCopies go through.
+// Runs one kernel instance per AIV core of every rank of a System (one Die
+// per rank, joined by the mesh; docs/design.md §1.4): AivCore (r, i) is
+// vector core i of die r, its DataCopies go through that die's memory system
+// (L2 + HBM, on the die's own WakeScheduler) and its writes over the
+// System's mesh into its functional global memory. Owns the per-die SyncAll
+// barriers and the phase profile.
+//
+// The kernels own the AIV cores while they run: a task stream on the same
+// System may use the Cube cores (and the dies' memory, which then really is
+// shared), but a vector task running on a core a kernel also uses is not
+// arbitrated against it (both would use the port at once).
 //
 // Process style: each core is an SC_THREAD made with sc_spawn and a small
 // stack (default 64 KB, only the touched pages become resident), so kernels
@@ -23,6 +30,7 @@
 #include "kernel_api/phase_profile.hpp"
 #include "engine/wake_scheduler.hpp"
 #include "hw/memory_system.hpp"
+#include "hw/system.hpp"
 #include "mesh/global_memory.hpp"
 #include "mesh/mesh.hpp"
 
@@ -37,7 +45,12 @@ public:
 
     // `trace` may be null; the first `traced_ranks` ranks get a trace process
     // (pid rank + 1) with one track per AIV core (phases) and per busy plane.
+    // A System of its own: one Die per rank of `chip`, with no tasks.
     KernelRuntime(sc_core::sc_module_name name, const ChipParams& chip, Kernel kernel, TraceWriter* trace = nullptr,
+                  int traced_ranks = 0, std::size_t stack_bytes = 64 * 1024);
+    // The kernels run on `system`'s dies (which may also run task streams);
+    // its trace is the System's (`trace` as given to it).
+    KernelRuntime(sc_core::sc_module_name name, System& system, Kernel kernel, TraceWriter* trace = nullptr,
                   int traced_ranks = 0, std::size_t stack_bytes = 64 * 1024);
     ~KernelRuntime() override;
 
@@ -48,15 +61,15 @@ public:
     int ranks() const { return ranks_; }
     int cores() const { return cores_; }
     const ChipParams& chip() const { return chip_; }
-    GlobalMemory& memory() { return *memory_; }
-    Mesh& mesh() { return *mesh_; }
-    const Mesh& mesh() const { return *mesh_; }
+    GlobalMemory& memory() { return system_.memory(); }
+    Mesh& mesh() { return system_.mesh(); }
+    const Mesh& mesh() const { return system_.mesh(); }
+    System& system() { return system_; }
     PhaseProfile& profile() { return profile_; }
     const PhaseProfile& profile() const { return profile_; }
     AivCore& core(int rank, int core) { return *cores_v_[static_cast<std::size_t>(rank * cores_ + core)]; }
     // Die `rank`'s memory system (L2 + HBM).
-    MemorySystem& memory_system(int rank) { return *dies_[static_cast<std::size_t>(rank)].memory; }
-    const MemorySystem& memory_system(int rank) const { return *dies_[static_cast<std::size_t>(rank)].memory; }
+    MemorySystem& memory_system(int rank) { return system_.die(rank).memory_system(); }
 
     // GM workspace of the cross-core flags: one block per (flag id, core).
     Addr cross_core_addr(int id, int core) const;
@@ -75,12 +88,7 @@ private:
         sc_core::sc_event ev;
     };
 
-    // What a die contributes to a kernel run: its scheduler and memory system.
-    struct DieMemory {
-        std::unique_ptr<WakeScheduler> scheduler;
-        std::unique_ptr<MemorySystem> memory;
-    };
-
+    void build(std::size_t stack_bytes);
     static void on_fire(void* ctx, std::uint32_t owner, std::uint64_t tag, std::uint64_t fire_ps);
     // A core's pending transfer enters its die's memory system at t_ps.
     void submit_at(AivCore& k, std::uint64_t t_ps);
@@ -96,9 +104,9 @@ private:
     TraceWriter* trace_;
     int traced_ranks_;
     int ranks_, cores_;
-    std::unique_ptr<GlobalMemory> memory_;
-    std::unique_ptr<Mesh> mesh_;
-    std::vector<DieMemory> dies_;
+    std::unique_ptr<System> own_;  // when not given one
+    System& system_;
+    std::uint64_t completion_ps_ = 0;
     double gm_cap_ = 0, l2_read_cap_ = 0, l2_write_cap_ = 0;  // an AIV core's port, bytes/ps
     std::vector<std::unique_ptr<AivCore>> cores_v_;
     std::vector<std::unique_ptr<Barrier>> barriers_;
