@@ -214,23 +214,6 @@ TEST_CASE("kernel api: wait_flag wakes one poll after the flag block lands", "[m
     CHECK(rt.memory().flag(1, 0x10000 / 512) == 42);
 }
 
-TEST_CASE("kernel api: pipes overlap and a copy costs setup + HBM latency + bytes / port rate", "[moe][kernel]") {
-    ChipParams chip = small_chip(1, 1);
-    chip.kernel.mte_setup_ns = 100;
-    std::uint64_t t_in = 0, t_out = 0, t_end = 0;
-    KernelRuntime rt("supernode", chip, [&](AivCore& k) {
-        t_in = k.copy_in(3200);    // 100 + 300 ns + 3200 B / 32 B/cycle at 1 GHz = 500 ns
-        t_out = k.copy_out(3200);  // another pipe: runs at the same time
-        k.copy_out(3200, t_in);    // MTE3 in order, and after the copy_in
-        k.pipe_barrier();
-        t_end = k.now();
-    });
-    rt.run();
-    CHECK(t_in == 500000);
-    CHECK(t_out == 500000);
-    CHECK(t_end == 1000000);
-}
-
 TEST_CASE("kernel api: a missing flag is reported as a deadlock naming the core and the address", "[moe][kernel]") {
     const ChipParams chip = small_chip(1, 2);
     KernelRuntime rt("supernode", chip, [&](AivCore& k) {

@@ -45,7 +45,7 @@ ChipParams combine_chip() {
     c.interconnect.datablock_bytes = 512;
     c.kernel.sync_all_ns = 2500;
     c.kernel.flag_poll_ns = 700;
-    c.kernel.mte_setup_ns = 200;
+    c.kernel.descriptor_issue_ns = 200;
     c.kernel.issue_cycles = 20;
     return c;
 }
@@ -302,7 +302,7 @@ json layer_stats(const TempDir& tmp, std::vector<std::string> args) {
 }
 }  // namespace
 
-TEST_CASE("moe layer: baseline and optimized layers run at 16 ranks; the optimized one is faster", "[moe][layer]") {
+TEST_CASE("moe layer: baseline and optimized layers run at 16 ranks and the optimized one is faster", "[moe][layer]") {
     TempDir tmp;
     const std::string csv = tmp.path("phases.csv");
     const Result run = run_layer(tmp, {"--set", "chip.interconnect.ranks=16", "--profile", csv});

@@ -108,7 +108,7 @@ int run_moe_layer(const RunConfig& cfg, const MoeParams& p, const MoeRunOptions&
     std::vector<int> traced;
     for (int r = 0; r < std::min(p.trace_ranks, p.ranks); ++r) traced.push_back(r);
     System sys("system", chip, std::move(streams), trace.get(), traced);
-    KernelRuntime rt("kernels", chip, sys, [&ctx](AivCore& k) { moe_layer_kernel(k, ctx); }, trace.get(), p.trace_ranks);
+    KernelRuntime rt("kernels", sys, [&ctx](AivCore& k) { moe_layer_kernel(k, ctx); }, trace.get(), p.trace_ranks);
 
     const std::uint64_t events0 = sim_events_total();
     const auto t_sim = std::chrono::steady_clock::now();
