@@ -225,8 +225,9 @@ TEST_CASE("mesh: its report alone gives per-plane and per-link bytes, the totals
     ChipParams chip;
     chip.interconnect.ranks = 2;
     chip.interconnect.planes = 7;
-    chip.interconnect.plane_bandwidth_gbps = 28;
+    chip.interconnect.intra_node.plane_bandwidth_gbps = 28;
     chip.interconnect.datablock_bytes = 512;
+    chip.interconnect.header_bytes = 32;
     GlobalMemory mem(2, 512);
     Mesh mesh("mesh", chip, mem, nullptr, 0);
     WriteRequest w;
@@ -262,8 +263,13 @@ TEST_CASE("mesh: its report alone gives per-plane and per-link bytes, the totals
     CHECK(rx == 7168);
     CHECK(n(s, "mesh.busiest_link_fraction") > 0);
     CHECK(n(s, "mesh.busiest_link_fraction") <= 1);
-    // Bytes over 7 planes x 2 ranks x 28 B/ns for the span.
-    CHECK(n(s, "units.mesh.utilization") == Approx(7168 / (0.028 * static_cast<double>(pw.land_ps) * 7 * 2)));
+    CHECK(n(s, "mesh.wire_bytes") == 7168 + 14 * 32);  // a 32 B header with each of the 14 blocks
+    CHECK(n(s, "mesh.header_bytes") == 14 * 32);
+    CHECK(n(s, "mesh.tiers.intra.bytes") == 7168);
+    CHECK(n(s, "mesh.tiers.inter.bytes") == 0);
+    // Sending time (wire bytes at 28 B/ns) over 7 planes x 2 ranks for the span.
+    CHECK(n(s, "units.mesh.utilization") ==
+          Approx((7168 + 14 * 32) / (0.028 * static_cast<double>(pw.land_ps) * 7 * 2)).epsilon(1e-4));
 }
 
 TEST_CASE("global memory: its report alone gives the stale reads with a sample naming rank, address and core",

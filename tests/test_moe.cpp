@@ -49,7 +49,7 @@ json stats_of(const TempDir& tmp, std::vector<std::string> args) {
     return read_json(stats);
 }
 
-// A small mesh: `ranks` dies of `cores` AIV cores, 7 planes of 28 GB/s, 1 us.
+// A small mesh: `ranks` dies of `cores` AIV cores in one node, 7 planes of 28 GB/s, 1 us.
 ChipParams small_chip(int ranks, int cores) {
     ChipParams c;
     c.name = "test";
@@ -59,9 +59,10 @@ ChipParams small_chip(int ranks, int cores) {
     c.hbm.latency_ns = 300;
     c.interconnect.ranks = ranks;
     c.interconnect.planes = 7;
-    c.interconnect.plane_bandwidth_gbps = 28;
-    c.interconnect.plane_latency_ns = 1000;
+    c.interconnect.node_size = ranks;  // one node: every write is intra-node
+    c.interconnect.intra_node = {1000, 28};
     c.interconnect.datablock_bytes = 512;
+    c.interconnect.header_bytes = 0;  // the payload alone on the wire; headers: test_mesh_tiers.cpp
     c.kernel.sync_all_ns = 2500;
     c.kernel.flag_poll_ns = 700;
     c.kernel.descriptor_issue_ns = 0;

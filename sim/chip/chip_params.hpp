@@ -72,15 +72,41 @@ struct HbmParams {
 
 // The supernode mesh (docs/design.md §1.3, §2 Links): dies ("ranks") joined by
 // memory-semantic link planes. ranks = 1 is a single die without a mesh.
+// One tier of the supernode mesh (docs/design.md §2, Links): ranks of one
+// node reach each other through the node's switches, ranks of different
+// nodes also through the switch tier between nodes.
+struct LinkTier {
+    double latency_ns = 1000;           // first byte out to first byte in, per plane
+    double plane_bandwidth_gbps = 28;   // per plane and direction, end to end
+};
+
 struct InterconnectParams {
     int ranks = 1;                      // dies in the supernode
     int planes = 7;                     // parallel link planes per rank
-    double plane_bandwidth_gbps = 28;   // per plane and direction
-    double plane_latency_ns = 1000;     // first byte out to first byte in, per plane
+    int node_size = 8;                  // ranks per node: ranks r and s share a node if r / node_size == s / node_size
+    LinkTier intra_node{500, 28};       // between ranks of one node
+    LinkTier inter_node{1000, 28};      // between nodes, through the switch tier
     int datablock_bytes = 512;          // atomic delivery unit
+    int header_bytes = 32;              // on the wire with every DataBlock
+    int ingress_buffer_bytes = 65536;   // per receiver plane: what may wait there to land (credits)
     std::string plane_hash = "mix";     // block address -> plane: "mix" or "modulo"
     std::int64_t reorder_seed = 0;      // 0: no jitter; else deterministic per-chunk jitter
-    double reorder_jitter_ns = -1;      // jitter bound; < 0 means plane_latency_ns
+    double reorder_jitter_ns = -1;      // jitter bound; < 0 means the tier's latency_ns
+
+    bool same_node(int a, int b) const { return a / node_size == b / node_size; }
+    const LinkTier& tier(int src, int dst) const { return same_node(src, dst) ? intra_node : inter_node; }
+    // Tiers some pair of ranks uses (a system of one node has no inter-node pair).
+    bool uses_intra() const { return ranks > 1 && node_size > 1; }
+    bool uses_inter() const { return ranks > node_size; }
+    // The shortest and longest latency any pair of ranks sees.
+    double min_latency_ns() const {
+        if (uses_intra() && uses_inter()) return intra_node.latency_ns < inter_node.latency_ns ? intra_node.latency_ns : inter_node.latency_ns;
+        return uses_inter() ? inter_node.latency_ns : intra_node.latency_ns;
+    }
+    double max_latency_ns() const {
+        if (uses_intra() && uses_inter()) return intra_node.latency_ns > inter_node.latency_ns ? intra_node.latency_ns : inter_node.latency_ns;
+        return uses_inter() ? inter_node.latency_ns : intra_node.latency_ns;
+    }
 };
 
 // Costs of the kernel API (sim/kernel_api) that are not bandwidth or memory

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -255,7 +256,7 @@ void apply_set(json& doc, const std::string& arg, Sources& sources) {
             if (spec->type == ValueType::object) break;  // its inner keys are the workload's to check
             if (i + 1 != segs.size()) fail(label + ": " + full + " is a single value, not a group of keys");
         } else if (!is_group(full, kind)) {
-            if (const std::string hint = retired_key_hint(full); !hint.empty()) fail(label + ": " + hint);
+            if (const std::string retired = retired_key_message(full); !retired.empty()) fail(label + ": " + retired);
             fail(label + ": unknown key '" + segs[i] + "' in " + parent + did_you_mean(segs[i], child_names(parent, kind)));
         }
         parent = full;
@@ -304,8 +305,8 @@ public:
                     fail(sources_.label(full) + ": " + full + ": expected an object (a group of keys), got " + describe(*it));
                 check_object(*it, full);
             } else {
-                if (const std::string hint = retired_key_hint(full); !hint.empty())
-                    fail(sources_.label(full) + ": " + hint);
+                if (const std::string retired = retired_key_message(full); !retired.empty())
+                    fail(sources_.label(full) + ": " + retired);
                 fail(sources_.label(full) + ": unknown key '" + it.key() + "' in " + prefix +
                      did_you_mean(it.key(), child_names(prefix, kind_)));
             }
@@ -435,6 +436,20 @@ void cross_checks(const json& doc, const Sources& sources) {
     if (l2_bytes < static_cast<double>(line))
         fail(label_of("chip.l2.line_bytes", "chip.l2.size_mb") + ": chip.l2.size_mb must hold at least one line of chip.l2.line_bytes = " +
              std::to_string(line) + " B");
+
+    // A DataBlock's header is overhead on its payload, and a receiver plane
+    // must be able to hold at least one whole block to accept anything.
+    const std::int64_t block = at_path(doc, "chip.interconnect.datablock_bytes").get<std::int64_t>();
+    const std::int64_t header = at_path(doc, "chip.interconnect.header_bytes").get<std::int64_t>();
+    if (header >= block)
+        fail(label_of("chip.interconnect.header_bytes", "chip.interconnect.datablock_bytes") +
+             ": chip.interconnect.header_bytes = " + std::to_string(header) +
+             " B must be less than chip.interconnect.datablock_bytes = " + std::to_string(block) + " B");
+    const std::int64_t ingress = at_path(doc, "chip.interconnect.ingress_buffer_bytes").get<std::int64_t>();
+    if (ingress < block + header)
+        fail(label_of("chip.interconnect.ingress_buffer_bytes", "chip.interconnect.datablock_bytes") +
+             ": chip.interconnect.ingress_buffer_bytes = " + std::to_string(ingress) +
+             " B must hold one DataBlock with its header (" + std::to_string(block + header) + " B)");
 }
 
 // docs/design.md §4.2: a chip with a mesh must say how big it is. Runs before the
@@ -455,6 +470,32 @@ void check_mesh_keys(const json& doc, const Sources& sources) {
     if (block % 32 != 0)
         fail(sources.label("chip.interconnect.datablock_bytes") + ": chip.interconnect.datablock_bytes: expected a multiple of 32 (B), got " +
              std::to_string(block));
+
+    // Two tiers (docs/design.md §2 Links): a mesh of more than one rank must say
+    // how big a node is and give the latency and bandwidth of every tier that
+    // some pair of its ranks uses; no tier silently takes a default.
+    const std::int64_t ranks = ic->at("ranks").get<std::int64_t>();
+    if (ranks <= 1) return;
+    auto missing = [&](const std::string& path, const std::string& why) {
+        const KeySpec* spec = find_key(path, "");
+        fail(sources.label("chip.interconnect") + ": missing required key " + path + " (" + why + "), expected " +
+             type_phrase(*spec) + unit_suffix(*spec));
+    };
+    if (!ic->contains("node_size"))
+        missing("chip.interconnect.node_size", "a mesh of " + std::to_string(ranks) + " ranks must say how many share a node");
+    const std::int64_t node = ic->at("node_size").get<std::int64_t>();
+    const std::int64_t nodes = (ranks + node - 1) / node;
+    for (const auto& [tier, used, why] :
+         {std::tuple{"intra_node", node > 1, std::string("ranks of one node write to each other through it")},
+          std::tuple{"inter_node", ranks > node,
+                     std::to_string(ranks) + " ranks in nodes of " + std::to_string(node) + " span " +
+                         std::to_string(nodes) + " nodes"}}) {
+        if (!used) continue;
+        const auto t = ic->find(tier);
+        for (const char* key : {"latency_ns", "plane_bandwidth_gbps"})
+            if (t == ic->end() || !t->contains(key))
+                missing(std::string("chip.interconnect.") + tier + "." + key, why);
+    }
 }
 
 ChipParams to_chip_params(const json& doc) {

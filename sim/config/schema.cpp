@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -48,6 +49,14 @@ public:
         static const ChipParams defaults;
         if (!s_.required) s_.default_value = (defaults.*group).*member;
         s_.apply = [group, member](ChipParams& c, const json& v) { (c.*group).*member = v.get<T>(); };
+        return *this;
+    }
+    // A field one group deeper (chip.interconnect.intra_node.latency_ns).
+    template <class G, class H, class T>
+    Key& field(G ChipParams::*group, H G::*sub, T H::*member) {
+        static const ChipParams defaults;
+        if (!s_.required) s_.default_value = ((defaults.*group).*sub).*member;
+        s_.apply = [group, sub, member](ChipParams& c, const json& v) { ((c.*group).*sub).*member = v.get<T>(); };
         return *this;
     }
     template <class T>
@@ -315,20 +324,36 @@ std::vector<KeySpec> build_keys() {
     k.push_back(integer("chip.interconnect.planes").unit("planes").at_least(1).at_most(64)
                     .meaning("Parallel link planes per rank; block addresses hash to planes, each plane has its own bandwidth and FIFO queues. Required with a mesh.")
                     .field(&ChipParams::interconnect, &InterconnectParams::planes));
-    k.push_back(number("chip.interconnect.plane_bandwidth_gbps").unit("GB/s").above(0).at_most(kMaxGbps).plausible(1, 1000)
-                    .meaning("Bandwidth of one plane of one rank, per direction (egress and ingress are separate queues).")
-                    .field(&ChipParams::interconnect, &InterconnectParams::plane_bandwidth_gbps));
-    k.push_back(number("chip.interconnect.plane_latency_ns").unit("ns").at_least(0).at_most(kMaxNs).plausible(50, 100000)
-                    .meaning("Time from a chunk's first byte leaving the sender's plane to its first byte reaching the receiver's plane; also the write acknowledgement's way back.")
-                    .field(&ChipParams::interconnect, &InterconnectParams::plane_latency_ns));
+    k.push_back(integer("chip.interconnect.node_size").unit("dies").at_least(1).at_most(384)
+                    .meaning("Ranks per node: ranks r and s share a node when r / node_size = s / node_size. Writes inside a node use `intra_node`, writes between nodes `inter_node` (the switch tier). Required with a mesh of more than one rank.")
+                    .field(&ChipParams::interconnect, &InterconnectParams::node_size));
+    for (const auto& [tier, member, where, latency_meaning] :
+         {std::tuple{"intra_node", &InterconnectParams::intra_node, "ranks of one node",
+                     "through the node's switch"},
+          std::tuple{"inter_node", &InterconnectParams::inter_node, "ranks of different nodes",
+                     "through the switch tier between nodes"}}) {
+        const std::string base = std::string("chip.interconnect.") + tier;
+        k.push_back(number(base + ".latency_ns").unit("ns").at_least(0).at_most(kMaxNs).plausible(50, 100000)
+                        .meaning(std::string("Between ") + where + ": time from a chunk's first byte leaving the sender's plane to its first byte reaching the receiver's plane, " + latency_meaning + "; also the write acknowledgement's way back. Required when some pair of ranks uses this tier.")
+                        .field(&ChipParams::interconnect, member, &LinkTier::latency_ns));
+        k.push_back(number(base + ".plane_bandwidth_gbps").unit("GB/s").above(0).at_most(kMaxGbps).plausible(1, 1000)
+                        .meaning(std::string("Between ") + where + ": bandwidth of one plane end to end, per direction; a chunk occupies the sender's and the receiver's plane for (payload + headers) / this. Required when some pair of ranks uses this tier.")
+                        .field(&ChipParams::interconnect, member, &LinkTier::plane_bandwidth_gbps));
+    }
     k.push_back(integer("chip.interconnect.datablock_bytes").unit("B").at_least(64).at_most(65536)
                     .meaning("Aligned block the fabric delivers atomically (a multiple of 32); Data-as-Flag blocks carry this minus 8 B of payload. Required with a mesh.")
                     .field(&ChipParams::interconnect, &InterconnectParams::datablock_bytes));
+    k.push_back(integer("chip.interconnect.header_bytes").unit("B").at_least(0).at_most(65535)
+                    .meaning("Bytes on the wire with every DataBlock (address, length, CRC): a full 512 B block of payload costs 512 + this. Less than datablock_bytes.")
+                    .field(&ChipParams::interconnect, &InterconnectParams::header_bytes));
+    k.push_back(integer("chip.interconnect.ingress_buffer_bytes").unit("B").at_least(64).at_most(1 << 30).plausible(4096, 64 << 20)
+                    .meaning("Per receiver plane: bytes that may wait there to land (credits). A sender's plane, and the MTE3 behind it, is held until its chunk's last byte fits, so an incast runs at the receiver's rate. At least one DataBlock with its header.")
+                    .field(&ChipParams::interconnect, &InterconnectParams::ingress_buffer_bytes));
     k.push_back(Key("chip.interconnect.plane_hash", VT::enumeration).one_of({"mix", "modulo"})
                     .meaning("Block address to plane: `modulo` = block index mod planes, `mix` = a bit mix of the block index mod planes.")
                     .field(&ChipParams::interconnect, &InterconnectParams::plane_hash));
     k.push_back(integer("chip.interconnect.reorder_seed").at_least(0).at_most(2147483647)
-                    .meaning("0: deterministic delivery without jitter. Otherwise each chunk gets a jitter in [0, plane_latency_ns) from this seed, reordering writes across planes (never within a plane) so protocol bugs surface.")
+                    .meaning("0: deterministic delivery without jitter. Otherwise each chunk gets a jitter in [0, latency_ns of its tier) from this seed, reordering writes across planes (never within a plane) so protocol bugs surface.")
                     .field(&ChipParams::interconnect, &InterconnectParams::reorder_seed));
 
     // --- chip.kernel (kernel API costs) -------------------------------------
@@ -565,10 +590,20 @@ std::vector<SectionSpec> build_sections() {
         {"chip.host", "", "Host runtime", "The framework host of kernel-by-kernel execution (docs/design.md §1.2): per-op costs, threads, descriptor submission. Used when workload.host_mode is not `off`; see docs/host.md."},
         {"chip.host.cpu", "", "Host CPU cost model", "Cost of ops of the CPU subgraph in `hetero` host mode, per host thread."},
         {"chip.interconnect", "", "Interconnect (supernode mesh)",
-         "Memory-semantic mesh joining `ranks` dies (docs/design.md §1.3): per rank and plane an egress and an ingress FIFO, "
-         "latency plus size/bandwidth, writes cut into atomic DataBlocks and hashed to planes by address, unordered "
-         "across planes. The keys get defaults on every chip; a chip file that has an `interconnect` section must "
-         "give `ranks`, `planes` and `datablock_bytes`."},
+         "Memory-semantic mesh joining `ranks` dies in nodes of `node_size` (docs/design.md §1.3, §2 Links): per rank "
+         "and plane an egress and an ingress FIFO, the tier's latency plus (payload + headers) / the tier's bandwidth, "
+         "writes cut into atomic DataBlocks and hashed to planes by address, unordered across planes; a receiver "
+         "plane holds at most `ingress_buffer_bytes` waiting to land and holds senders back beyond that. The keys get "
+         "defaults on every chip; a chip file that has an `interconnect` section must give `ranks`, `planes` and "
+         "`datablock_bytes`, with more than one rank also `node_size`, and the `latency_ns` and "
+         "`plane_bandwidth_gbps` of every tier some pair of ranks uses (`intra_node` if `node_size` > 1, "
+         "`inter_node` if `ranks` > `node_size`). The flat `plane_bandwidth_gbps` and `plane_latency_ns` of "
+         "earlier versions are errors naming these keys."},
+        {"chip.interconnect.intra_node", "", "Mesh tier inside a node",
+         "Writes between ranks of one node (through the node's switch)."},
+        {"chip.interconnect.inter_node", "", "Mesh tier between nodes",
+         "Writes between ranks of different nodes (through the switch tier between nodes; non-blocking: contention "
+         "is at the sender's and the receiver's planes only)."},
         {"chip.kernel", "", "Kernel API costs",
          "Fixed costs of the AIV kernel API (sim/kernel_api) that are not bandwidth: barriers, polls, instruction overheads."},
         {"workload", "graph", "Workload kind `graph`",
@@ -684,8 +719,15 @@ bool is_group(const std::string& path, const std::string& kind) {
     return false;
 }
 
-std::string retired_key_hint(const std::string& path) {
-    static const std::map<std::string, std::string> retired = {
+std::string retired_key_message(const std::string& path) {
+    // The one-tier mesh's flat link keys became the two tiers' (docs/design.md §2 Links).
+    for (const char* key : {"plane_bandwidth_gbps", "plane_latency_ns"}) {
+        if (path != std::string("chip.interconnect.") + key) continue;
+        const std::string now = std::string(key) == "plane_latency_ns" ? "latency_ns" : key;
+        return path + " is no longer a key: the mesh has two tiers; give chip.interconnect.intra_node." + now +
+               " and chip.interconnect.inter_node." + now;
+    }
+    static const std::map<std::string, std::string> split = {
         {"chip.kernel.mte_setup_ns",
          "chip.kernel.mte_setup_ns was split into chip.kernel.descriptor_issue_ns, chip.kernel.completion_ns and "
          "chip.kernel.flag_handshake_ns; the memory latency is the die's own (chip.l2.latency_ns, chip.hbm.latency_ns)"},
@@ -693,8 +735,8 @@ std::string retired_key_hint(const std::string& path) {
          "chip.kernel.vector_setup_cycles is gone: a kernel's vector() is costed like a vector task, with "
          "chip.cores.vector.issue_cycles per instruction"},
     };
-    const auto it = retired.find(path);
-    return it == retired.end() ? std::string() : it->second;
+    const auto it = split.find(path);
+    return it == split.end() ? std::string() : it->second;
 }
 
 std::vector<std::string> child_names(const std::string& path, const std::string& kind) {

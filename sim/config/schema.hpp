@@ -80,12 +80,12 @@ const KeySpec* find_key(const std::string& path, const std::string& kind);
 // Is `path` a group (a proper prefix of some applicable key's path)?
 bool is_group(const std::string& path, const std::string& kind);
 
+// A key earlier versions had and what replaced it: "PATH is no longer a key:
+// ..." for the error, or "" if `path` never was one.
+std::string retired_key_message(const std::string& path);
+
 // Names one level below group `path` (keys and sub-groups), for did-you-mean.
 std::vector<std::string> child_names(const std::string& path, const std::string& kind);
-
-// A key that existed once and was replaced: what replaces it (one phrase,
-// for the unknown-key error); "" for any other path.
-std::string retired_key_hint(const std::string& path);
 
 // "a number" / "an integer" / "true or false" / ... without unit or range.
 std::string type_phrase(const KeySpec& key);

@@ -262,9 +262,10 @@ void AivCore::fence() {
     count_op();
     pipe_barrier();
     // Landing times are known when a write is posted; the acknowledgement
-    // of a remote write takes one more plane latency back.
+    // of a remote write takes one more link latency back (the slowest tier
+    // the system has: the core does not track which tier it wrote over).
     std::uint64_t done = last_land_ps_;
-    if (remote_since_fence_) done += ns_to_ps(chip().interconnect.plane_latency_ns);
+    if (remote_since_fence_) done += ns_to_ps(chip().interconnect.max_latency_ns());
     remote_since_fence_ = false;
     advance_to(done);
 }

@@ -64,7 +64,7 @@ void KernelRuntime::build(std::size_t stack_bytes) {
     // The shortest post-to-landing time: a write's descriptor, then the L2
     // latency (own GM) or a plane's latency (another rank).
     lookahead_ps_ = static_cast<std::uint64_t>(std::llround(
-        1000.0 * (chip.kernel.descriptor_issue_ns + std::min(chip.l2.latency_ns, chip.interconnect.plane_latency_ns))));
+        1000.0 * (chip.kernel.descriptor_issue_ns + std::min(chip.l2.latency_ns, chip.interconnect.min_latency_ns()))));
     completion_ps_ = static_cast<std::uint64_t>(std::llround(1000.0 * chip.kernel.completion_ns));
     const double ps_per_cycle = chip.ps_per_cycle();
     gm_cap_ = chip.vector.gm_bytes_per_cycle / ps_per_cycle;
