@@ -40,8 +40,9 @@ ChipParams combine_chip() {
     c.hbm.latency_ns = 300;
     c.interconnect.ranks = 8;
     c.interconnect.planes = 7;
-    c.interconnect.plane_bandwidth_gbps = 28;
-    c.interconnect.plane_latency_ns = 1000;
+    c.interconnect.node_size = 4;  // two nodes: the Combine crosses both tiers
+    c.interconnect.intra_node = {500, 28};
+    c.interconnect.inter_node = {1000, 28};
     c.interconnect.datablock_bytes = 512;
     c.kernel.sync_all_ns = 2500;
     c.kernel.flag_poll_ns = 700;
