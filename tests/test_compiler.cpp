@@ -635,7 +635,14 @@ TEST_CASE("compiler e2e: layout hoisting on segnet cuts FormatConvert bytes and 
                    << compile_stat(off, "format_convert_bytes") << " B, " << cycles(off) << " cycles");
     CHECK(compile_stat(on, "format_converts") < compile_stat(off, "format_converts"));
     CHECK(compile_stat(on, "format_convert_bytes") < compile_stat(off, "format_convert_bytes"));
-    CHECK(cycles(on) < cycles(off));
+    // On ax300 the four Vector cores convert behind the Cube's work, so the
+    // saved bytes barely show (measured: hoisted 719348, not 715228 cycles):
+    // the sign rule's 1% is all that holds. On a2, whose conversions are on
+    // the critical path, the saving is a fifth of the run (265257 vs 336771).
+    CHECK(cycles(on) < 1.01 * cycles(off));
+    const json on_a2 = run_stats(tmp, kA2, w, {"workload.passes.hoist_layout=true"});
+    const json off_a2 = run_stats(tmp, kA2, w, {"workload.passes.hoist_layout=false"});
+    CHECK(cycles(on_a2) < 0.9 * cycles(off_a2));
 }
 
 TEST_CASE("compiler e2e: an NC1HWC0 input removes segnet's input conversion", "[compiler][e2e][layout]") {

@@ -101,6 +101,25 @@ TEST_CASE("cube: a K-split GEMM that fits L1 loads every operand byte once", "[c
     CHECK(mte2_half > mte2);
 }
 
+TEST_CASE("cube: a bigger L1 never turns a pipelined block plan into one step that loads everything first", "[cube]") {
+    // BERT seq 512's attention projection tiles (176x192x384 fp16): with
+    // 512 KB of L1 the plan steps K three times, so MTE2 of the next step
+    // overlaps the Cube; with 1 MB the whole task fits as one block that
+    // moves the same bytes but loads all of them before the Cube starts.
+    const ChipParams chip = RunConfig::load(kA2, "", {}).chip();
+    ChipParams big = chip;
+    big.buffers.l1_kb *= 2;
+    const timing::MatmulShape s{176, 192, 384, DType::fp16, 0};
+    const timing::MatmulTiling g = timing::plan_matmul(s, chip), h = timing::plan_matmul(s, big);
+    CAPTURE(g.m1, g.n1, g.k1, h.m1, h.n1, h.k1);
+    CHECK(g.tiles() > 1);
+    CHECK(h.tiles() > 1);
+    const double at_512 = timing::matmul_pipe_cycles(s, g, chip, chip.cube.count, false);
+    const double at_1m = timing::matmul_pipe_cycles(s, h, big, big.cube.count, false);
+    CAPTURE(at_512, at_1m);
+    CHECK(at_1m <= at_512);
+}
+
 TEST_CASE("cube: doubling L1 or L0C never makes a large GEMM slower", "[cube][e2e]") {
     TempDir tmp;
     const std::string stream = gemm_stream(4096, 4096, 4096, 4, 6);

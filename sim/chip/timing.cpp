@@ -78,6 +78,7 @@ MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip) {
     const auto [ks, n_ks] = sizes(t.k0, kpad);
     double best = -1;
     std::uint64_t best_block = 0;
+    std::vector<std::pair<double, MatmulTiling>> seen;  // every block that fits, with its bytes
     for (std::size_t i = 0; i < n_ms; ++i)
         for (std::size_t j = 0; j < n_ns; ++j)
             for (std::size_t l = 0; l < n_ks; ++l) {
@@ -99,6 +100,12 @@ MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip) {
                 }
                 const double bytes = a_total * static_cast<double>(a_keep ? 1 : nb) +
                                      b_total * static_cast<double>(b_keep ? 1 : mb);
+                {
+                    MatmulTiling g = t;
+                    g.m1 = m1, g.n1 = n1, g.k1 = k1, g.mb = mb, g.nb = nb, g.kb = kb;
+                    g.a_panel_reused = a_keep, g.b_reused = b_keep;
+                    seen.emplace_back(bytes, g);
+                }
                 // Ties: the larger output block, then the shorter K step
                 // (a shorter pipe fill and drain).
                 const std::uint64_t block = m1 * n1;
@@ -112,6 +119,20 @@ MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip) {
                 t.a_panel_reused = a_keep;
                 t.b_reused = b_keep;
             }
+    // A block so large that the task is one step loads everything before
+    // the Cube starts, though it moves no more bytes than a few K steps: so
+    // a bigger L1 could make a task slower. Then the pipe schedule picks
+    // among the blocks that move as few bytes.
+    std::vector<MatmulTiling> ties;
+    for (const auto& [bytes, g] : seen)
+        if (bytes == best && g.mb * g.nb * g.kb > 1) ties.push_back(g);
+    if (t.mb * t.nb * t.kb == 1 && !ties.empty()) {
+        double fastest = matmul_pipe_cycles(p, t, chip, chip.cube.count, false, 64);
+        for (const MatmulTiling& g : ties) {
+            const double c = matmul_pipe_cycles(p, g, chip, chip.cube.count, false, 64);
+            if (c < fastest) fastest = c, t = g;
+        }
+    }
     return t;
 }
 

@@ -58,7 +58,7 @@ void AiCore::wake(std::uint64_t action) {
         return;
     }
     const Task& t = ctx_.stream.tasks[task_];
-    if (ctx_.link.memory) check_gm_reads(t);
+    if (ctx_.link.remote_ranges) check_gm_reads(t);
     in_map_.reset(t.reads, t.params.has_addr, t.params.addr);
     out_map_.reset(t.writes, t.params.has_out_addr, t.params.out_addr);
     // The first stage loads, the last stores; through GM both take the
@@ -73,15 +73,25 @@ void AiCore::wake(std::uint64_t action) {
 }
 
 void AiCore::check_gm_reads(const Task& t) {
-    // In a System, what the task reads may be another rank's write still in
-    // flight: the functional memory counts such a read as stale.
-    GlobalMemory& gm = *ctx_.link.memory;
-    const int rank = ctx_.link.rank;
+    // In a System, what the task reads may be a copy from another rank
+    // still in flight: where copies land (RankLink::remote_ranges), a block
+    // not landed yet — or not even sent — is a stale read.
+    const auto& remote = *ctx_.link.remote_ranges;
+    if (remote.empty()) return;
+    auto check = [&](std::uint64_t addr, std::uint64_t bytes) {
+        const std::uint64_t end = addr + bytes;
+        auto it = std::upper_bound(remote.begin(), remote.end(), std::make_pair(addr, ~std::uint64_t{0}));
+        if (it != remote.begin()) --it;
+        for (; it != remote.end() && it->first < end; ++it) {
+            const std::uint64_t lo = std::max(addr, it->first), hi = std::min(end, it->second);
+            if (lo < hi) ctx_.link.memory->check_read(ctx_.link.rank, lo, hi - lo, index_, now_ps());
+        }
+    };
     if (!t.reads.empty()) {
         for (const Region& r : t.reads)
-            if (is_global(r.space)) gm.check_read(rank, r.addr, r.bytes, index_, now_ps(), false);
+            if (is_global(r.space)) check(r.addr, r.bytes);
     } else if (t.params.has_addr && is_global(t.params.src) && t.kernel != Kernel::matmul) {
-        gm.check_read(rank, t.params.addr, t.params.bytes, index_, now_ps(), false);
+        check(t.params.addr, t.params.bytes);
     }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "chip/chip_params.hpp"
@@ -24,6 +25,9 @@ struct RankLink {
     int rank = 0;
     Mesh* mesh = nullptr;            // null: one rank, no mesh
     GlobalMemory* memory = nullptr;  // null: no cross-rank fields in the stream
+    // GM ranges of this rank that copies of some rank write over the mesh,
+    // sorted and merged: a read there before the blocks land is stale.
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>>* remote_ranges = nullptr;
 };
 
 // When each task became ready to issue, was dispatched, started and ended.

@@ -24,9 +24,28 @@ System::System(sc_core::sc_module_name name, const ChipParams& chip, std::vector
     // The mesh traces planes of the ranks below the highest traced one.
     const int mesh_traced = tracing && !traced_.empty() ? traced_.back() + 1 : 0;
     mesh_ = std::make_unique<Mesh>("mesh", chip, *memory_, tracing ? trace : nullptr, mesh_traced);
+    // Where copies land, per destination rank, from every rank's stream.
+    remote_ranges_.resize(streams_.size());
+    const std::uint64_t block = static_cast<std::uint64_t>(chip.interconnect.datablock_bytes);
+    for (const TaskStream& ts : streams_)
+        for (const Task& t : ts.tasks) {
+            if (t.remote.dst_rank < 0) continue;
+            const std::uint64_t payload = t.remote.has_flag ? block - 8 : block;
+            const std::uint64_t blocks = (t.params.bytes + payload - 1) / payload;
+            remote_ranges_[static_cast<std::size_t>(t.remote.dst_rank)].emplace_back(t.remote.addr, t.remote.addr + blocks * block);
+        }
+    for (auto& v : remote_ranges_) {
+        std::sort(v.begin(), v.end());
+        std::size_t out = 0;
+        for (const auto& r : v) {
+            if (out > 0 && r.first <= v[out - 1].second) v[out - 1].second = std::max(v[out - 1].second, r.second);
+            else v[out++] = r;
+        }
+        v.resize(out);
+    }
     dies_.reserve(streams_.size());
     for (int r = 0; r < ranks; ++r) {
-        const RankLink link{r, mesh_.get(), memory_.get()};
+        const RankLink link{r, mesh_.get(), memory_.get(), &remote_ranges_[static_cast<std::size_t>(r)]};
         dies_.push_back(std::make_unique<Die>(fmt::format("rank{}", r).c_str(), chip, streams_[static_cast<std::size_t>(r)],
                                               traced(r) ? trace : nullptr, trace_pipes, link));
     }

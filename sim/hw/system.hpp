@@ -66,6 +66,8 @@ private:
 
     const ChipParams& chip_;
     std::vector<TaskStream> streams_;  // each die holds a reference to its own
+    // Per rank, the [begin, end) GM ranges copies write into it (RankLink).
+    std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> remote_ranges_;
     std::vector<int> traced_;
     std::unique_ptr<GlobalMemory> memory_;
     std::unique_ptr<Mesh> mesh_;

@@ -144,16 +144,14 @@ bool GlobalMemory::watch(int rank, std::uint64_t first, std::uint32_t n, bool re
     return false;
 }
 
-bool GlobalMemory::check_read(int rank, Addr addr, std::uint64_t bytes, int core, std::uint64_t now_ps,
-                              bool unwritten_is_stale) {
+bool GlobalMemory::check_read(int rank, Addr addr, std::uint64_t bytes, int core, std::uint64_t now_ps) {
     ++reads_checked_;
     if (bytes == 0) return true;
     const std::uint64_t first = addr / block_bytes_, last = (addr + bytes - 1) / block_bytes_;
     std::uint64_t missing = 0;
     Addr first_missing = 0;
     for (std::uint64_t b = first; b <= last; ++b) {
-        const std::uint64_t land = land_time(rank, b);
-        if (land <= now_ps || (land == kNever && !unwritten_is_stale)) continue;
+        if (land_time(rank, b) <= now_ps) continue;
         if (missing++ == 0) first_missing = b * block_bytes_;
     }
     if (missing == 0) return true;

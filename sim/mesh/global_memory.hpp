@@ -64,10 +64,7 @@ public:
 
     // A read of [addr, addr + bytes) of `rank` by AIV `core` at now_ps. Returns
     // false (and counts one stale read) if some block has not landed by then.
-    // Without unwritten_is_stale, only blocks some write has been posted to
-    // count (a task's read of ordinary GM that no rank writes is not stale).
-    bool check_read(int rank, Addr addr, std::uint64_t bytes, int core, std::uint64_t now_ps,
-                    bool unwritten_is_stale = true);
+    bool check_read(int rank, Addr addr, std::uint64_t bytes, int core, std::uint64_t now_ps);
 
     std::uint64_t stale_reads() const { return stale_reads_; }
     std::uint64_t stale_blocks() const { return stale_blocks_; }
