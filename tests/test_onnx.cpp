@@ -79,7 +79,8 @@ std::string save(const TempDir& tmp, const std::string& name, const ::onnx::Mode
 TEST_CASE("onnx: the bundled residual, depthwise and transformer blocks import, compile and run", "[onnx][e2e]") {
     TempDir tmp;
     const std::map<std::string, std::vector<std::string>> models = {
-        {"residual_block", {}}, {"depthwise_block", {}}, {"transformer_block", {"workload.dims.seq=128"}}};
+        {"residual_block", {}}, {"depthwise_block", {}}, {"transformer_block", {"workload.dims.seq=128"}},
+        {"decode_block", {"workload.dims.past=255"}}};
     for (const auto& [name, sets] : models) {
         CAPTURE(name);
         const json s = run_for_stats(tmp, kA2, model(name), sets);
@@ -156,8 +157,10 @@ TEST_CASE("onnx: exporters' shape subgraphs fold into plain Reshape shapes, and 
     CHECK(split);
     CHECK(ops["GELU"] == 1);       // Div, Erf, Add, Mul, Mul
     CHECK(ops["LayerNorm"] == 2);  // LayerNormalization (opset 17)
-    CHECK(ops["BatchMatMul"] == 2);
-    CHECK(ops["Mul"] == 1);        // the scale: Div by sqrt(d) as a Mul by its reciprocal
+    // Scores, scale (Div by sqrt(d)), mask, Softmax and context: one fused Attention.
+    CHECK(ops["Attention"] == 1);
+    CHECK(ops.count("BatchMatMul") == 0);
+    CHECK(ops.count("Mul") == 0);
 }
 
 TEST_CASE("onnx: a decomposed LayerNorm and RMSNorm fuse into one op each", "[onnx][import]") {
@@ -300,7 +303,7 @@ TEST_CASE("onnx: placement on imported models as on bundled ones: no kernel of 8
     for (const std::string chip : {"a2", "ax300"}) {
         for (const auto& [name, sets] : std::vector<std::pair<std::string, std::vector<std::string>>>{
                  {"residual_block", {}}, {"depthwise_block", {"workload.batch=2"}},
-                 {"transformer_block", {"workload.dims.seq=256"}}}) {
+                 {"transformer_block", {"workload.dims.seq=256"}}, {"decode_block", {"workload.dims.past=1023"}}}) {
             const RunConfig cfg = RunConfig::load(kSrc + "/configs/chips/" + chip + ".json", model(name), sets);
             const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());
             std::map<std::pair<std::string, CoreType>, std::pair<int, std::set<int>>> use;
@@ -339,6 +342,40 @@ TEST_CASE("onnx: a sweep takes an .onnx workload and varies its batch", "[onnx][
     for (const char* batch : {"workload.batch=1", "workload.batch=4"})
         CHECK(csv.find(std::to_string(cycles(run_for_stats(tmp, kA2, model("transformer_block"),
                                                            {"workload.dims.seq=128", batch})))) != std::string::npos);
+}
+
+TEST_CASE("onnx: an LLM decode step imports with its RMSNorms, SiLU and attention over the KV cache fused",
+          "[onnx][import][llm]") {
+    TempDir tmp;
+    const Result r = run_npusim(tmp, {"import", model("decode_block"), "--out", tmp.path("d.json"), "--set",
+                                      "workload.dims.past=511", "-q"});
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    const json g = read_json(tmp.path("d.json"));
+    std::map<std::string, int> ops;
+    std::map<std::string, json> by_name;
+    for (const auto& n : g["nodes"]) {
+        ++ops[n["op"].get<std::string>()];
+        by_name[n["name"].get<std::string>()] = n;
+    }
+    CHECK(ops["RMSNorm"] == 2);  // Pow, ReduceMean, Add, Sqrt, Div, Mul each
+    CHECK(by_name["attn_norm.mean"]["attrs"]["epsilon"].get<double>() == Approx(1e-6));
+    CHECK(ops["SiLU"] == 1);
+    CHECK(ops["Attention"] == 1);
+    CHECK(ops.count("Softmax") == 0);
+    // Rotary embeddings run as written (rotate-half: Slice, Neg, Concat, Mul, Add).
+    CHECK(ops["Neg"] == 2);
+    CHECK(ops["Slice"] == 4);
+    // The cache update is a Concat of the past keys and the new one along the
+    // sequence; the attention reads all past + 1 of them.
+    CHECK(by_name["present_k"]["op"] == "Concat");
+    CHECK(by_name["present_k"]["inputs"][0] == "past_k");
+    CHECK(g["tensors"]["past_k"]["shape"] == json::array({1, 4, 511, 64}));
+    CHECK(by_name["softmax.attention"]["inputs"][2] == "present_v");
+    // A longer cache costs more: attention and the cache copy grow with it.
+    const std::uint64_t short_cache = cycles(run_for_stats(tmp, kA2, model("decode_block"), {"workload.dims.past=255"}));
+    const std::uint64_t long_cache = cycles(run_for_stats(tmp, kA2, model("decode_block"), {"workload.dims.past=4095"}));
+    CHECK(long_cache > short_cache);
 }
 
 TEST_CASE("onnx: a MatMul by a shared 2-D weight takes the leading dims as rows, not as batches", "[onnx][import]") {

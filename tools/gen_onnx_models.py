@@ -20,7 +20,7 @@ from onnx import TensorProto, helper, numpy_helper
 OPSET = 17
 # Output shapes as an exporter declares them (the importer re-infers them).
 OUT_SHAPES = {"residual_block": ["batch", 64, 56, 56], "depthwise_block": ["batch", 32, 56, 56],
-              "transformer_block": ["batch", "seq", 256]}
+              "transformer_block": ["batch", "seq", 256], "decode_block": ["batch", 1, 256]}
 
 
 class Builder:
@@ -142,10 +142,74 @@ def transformer_block(hidden=256, heads=4, ffn=1024):
                    [helper.make_tensor_value_info(y, TensorProto.FLOAT, OUT_SHAPES[b.name])])
 
 
+def decode_block(hidden=256, heads=4, ffn=704):
+    """One decode step of a Llama-style block on [batch,1,hidden] with a KV cache [batch,heads,past,d], as an
+    LLM export writes it: RMSNorm decomposed (Pow, ReduceMean, Add, Sqrt, Div, Mul), rotary embeddings in the
+    rotate-half form (Slice, Neg, Concat, Mul by cos / sin, Add), the cache update as a Concat on the past
+    keys and values (present_k / present_v are outputs), attention over past + 1 keys, a SiLU-gated MLP."""
+    b = Builder("decode_block")
+    d = hidden // heads
+
+    def rms_norm(x, name):
+        sq = b.op("Pow", [x, b.scalar(f"{name}.two", 2.0)], f"{name}.pow")
+        mean = b.op("ReduceMean", [sq], f"{name}.mean", axes=[-1])
+        var = b.op("Add", [mean, b.scalar(f"{name}.eps", 1e-6)], f"{name}.add_eps")
+        rms = b.op("Sqrt", [var], f"{name}.sqrt")
+        y = b.op("Div", [x, rms], f"{name}.div")
+        return b.op("Mul", [y, b.weight(f"{name}.weight", [hidden])], f"{name}.scale")
+
+    def linear(x, cin, cout, name):
+        return b.op("MatMul", [x, b.weight(f"{name}.weight", [cin, cout])], name)
+
+    def heads_of(t, name):
+        t = b.op("Reshape", [t, b.ints(f"{name}.shape", [0, 1, heads, d])], f"{name}.split_heads")
+        return b.op("Transpose", [t], f"{name}.transpose", perm=[0, 2, 1, 3])
+
+    def rope(t, name):
+        half = b.op("Slice", [t, b.ints(f"{name}.s0", [0]), b.ints(f"{name}.s1", [d // 2]), b.ints(f"{name}.ax", [3])],
+                    f"{name}.rot.lo")
+        upper = b.op("Slice", [t, b.ints(f"{name}.s2", [d // 2]), b.ints(f"{name}.s3", [d]), b.ints(f"{name}.ax2", [3])],
+                     f"{name}.rot.hi")
+        neg = b.op("Neg", [upper], f"{name}.rot.neg")
+        rot = b.op("Concat", [neg, half], f"{name}.rot.cat", axis=-1)
+        c = b.op("Mul", [t, b.weight(f"{name}.cos", [1, 1, 1, d])], f"{name}.rope.cos")
+        s_ = b.op("Mul", [rot, b.weight(f"{name}.sin", [1, 1, 1, d])], f"{name}.rope.sin")
+        return b.op("Add", [c, s_], f"{name}.rope")
+
+    h = rms_norm("x", "attn_norm")
+    q = rope(heads_of(linear(h, hidden, hidden, "q_proj"), "q"), "q")
+    k = rope(heads_of(linear(h, hidden, hidden, "k_proj"), "k"), "k")
+    v = heads_of(linear(h, hidden, hidden, "v_proj"), "v")
+    k = b.op("Concat", ["past_k", k], "present_k", axis=2)
+    v = b.op("Concat", ["past_v", v], "present_v", axis=2)
+    kt = b.op("Transpose", [k], "k.cache_t", perm=[0, 1, 3, 2])
+    s = b.op("MatMul", [q, kt], "scores")
+    s = b.op("Div", [s, b.scalar("sqrt_d", float(np.sqrt(d)))], "scale")
+    p = b.op("Softmax", [s], "softmax", axis=-1)
+    ctx = b.op("MatMul", [p, v], "context")
+    ctx = b.op("Transpose", [ctx], "context.transpose", perm=[0, 2, 1, 3])
+    ctx = b.op("Reshape", [ctx, b.ints("merged", [0, 1, hidden])], "context.merge_heads")
+    x1 = b.op("Add", ["x", linear(ctx, hidden, hidden, "o_proj")], "residual1")
+
+    h = rms_norm(x1, "mlp_norm")
+    gate = linear(h, hidden, ffn, "gate_proj")
+    gate = b.op("Mul", [gate, b.op("Sigmoid", [gate], "gate.sigmoid")], "gate.silu")
+    up = linear(h, hidden, ffn, "up_proj")
+    y = b.op("Add", [x1, linear(b.op("Mul", [gate, up], "gate.mul"), ffn, hidden, "down_proj")], "residual2")
+    cache = ["batch", heads, "past", d]
+    present = ["batch", heads, "past_plus_1", d]
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 1, hidden]),
+                    helper.make_tensor_value_info("past_k", TensorProto.FLOAT, cache),
+                    helper.make_tensor_value_info("past_v", TensorProto.FLOAT, cache)],
+                   [helper.make_tensor_value_info(y, TensorProto.FLOAT, OUT_SHAPES[b.name]),
+                    helper.make_tensor_value_info("present_k", TensorProto.FLOAT, present),
+                    helper.make_tensor_value_info("present_v", TensorProto.FLOAT, present)])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "models", "onnx")
     os.makedirs(out, exist_ok=True)
-    for make in (residual_block, depthwise_block, transformer_block):
+    for make in (residual_block, depthwise_block, transformer_block, decode_block):
         m = make()
         path = os.path.join(out, m.graph.name + ".onnx")
         onnx.save(m, path)

@@ -62,3 +62,4 @@ row "BERT-base layer, models/bert_layer.json, seq 128" models/bert_layer.json
 row "models/onnx/residual_block.onnx" models/onnx/residual_block.onnx
 row "models/onnx/depthwise_block.onnx" models/onnx/depthwise_block.onnx
 row "models/onnx/transformer_block.onnx, seq 128" models/onnx/transformer_block.onnx --set workload.dims.seq=128
+row "models/onnx/decode_block.onnx, KV cache of 511" models/onnx/decode_block.onnx --set workload.dims.past=511

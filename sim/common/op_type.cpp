@@ -49,6 +49,13 @@ const char* to_string(OpType op) {
         case OpType::Gather: return "Gather";
         case OpType::Slice: return "Slice";
         case OpType::RMSNorm: return "RMSNorm";
+        case OpType::Attention: return "Attention";
+        case OpType::Pad: return "Pad";
+        case OpType::Resize: return "Resize";
+        case OpType::TopK: return "TopK";
+        case OpType::ArgMax: return "ArgMax";
+        case OpType::GroupNorm: return "GroupNorm";
+        case OpType::ScatterND: return "ScatterND";
         case OpType::FormatConvert: return "FormatConvert";
     }
     return "?";

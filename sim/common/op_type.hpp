@@ -17,6 +17,11 @@ enum class OpType : std::uint8_t {
     Sub, Div, Max, Min, Pow,
     Exp, Sqrt, Tanh, Erf, Abs, Neg, Reciprocal, Clip, LeakyReLU, HardSigmoid, HardSwish, SiLU,
     Where, ReduceMean, ReduceMax, Gather, Slice, RMSNorm,
+    // Fused attention (Cube + Vector, tiled over the sequence), data movement
+    // with a new shape, selections and group-wise normalisation.
+    Attention, Pad, Resize, TopK, ArgMax, GroupNorm,
+    // Indexed writes into a copy of the data (KV-cache updates as exporters write them).
+    ScatterND,
     // Compiler-inserted.
     FormatConvert,
 };

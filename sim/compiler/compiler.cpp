@@ -22,13 +22,39 @@
 
 namespace npusim::compiler {
 
+namespace {
+
+// Each fused attention kernel hands its score tiles between Cube and Vector
+// through a workspace [heads, S, Sk] (addresses for the sync pass; the bytes
+// stay in UB / L2). A tensor of the compiled graph only: the op table and
+// the host never see it.
+void add_attention_workspaces(Graph& g, KernelPlan& plan) {
+    for (Kernel& k : plan.kernels) {
+        if (k.kind != KernelKind::attention) continue;
+        const Shape& q = g.tensors[static_cast<std::size_t>(k.inputs[0])].shape;
+        const Shape& v = g.tensors[static_cast<std::size_t>(k.inputs[2])].shape;
+        std::int64_t heads = 1;
+        for (std::size_t i = 0; i + 2 < q.size(); ++i) heads *= q[i];
+        Tensor ws;
+        ws.name = k.name + ".scores";
+        ws.shape = {heads, q[q.size() - 2], v[v.size() - 2]};
+        ws.dtype = g.tensors[static_cast<std::size_t>(k.inputs[0])].dtype;
+        ws.layout = Layout::ND;
+        g.tensors.push_back(std::move(ws));
+        k.workspace = static_cast<int>(g.tensors.size() - 1);
+    }
+}
+
+}  // namespace
+
 CompileResult compile(const Graph& input, const ChipParams& chip, const CompileOptions& opt) {
     CompileResult r;
     Graph g = input;
     if (opt.fold_bn)
         for (auto& n : fold_batchnorm(g)) r.notes.push_back(n);
     for (auto& n : assign_layouts(g, opt.input_layout, opt.hoist_layout)) r.notes.push_back(n);
-    const KernelPlan plan = form_kernels(g, opt, chip);
+    KernelPlan plan = form_kernels(g, opt, chip);
+    add_attention_workspaces(g, plan);
     r.notes.insert(r.notes.end(), plan.notes.begin(), plan.notes.end());
     r.kernels = plan.kernels.size();
     const MemoryPlan mem(g);

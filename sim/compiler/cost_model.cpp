@@ -51,6 +51,35 @@ double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int activ
     return timing::vector_pipe_cycles(s, p, chip, active) + task_overhead_cycles(CoreType::vector, chip);
 }
 
+std::int64_t grouped_conv_cube_n(std::int64_t out_channels, std::int64_t groups) {
+    const std::int64_t g = std::max<std::int64_t>(1, groups), per = (out_channels + g - 1) / g;
+    return g == 1 ? out_channels : g * ((per + 15) / 16 * 16);
+}
+
+GroupedConvEstimate estimate_grouped_conv(const Graph& g, const Node& conv, const ChipParams& chip) {
+    const Tensor& x = g.tensors[static_cast<std::size_t>(conv.inputs.at(0))];
+    const Tensor& w = g.tensors[static_cast<std::size_t>(conv.inputs.at(1))];
+    const Tensor& out = g.tensors[static_cast<std::size_t>(conv.outputs.at(0))];
+    const Shape& os = out.shape;  // N O Ho Wo
+    const Shape& ws = w.shape;    // O C/g kh kw
+    const int cubes = std::max(1, chip.cube.count), vectors = std::max(1, chip.vector.count);
+    CubeWork cw;
+    cw.m = static_cast<std::uint64_t>(os[0] * os[2] * os[3]);
+    cw.n = static_cast<std::uint64_t>(grouped_conv_cube_n(os[1], conv.attr_int("groups", 1)));
+    cw.k = static_cast<std::uint64_t>(ws[1] * ws[2] * ws[3]);
+    cw.gm_in_bytes = x.bytes() + cw.n * cw.k * static_cast<std::uint64_t>(dtype_bytes(w.dtype));
+    cw.out_bytes = out.bytes();
+    cw.dtype = x.dtype;
+    GroupedConvEstimate e;
+    e.cube_cycles = cube_task_cycles(cw, chip, cubes) / cubes;
+    VectorWork vw{x.bytes(), out.bytes(), static_cast<double>(ws[2] * ws[3]) * static_cast<double>(ws[1])};
+    vw.dtype = x.dtype;
+    // The per-output taps as a cost per input repeat (the V pipe counts input).
+    vw.cycles_per_repeat *= static_cast<double>(out.bytes()) / static_cast<double>(std::max<std::uint64_t>(1, x.bytes()));
+    e.vector_cycles = vector_task_cycles(vw, chip, vectors) / vectors;
+    return e;
+}
+
 BoundaryEstimate estimate_boundary(const Graph& g, const Kernel& c, const Kernel& v, const ChipParams& chip,
                                    SyncGranularity sync) {
     const Tensor& mid = g.tensors[static_cast<std::size_t>(c.output)];

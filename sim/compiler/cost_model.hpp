@@ -37,6 +37,20 @@ double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int activ
 // Fixed cost every task pays: dispatch plus kernel entry.
 double task_overhead_cycles(CoreType t, const ChipParams& chip);
 
+// A grouped (e.g. depthwise) convolution on the Cube wastes what each
+// group's small K (C/g·kh·kw) and N (O/g) leave of the 16 x 16 fractals;
+// on the Vector cores it is kh·kw multiply-adds per output on the lanes.
+// Whole-op estimates (the work spread evenly over each type's cores).
+struct GroupedConvEstimate {
+    double cube_cycles = 0;
+    double vector_cycles = 0;
+    bool on_vector() const { return vector_cycles < cube_cycles; }
+};
+GroupedConvEstimate estimate_grouped_conv(const Graph& g, const Node& conv, const ChipParams& chip);
+// Output columns a grouped convolution's Cube matmul computes: each group's
+// O/g channels padded to whole 16-column fractals.
+std::int64_t grouped_conv_cube_n(std::int64_t out_channels, std::int64_t groups);
+
 struct BoundaryEstimate {
     double fused_cycles = 0;
     double split_cycles = 0;

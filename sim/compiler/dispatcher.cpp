@@ -29,8 +29,12 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
         double best_start = std::max(ready, free[static_cast<std::size_t>(best)]);
         if (tasks[t].paired >= 0) {
             // In place: the tile sits in the paired core's UB / its L2 slice.
-            const int cube = out[static_cast<std::size_t>(tasks[t].paired)].core;
-            best = std::min(static_cast<int>(free.size()) - 1, cube * ratio + static_cast<int>(t % static_cast<std::size_t>(ratio)));
+            const int near = out[static_cast<std::size_t>(tasks[t].paired)].core;
+            // A Cube tile paired with a Vector one (attention's p·v after its
+            // softmax) goes back to the Cube core that core sits beside.
+            best = tasks[t].core == CoreType::cube
+                       ? std::min(static_cast<int>(free.size()) - 1, near / ratio)
+                       : std::min(static_cast<int>(free.size()) - 1, near * ratio + static_cast<int>(t % static_cast<std::size_t>(ratio)));
             best_start = std::max(ready, free[static_cast<std::size_t>(best)]);
         } else if (tasks[t].core == CoreType::vector && chip.layout == CoreLayout::coupled) {
             // Coupled: prefer the vector unit beside the Cube producer if it
@@ -65,7 +69,8 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
     std::vector<std::size_t> order;
     for (std::size_t lo = 0; lo < n;) {
         std::size_t hi = lo + 1;
-        while (hi < n && tasks[hi].kernel == tasks[lo].kernel) ++hi;
+        // (A fused attention kernel has Cube and Vector tiles: each run of one core type apart.)
+        while (hi < n && tasks[hi].kernel == tasks[lo].kernel && tasks[hi].core == tasks[lo].core) ++hi;
         order.resize(hi - lo);
         const auto cores = static_cast<std::size_t>(tasks[lo].core == CoreType::cube ? cube_free.size() : vector_free.size());
         const auto tiles = static_cast<int>(hi - lo);

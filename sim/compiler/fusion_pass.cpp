@@ -21,14 +21,21 @@ KernelKind kind_of(OpType op) {
         case OpType::RMSNorm:
         case OpType::ReduceSum:
         case OpType::ReduceMean:
-        case OpType::ReduceMax: return KernelKind::reduce;
+        case OpType::ReduceMax:
+        case OpType::TopK:
+        case OpType::ArgMax:
+        case OpType::GroupNorm: return KernelKind::reduce;
+        case OpType::Attention: return KernelKind::attention;
         case OpType::FormatConvert: return KernelKind::format;
         case OpType::Concat: return KernelKind::concat;
         case OpType::Transpose:
         case OpType::Unique:   // data-dependent gathers: read all, write a compacted output
         case OpType::NonZero:
         case OpType::Gather:  // indexed / strided copies: read the rows used, write the output
-        case OpType::Slice: return KernelKind::transpose;
+        case OpType::Slice:
+        case OpType::ScatterND:  // the data copied, the updates scattered into it
+        case OpType::Pad:     // copies into a new shape
+        case OpType::Resize: return KernelKind::transpose;
         case OpType::Reshape: return KernelKind::alias;
         default: return KernelKind::elementwise;
     }
@@ -60,7 +67,8 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
                 p.fused_epilogue = true;
                 into = &p;
                 plan.notes.push_back(fmt::format("{} fused into {} (applied by FixPipe)", n.name, p.name));
-            } else if (opt.fuse_vector && is_elementwise(n.op) && p.kind == KernelKind::elementwise) {
+            } else if (opt.fuse_vector && is_elementwise(n.op) &&
+                       (p.kind == KernelKind::elementwise || (p.kind == KernelKind::conv && p.core == CoreType::vector))) {
                 into = &p;
                 plan.notes.push_back(fmt::format("{} fused into Vector chain {}", n.name, p.name));
             }
@@ -68,7 +76,7 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
         if (into) {
             into->name += "+" + n.name;
             into->nodes.push_back(static_cast<int>(ni));
-            if (into->core == CoreType::vector) into->cycles_per_repeat += vector_cycles_per_repeat(n);
+            if (into->core == CoreType::vector) into->cycles_per_repeat += vector_cycles_per_repeat(g, n);
             for (int in : n.inputs)
                 if (in != act) into->inputs.push_back(in);
             into->output = n.outputs[0];
@@ -79,11 +87,23 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
         Kernel k;
         k.name = n.name;
         k.kind = kind_of(n.op);
-        k.core = is_cube_op(n.op) ? CoreType::cube : CoreType::vector;
+        k.core = is_cube_op(n.op) || n.op == OpType::Attention ? CoreType::cube : CoreType::vector;
         k.nodes = {static_cast<int>(ni)};
         k.inputs = n.inputs;
         k.output = n.outputs[0];
-        k.cycles_per_repeat = vector_cycles_per_repeat(n);
+        k.cycles_per_repeat = vector_cycles_per_repeat(g, n);
+        if (n.op == OpType::Conv2D && n.attr_int("groups", 1) > 1 && g.tensors[static_cast<std::size_t>(n.inputs[1])].shape.size() == 4) {
+            // A grouped convolution runs where it costs less: the Cube with
+            // its per-group waste, or kh·kw multiply-adds on Vector lanes.
+            const GroupedConvEstimate e = estimate_grouped_conv(g, n, chip);
+            const Shape& ws = g.tensors[static_cast<std::size_t>(n.inputs[1])].shape;
+            if (e.on_vector()) {
+                k.core = CoreType::vector;
+                k.cycles_per_repeat = static_cast<double>(ws[1] * ws[2] * ws[3]);
+            }
+            plan.notes.push_back(fmt::format("grouped conv {}: Cube ~{:.0f} vs Vector ~{:.0f} cycles: {}", n.name,
+                                             e.cube_cycles, e.vector_cycles, e.on_vector() ? "Vector" : "Cube"));
+        }
         plan.kernels.push_back(std::move(k));
         kernel_of_tensor[static_cast<std::size_t>(n.outputs[0])] = static_cast<int>(plan.kernels.size() - 1);
     }
@@ -95,7 +115,10 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
         const int act = activation_input(g, g.nodes[static_cast<std::size_t>(v.nodes[0])]);
         if (act < 0 || !single_use(g.tensors[static_cast<std::size_t>(act)])) continue;
         const int pi = kernel_of_tensor[static_cast<std::size_t>(act)];
-        if (pi < 0 || plan.kernels[static_cast<std::size_t>(pi)].core != CoreType::cube) continue;
+        // (Fused attention hands its own tiles to Vector already: not a boundary.)
+        if (pi < 0 || plan.kernels[static_cast<std::size_t>(pi)].core != CoreType::cube ||
+            plan.kernels[static_cast<std::size_t>(pi)].kind == KernelKind::attention)
+            continue;
         const Kernel& c = plan.kernels[static_cast<std::size_t>(pi)];
         bool fuse = opt.boundary == FusionBoundary::fuse;
         if (opt.boundary == FusionBoundary::automatic) {

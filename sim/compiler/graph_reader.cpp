@@ -66,7 +66,19 @@ const AttrSpec& attr_spec(OpType op) {
     static const AttrSpec hard_sigmoid = {{"alpha", AttrType::Number}, {"beta", AttrType::Number}};
     static const AttrSpec slice = {{"starts", AttrType::List}, {"ends", AttrType::List}, {"axes", AttrType::List},
                                    {"steps", AttrType::List}};
+    static const AttrSpec attention = {{"scale", AttrType::Number}, {"k_transposed", AttrType::Int}};
+    static const AttrSpec pad = {{"pads", AttrType::List}, {"interior", AttrType::List}, {"mode", AttrType::String}};
+    static const AttrSpec resize = {{"sizes", AttrType::List}, {"mode", AttrType::String}};
+    static const AttrSpec topk = {{"k", AttrType::Int}, {"axis", AttrType::Int}};
+    static const AttrSpec argmax = {{"axis", AttrType::Int}, {"keepdims", AttrType::Int}};
+    static const AttrSpec group_norm = {{"groups", AttrType::Int}, {"epsilon", AttrType::Number}};
     switch (op) {
+        case OpType::Attention: return attention;
+        case OpType::Pad: return pad;
+        case OpType::Resize: return resize;
+        case OpType::TopK: return topk;
+        case OpType::ArgMax: return argmax;
+        case OpType::GroupNorm: return group_norm;
         case OpType::Conv2D: return conv;
         case OpType::BatchNorm: return bn;
         case OpType::LayerNorm:

@@ -20,6 +20,7 @@ enum class KernelKind : std::uint8_t {
     concat,       // Concat: copies of each input into the output
     transpose,    // Transpose: a full permuting copy
     alias,        // Reshape on a plain layout: no work, output aliases input
+    attention,    // fused attention: per query block q·kᵀ on Cube, softmax on Vector, p·v on Cube
 };
 const char* to_string(KernelKind k);
 
@@ -35,6 +36,9 @@ struct Kernel {
     // Mixed Cube->Vector fusion: this vector kernel consumes its producer's
     // tiles in place (UB on coupled parts, L2 on split ones), tile by tile.
     int fused_with = -1;           // producer kernel index, or -1
+    // Attention: the score workspace [batch, S, Sk] the Cube and Vector hand
+    // tiles through (L2 on split parts, UB / L1 on coupled ones), or -1.
+    int workspace = -1;
 };
 
 struct KernelPlan {

@@ -25,6 +25,20 @@ NodeWork node_work(const Graph& g, const Node& n) {
             w.flops = 2 * elems * k;
             break;
         }
+        case OpType::Attention: {
+            // q·kᵀ and p·v (2·S·Sk·D each per head), the softmax (5 per score).
+            const auto& q = T(n.inputs.at(0)).shape;
+            const auto& v = T(n.inputs.at(2)).shape;
+            const double scores = static_cast<double>(elements(q)) / static_cast<double>(q.back()) *
+                                  static_cast<double>(v[v.size() - 2]);
+            w.flops = 2 * scores * static_cast<double>(q.back()) + 2 * scores * static_cast<double>(v.back()) + 5 * scores;
+            break;
+        }
+        case OpType::TopK: w.flops = in_elems * std::max(1.0, std::log2(std::max(2.0, in_elems / std::max(1.0, elems)))); break;
+        case OpType::GroupNorm: w.flops = 5 * elems; break;
+        case OpType::Pad:
+        case OpType::Resize:
+        case OpType::ScatterND: w.flops = elems; break;
         case OpType::Conv2D: {
             const auto& wt = T(n.inputs.at(1)).shape;
             w.flops = 2 * elems * static_cast<double>(wt.size() == 4 ? wt[1] * wt[2] * wt[3] : 1);

@@ -1,5 +1,8 @@
 #include "compiler/op_traits.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace npusim::compiler {
 
 bool is_cube_op(OpType op) { return op == OpType::Conv2D || op == OpType::MatMul || op == OpType::BatchMatMul; }
@@ -85,6 +88,13 @@ double vector_cycles_per_repeat(const Node& n) {
         case OpType::Slice: return 0;            // pure copies
         case OpType::Unique: return 16;         // sort + compaction (estimate)
         case OpType::NonZero: return 2;         // compare + compaction (estimate)
+        case OpType::Pad: return 1;             // a masked copy into the padded place (zeros or edge values)
+        case OpType::ScatterND: return 1;       // a copy of the data, the updates written at their indices
+        case OpType::Resize:                    // per output repeat: nearest is a gather copy, linear 4 taps, cubic 16
+            return n.attrs.count("mode") && n.attrs.at("mode").s == "linear" ? 4
+                   : n.attrs.count("mode") && n.attrs.at("mode").s == "cubic" ? 16 : 1;
+        case OpType::GroupNorm: return 6;       // mean, variance, normalise (as LayerNorm)
+        case OpType::Attention: return 0;       // costed by the tiler (Cube + Vector tasks)
         case OpType::MaxPool:
         case OpType::AvgPool: {
             const auto k = n.attr_ints("kernel", {2, 2});
@@ -96,6 +106,28 @@ double vector_cycles_per_repeat(const Node& n) {
         }
         default: return 1;
     }
+}
+
+double vector_cycles_per_repeat(const Graph& g, const Node& n) {
+    const auto T = [&](int t) -> const Tensor& { return g.tensors[static_cast<std::size_t>(t)]; };
+    if (n.op != OpType::TopK && n.op != OpType::ArgMax) return vector_cycles_per_repeat(n);
+    const Tensor& in = T(n.inputs.at(0));
+    const Tensor& out = T(n.outputs.at(0));
+    const auto rank = static_cast<std::int64_t>(in.shape.size());
+    std::int64_t axis = n.attr_int("axis", -1);
+    if (axis < 0) axis += rank;
+    const double len = static_cast<double>(in.shape.at(static_cast<std::size_t>(axis)));
+    // Per input repeat: ArgMax is a max and an index select (2); TopK either
+    // k passes of max-and-mask (2 each) or a bitonic sort of the row,
+    // log2(n)·(log2(n)+1)/2 compare-exchange stages (a min and a max each),
+    // whichever is fewer.
+    const double stages = std::ceil(std::log2(std::max(2.0, len)));
+    const double per_in = n.op == OpType::ArgMax
+                              ? 2.0
+                              : std::min(2.0 * static_cast<double>(n.attr_int("k", 1)), stages * (stages + 1));
+    // The tiler charges per output repeat (vector_cycles_per_repeat above).
+    return per_in * static_cast<double>(std::max<std::uint64_t>(1, in.bytes())) /
+           static_cast<double>(std::max<std::uint64_t>(1, out.bytes()));
 }
 
 Layout plain_layout(const Shape& s) { return s.size() == 4 ? Layout::NCHW : Layout::ND; }
@@ -128,8 +160,24 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
         case OpType::NonZero:
         case OpType::Gather:
         case OpType::Slice:
+        case OpType::ScatterND:
+        case OpType::Attention:  // reads ND (BNSD) heads: the Cube's loads turn them fractal on the way in
             if (!is_plain(t.layout)) return plain_layout(t.shape);
             return std::nullopt;
+        case OpType::TopK:
+        case OpType::ArgMax:
+            if (t.layout == Layout::NC1HWC0) return Layout::NCHW;  // over the last axis, as Softmax
+            return std::nullopt;
+        case OpType::Pad:
+        case OpType::Resize: {
+            // Spatial padding / resizing works on image blocks; anything that
+            // changes the channels, or a fractal matrix, wants plain data.
+            const Tensor& out = g.tensors[static_cast<std::size_t>(n.outputs[0])];
+            if (t.layout == Layout::NC1HWC0 && out.shape.size() == 4 && out.shape[0] == t.shape[0] && out.shape[1] == t.shape[1])
+                return std::nullopt;
+            if (!is_plain(t.layout)) return plain_layout(t.shape);
+            return std::nullopt;
+        }
         case OpType::Concat:
         case OpType::Add:
         case OpType::Mul:
@@ -164,7 +212,14 @@ Layout output_layout(const Graph& g, const Node& n) {
         case OpType::Unique:
         case OpType::NonZero:
         case OpType::Gather:
-        case OpType::Slice: return plain_layout(out.shape);
+        case OpType::Slice:
+        case OpType::ScatterND:
+        case OpType::Attention: return plain_layout(out.shape);
+        case OpType::Pad:
+        case OpType::Resize: {
+            const Tensor& in = g.tensors[static_cast<std::size_t>(n.inputs[0])];
+            return in.layout == Layout::NC1HWC0 ? Layout::NC1HWC0 : plain_layout(out.shape);
+        }
         case OpType::FormatConvert: return out.layout;  // set when inserted
         default: {
             const Tensor& in = g.tensors[static_cast<std::size_t>(n.inputs[0])];

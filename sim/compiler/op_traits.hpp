@@ -15,6 +15,8 @@ bool fixpipe_can_apply(OpType op);
 // Vector cycles per 256 B repeat of the op's output (estimates; see
 // docs/compiler.md). Pools scale with their window.
 double vector_cycles_per_repeat(const Node& n);
+// The same where the cost depends on shapes (TopK, ArgMax: the row length).
+double vector_cycles_per_repeat(const Graph& g, const Node& n);
 
 // Layout input `i` of n must be in, given the layout it arrives in; nullopt
 // = any. Consts are laid out offline and never need conversion.

@@ -340,6 +340,98 @@ Shape slice(const Ctx& c) {
     return out;
 }
 
+// Fused attention: softmax(scale · q·kᵀ (+ mask)) · v over the last two axes.
+Shape attention(const Ctx& c) {
+    c.need_inputs(3, 4, "q, k, v, optionally a mask");
+    for (std::size_t i = 0; i < 3; ++i) c.need_rank_at_least(i, 2, "[...,S,D]");
+    const Shape& q = c.shape(0);
+    Shape k = c.shape(1);
+    const Shape& v = c.shape(2);
+    // k arrives as kᵀ [...,D,Sk] (as exporters write q·kᵀ) unless k_transposed is 0.
+    if (c.attr_int("k_transposed", 1) == 0) std::swap(k[k.size() - 1], k[k.size() - 2]);
+    const std::int64_t d = q.back(), sk = k.back();
+    if (k[k.size() - 2] != d)
+        bad("head dimensions differ: " + c.name(0) + " has D=" + std::to_string(d) + " but " + c.name(1) + " has " +
+            std::to_string(k[k.size() - 2]));
+    if (v[v.size() - 2] != sk)
+        bad("key lengths differ: " + c.name(1) + " has " + std::to_string(sk) + " keys but " + c.name(2) + " has " +
+            std::to_string(v[v.size() - 2]));
+    // One k and v head per query head (exporters expand shared heads first).
+    for (std::size_t i : {1, 2})
+        if (c.shape(i).size() != q.size() || !std::equal(q.begin(), q.end() - 2, c.shape(i).begin()))
+            bad("input " + c.name(i) + " must have the leading (head) dims of " + c.name(0));
+    Shape out = q;
+    out.back() = v.back();
+    if (c.count() == 4) {
+        Shape scores = q, b;
+        scores.back() = sk;
+        if (!broadcast_shapes(scores, c.shape(3), b) || b != scores)
+            bad("mask " + c.name(3) + " does not broadcast to the scores " + shape_str(scores));
+    }
+    return out;
+}
+
+// Pad: `pads` [begin..., end...] per axis, `interior` zeros between elements.
+Shape pad(const Ctx& c) {
+    c.need_inputs(1, 1, "x");
+    Shape out = c.shape(0);
+    const auto pads = c.attr_ints("pads", {});
+    const auto interior = c.attr_ints("interior", Shape(out.size(), 0));
+    if (pads.size() != 2 * out.size())
+        bad("attrs.pads: expected " + std::to_string(2 * out.size()) + " values (begin and end of each axis of " +
+            c.name(0) + "), got " + std::to_string(pads.size()));
+    if (interior.size() != out.size())
+        bad("attrs.interior: expected " + std::to_string(out.size()) + " values, got " + std::to_string(interior.size()));
+    for (std::size_t d = 0; d < out.size(); ++d) {
+        constexpr std::int64_t kMax = 1 << 20;
+        const auto ok = [&](std::int64_t v) { return v >= 0 && v <= kMax; };
+        if (!ok(pads[d]) || !ok(pads[d + out.size()]) || !ok(interior[d]))
+            bad("attrs.pads / attrs.interior: values must be in [0, 1048576], got " + shape_str(pads) + " / " +
+                shape_str(interior));
+        out[d] += pads[d] + pads[d + out.size()] + (out[d] - 1) * interior[d];
+    }
+    return out;
+}
+
+// Resize: to `sizes` (one per axis).
+Shape resize(const Ctx& c) {
+    c.need_inputs(1, 1, "x");
+    const auto sizes = c.attr_ints("sizes", {});
+    if (sizes.size() != c.shape(0).size())
+        bad("attrs.sizes: expected " + std::to_string(c.shape(0).size()) + " values (the output shape), got " +
+            std::to_string(sizes.size()));
+    for (const auto d : sizes)
+        if (d < 1) bad("attrs.sizes: values must be >= 1, got " + shape_str(sizes));
+    return sizes;
+}
+
+// TopK (the k largest along `axis`) and ArgMax (their position, k = 1).
+Shape select(const Ctx& c, bool arg) {
+    c.need_inputs(1, 1, "x");
+    c.need_rank_at_least(0, 1, "selection axis");
+    Shape out = c.shape(0);
+    const int ax = c.axis(c.attr_int("axis", -1), out.size(), "axis");
+    const std::int64_t k = arg ? 1 : c.attr_int("k", 1);
+    if (k < 1 || k > out[static_cast<std::size_t>(ax)])
+        bad("attrs.k: must be in [1, " + std::to_string(out[static_cast<std::size_t>(ax)]) + "], got " + std::to_string(k));
+    out[static_cast<std::size_t>(ax)] = k;
+    if (arg && c.attr_int("keepdims", 1) == 0) out.erase(out.begin() + ax);
+    return out;
+}
+
+Shape group_norm(const Ctx& c) {
+    c.need_inputs_in({1, 3}, "x, then optionally gamma, beta");
+    c.need_rank_at_least(0, 3, "[N,C,spatial...]");
+    const std::int64_t ch = c.shape(0)[1], groups = c.attr_int("groups", 1);
+    if (groups < 1 || ch % groups != 0)
+        bad("attrs.groups: must divide the " + std::to_string(ch) + " channels of " + c.name(0) + ", got " +
+            std::to_string(groups));
+    for (std::size_t i = 1; i < c.count(); ++i)
+        if (elements(c.shape(i)) != ch)
+            bad("per-channel parameter " + c.name(i) + " must have " + std::to_string(ch) + " elements");
+    return c.shape(0);
+}
+
 Shape infer(const Graph& g, const Node& n) {
     const Ctx c(g, n);
     switch (n.op) {
@@ -432,6 +524,15 @@ Shape infer(const Graph& g, const Node& n) {
         }
         case OpType::Gather: return gather(c);
         case OpType::Slice: return slice(c);
+        case OpType::Attention: return attention(c);
+        case OpType::Pad: return pad(c);
+        case OpType::Resize: return resize(c);
+        case OpType::TopK: return select(c, false);
+        case OpType::ArgMax: return select(c, true);
+        case OpType::GroupNorm: return group_norm(c);
+        case OpType::ScatterND:
+            c.need_inputs(3, 3, "data, indices, updates");
+            return c.shape(0);
         case OpType::Quantize:
         case OpType::Dequantize:
             c.need_inputs(1, 1, "x");
@@ -505,7 +606,14 @@ DType infer_type(const Graph& g, const Node& n) {
             return first;
         case OpType::Where: same(1, 2); return first;  // x, y (the condition is any dtype)
         case OpType::Conv2D: same(1, 2); return first;  // bias may be wider
-        case OpType::NonZero: return DType::fp32;        // indices (stand-in for int32)
+        case OpType::NonZero:
+        case OpType::ArgMax: return DType::fp32;         // indices (stand-in for int32)
+        case OpType::Attention: same(1, 3); return first;
+        case OpType::ScatterND:
+            if (c.in(2).dtype != first)
+                bad("dtype mismatch: data '" + c.in(0).name + "' is " + to_string(first) + " but updates '" + c.in(2).name +
+                    "' are " + to_string(c.in(2).dtype));
+            return first;
         default: return first;
     }
 }

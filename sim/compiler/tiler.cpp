@@ -68,6 +68,7 @@ public:
                 case KernelKind::concat: concat(static_cast<int>(k), choice); break;
                 case KernelKind::transpose: elementwise(static_cast<int>(k), choice); break;
                 case KernelKind::alias: choice.shape = "view (no task)"; break;
+                case KernelKind::attention: attention(static_cast<int>(k), choice); break;
             }
             tile_count_[k] = static_cast<int>(tasks_.size()) - first_tile_[k];
             choice.tiles = tile_count_[k];
@@ -119,10 +120,17 @@ private:
         const auto in_rows = [&](i64 h0, i64 h1) {
             return std::pair<i64, i64>{std::max<i64>(0, h0 * sh - ph), std::min<i64>(xs[2], (h1 - 1) * sh - ph + kh)};
         };
+        if (k.core == CoreType::vector) return vector_conv(ki, choice, in_rows);
+        // Grouped: each group's O/g columns fill whole fractals (the waste is
+        // Cube work); a tile of channels o0..o1 holds (o1 - o0) / (O/g) groups.
+        const i64 groups = n.attr_int("groups", 1);
+        const auto cube_n = [&](i64 oc) {
+            return groups > 1 ? grouped_conv_cube_n(oc, std::max<i64>(1, oc * groups / O)) : oc;
+        };
         auto work = [&](i64 rows, i64 oc, i64 /*k_part: convolutions are not split along K*/) {
             CubeWork cw;
             cw.m = static_cast<std::uint64_t>(rows * Wo);
-            cw.n = static_cast<std::uint64_t>(oc);
+            cw.n = static_cast<std::uint64_t>(cube_n(oc));
             cw.k = static_cast<std::uint64_t>(K);
             const i64 r_in = std::min<i64>(xs[2], (rows - 1) * sh + kh);
             cw.gm_in_bytes = static_cast<std::uint64_t>(ceil_div(xs[1], 16) * 16 * r_in * xs[3] * e + oc * K * e);
@@ -145,12 +153,45 @@ private:
                     add_consts(k, 2, t.reads);
                     mem_.regions(k.output, Block{b, b + 1, h0, h1, o0, o1}, t.writes);
                     t.params.m = static_cast<std::uint64_t>((h1 - h0) * Wo);
-                    t.params.n = static_cast<std::uint64_t>(o1 - o0);
+                    t.params.n = static_cast<std::uint64_t>(cube_n(o1 - o0));
                     t.params.k = static_cast<std::uint64_t>(K);
                     t.params.dtype = T(x).dtype == DType::int8 ? DType::int8 : DType::fp16;
                     t.params.a_bytes = a;
                     finish_cube(t, dst, work(h1 - h0, o1 - o0, K));
                 }
+    }
+
+    // ---- Vector: a grouped convolution the cost model put on the lanes ------
+    // Row blocks of each image, all channels: its input rows (with the
+    // window's halo) in, kh·kw multiply-adds per output (and any fused
+    // element-wise ops), its output rows out.
+    template <class InRows>
+    void vector_conv(int ki, TilingChoice& choice, InRows in_rows) {
+        const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+        const int x = k.inputs[0];
+        const Shape& xs = T(x).shape;
+        const Shape& os = T(k.output).shape;
+        const i64 N = os[0], Ho = os[2];
+        const i64 tiles = vector_tiles(k, mem_.bytes(k.output));
+        const i64 per = std::max<i64>(1, std::min<i64>(Ho, ceil_div(tiles, N)));
+        int count = 0;
+        for (i64 b = 0; b < N; ++b)
+            for (const auto& [h0, h1] : split(Ho, per)) {
+                TileTask t = vector_task(ki, fmt::format("n{}/h{}-{}", b, h0, h1));
+                const auto [r0, r1] = in_rows(h0, h1);
+                mem_.regions(x, Block{b, b + 1, r0, r1, 0, xs[1]}, t.reads);
+                const std::uint64_t in_bytes = sum_bytes(t.reads);
+                add_consts(k, 1, t.reads);
+                for (std::size_t i = 1; i < k.inputs.size(); ++i)  // a computed weight: all of it
+                    if (!T(k.inputs[i]).is_const) t.reads.push_back(mem_.physical(k.inputs[i], 0, mem_.bytes(k.inputs[i])));
+                mem_.regions(k.output, Block{b, b + 1, h0, h1, 0, os[1]}, t.writes);
+                t.params.bytes = in_bytes;
+                t.params.out_bytes = sum_bytes(t.writes);
+                t.params.dtype = T(x).dtype;
+                finish_vector(t, k.cycles_per_repeat);
+                ++count;
+            }
+        choice.shape = fmt::format("on Vector (grouped: cheaper than the Cube's padded fractals): {} row blocks", count);
     }
 
     // ---- Cube: matrix multiply ------------------------------------------------
@@ -193,16 +234,19 @@ private:
                     const i64 a_batch = as.size() > 2 ? b : 0;
                     mem_.matrix_regions(a, Block{a_batch, a_batch + 1, m0, m1, k0, k1}, t.reads);
                     const i64 bb = b_batch > 1 ? b % b_batch : 0;
+                    // A constant B with a group dim (grouped / MoE experts'
+                    // weights): group bb's K x N block.
+                    const auto group = static_cast<std::uint64_t>(bb * K * N * e);
                     if (T(bt).is_const && ks == 1) {
-                        t.reads.push_back(mem_.physical(bt, static_cast<std::uint64_t>(n0 * K * e),
-                                                        static_cast<std::uint64_t>(n1 * K * e)));
+                        t.reads.push_back(mem_.physical(bt, group + static_cast<std::uint64_t>(n0 * K * e),
+                                                        group + static_cast<std::uint64_t>(n1 * K * e)));
                     } else if (T(bt).is_const) {
                         // Weights are laid out for the Cube in 16-column
                         // blocks of K x 16: a K range is one run per block.
                         for (i64 c = n0; c < n1; c += 16) {
                             const i64 w = std::min<i64>(16, N - c);
-                            t.reads.push_back(mem_.physical(bt, static_cast<std::uint64_t>((c * K + k0 * w) * e),
-                                                            static_cast<std::uint64_t>((c * K + k1 * w) * e)));
+                            t.reads.push_back(mem_.physical(bt, group + static_cast<std::uint64_t>((c * K + k0 * w) * e),
+                                                            group + static_cast<std::uint64_t>((c * K + k1 * w) * e)));
                         }
                     } else if (tb) {
                         mem_.matrix_regions(bt, Block{bb, bb + 1, n0, n1, k0, k1}, t.reads);
@@ -217,6 +261,183 @@ private:
                     t.params.dtype = T(a).dtype == DType::int8 ? DType::int8 : DType::fp16;
                     finish_cube(t, dst, work(m1 - m0, n1 - n0, k1 - k0));
                 }
+    }
+
+    // ---- Cube + Vector: fused attention (flash-attention style) ---------------
+    // Per query block of Br rows of one head: q·kᵀ on a Cube core into the
+    // score workspace (UB on coupled parts, L2 on split ones: never HBM), the
+    // softmax on the Vector core beside it (scale, mask, the online rescale
+    // of each key block after the first), p·v on the same Cube core. Key
+    // blocks of Bc columns are what one Cube / Vector step holds (L0C, UB);
+    // the tasks carry the whole key range of their query block.
+    void attention(int ki, TilingChoice& choice) {
+        const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+        const Node& n = node(k);
+        const int q = k.inputs[0], kt = k.inputs[1], v = k.inputs[2];
+        const int mask = k.inputs.size() > 3 ? k.inputs[3] : -1;
+        const int ws = k.workspace;
+        const bool k_t = n.attr_int("k_transposed", 1) != 0;
+        const Shape& qs = T(q).shape;
+        const Shape& vs = T(v).shape;
+        const i64 S = qs[qs.size() - 2], D = qs.back(), Sk = vs[vs.size() - 2], Dv = vs.back();
+        const auto lead = [&](int t) {
+            i64 b = 1;
+            const Shape& sh = T(t).shape;
+            for (std::size_t i = 0; i + 2 < sh.size(); ++i) b *= sh[i];
+            return b;
+        };
+        const i64 batch = lead(q), kb = lead(kt), vb = lead(v), mb = mask >= 0 ? lead(mask) : 1;
+        // The head of k / v / mask a query head reads (shared heads: grouped queries, broadcast masks).
+        const auto head = [&](i64 b, i64 of) { return of == batch ? b : of <= 1 ? 0 : b / std::max<i64>(1, batch / of); };
+        const int e = dtype_bytes(T(q).dtype);
+        const int me = mask >= 0 ? dtype_bytes(T(mask).dtype) : 0;
+        const bool coupled = chip_.layout == CoreLayout::coupled;
+        const auto ub = static_cast<i64>(chip_.buffers.ub_kb) * 1024, l0c = static_cast<i64>(chip_.buffers.l0c_kb) * 1024;
+        // Key block: Br x Bc fp32 scores double-buffered in L0C, and in UB with
+        // their fp16 probabilities and exp temporaries.
+        const auto key_block = [&](i64 br) {
+            const i64 by_l0c = l0c / 2 / (br * 4), by_ub = ub / 2 / (br * (4 + 2 + me));
+            return std::max<i64>(16, std::min<i64>(Sk, std::min(by_l0c, by_ub) / 16 * 16));
+        };
+        const auto softmax_cycles_per_repeat = [&](i64 br) {
+            const i64 nkb = ceil_div(Sk, key_block(br));
+            // softmax (max, exp, sum, divide: 6), the scale (1), the mask (1);
+            // per key block after the first the running max / sum update and
+            // the rescale and accumulation of the Br x Dv partial output, and
+            // the final normalisation, in repeats of the Br x Sk scores.
+            return 6.0 + 1.0 + (mask >= 0 ? 1.0 : 0.0) +
+                   (3.0 * static_cast<double>(nkb - 1) + 1.0) * static_cast<double>(Dv) / static_cast<double>(Sk);
+        };
+        const auto qk_work = [&](i64 br) {
+            CubeWork w;
+            w.m = static_cast<std::uint64_t>(br);
+            w.n = static_cast<std::uint64_t>(Sk);
+            w.k = static_cast<std::uint64_t>(D);
+            w.gm_in_bytes = static_cast<std::uint64_t>((br + Sk) * D * e);
+            w.out_bytes = static_cast<std::uint64_t>(br * Sk * 2);
+            w.dtype = T(q).dtype;
+            return w;
+        };
+        const auto pv_work = [&](i64 br) {
+            CubeWork w;
+            w.m = static_cast<std::uint64_t>(br);
+            w.n = static_cast<std::uint64_t>(Dv);
+            w.k = static_cast<std::uint64_t>(Sk);
+            w.gm_in_bytes = static_cast<std::uint64_t>((br + Dv) * Sk * e);
+            w.out_bytes = static_cast<std::uint64_t>(br * Dv * 2);
+            w.dtype = T(q).dtype;
+            return w;
+        };
+        const auto softmax_work = [&](i64 br) {
+            VectorWork w;
+            w.in_bytes = static_cast<std::uint64_t>(br * Sk * (e + me));
+            w.out_bytes = static_cast<std::uint64_t>(br * Sk * e);
+            w.cycles_per_repeat = softmax_cycles_per_repeat(br) * static_cast<double>(e) / static_cast<double>(e + me);
+            w.dtype = T(q).dtype;
+            w.row_bytes = static_cast<std::uint64_t>(Sk * e);
+            return w;
+        };
+        // Query block: the least estimated time over whole waves of blocks,
+        // Cube (q·kᵀ then p·v) and Vector (softmax) overlapping across blocks.
+        const int cubes = std::max(1, chip_.cube.count), vectors = std::max(1, chip_.vector.count);
+        i64 br = 16;
+        double best = std::numeric_limits<double>::infinity();
+        const ForcedTiling* f = forced(k);
+        for (i64 cand = 16; cand <= 256; cand *= 2) {
+            if (cand > 16 && cand >= S + 16) break;
+            const i64 units = batch * ceil_div(S, cand);
+            const int active = static_cast<int>(std::min<i64>(units, cubes));
+            const double cube = cube_task_cycles(qk_work(cand), chip_, active) + cube_task_cycles(pv_work(cand), chip_, active);
+            const double vec = vector_task_cycles(softmax_work(cand), chip_, static_cast<int>(std::min<i64>(units, vectors)));
+            const double waves = std::max(static_cast<double>(ceil_div(units, cubes)) * cube,
+                                          static_cast<double>(ceil_div(units, vectors)) * vec);
+            const double dispatch = static_cast<double>(3 * units) * timing::dispatch_cycles(chip_) / std::max(1, chip_.scalar.count);
+            const double t = std::max(waves, dispatch) + vec + cube / 2;  // filling and draining the pipeline
+            if (t < best) {
+                best = t;
+                br = cand;
+            }
+        }
+        if (f && f->m_blocks > 0) br = std::max<i64>(16, ceil_div(ceil_div(S, f->m_blocks), 16) * 16);  // forced query blocks
+        choice.forced = f != nullptr;
+        const i64 bc = key_block(br), nkb = ceil_div(Sk, bc);
+        choice.est_cycles = best;
+        choice.shape = fmt::format("{} query blocks of {} rows x {} heads, {} key block(s) of {} (online softmax); "
+                                   "scores in {}",
+                                   ceil_div(S, br), br, batch, nkb, bc, coupled ? "UB / L1" : "L2");
+        const auto blocks = split(S, ceil_div(S, br), 16);
+        // Cube -> Vector in place in UB when two score tiles fit (else L2),
+        // Vector -> Cube into L1 when the probabilities fit beside the
+        // Cube's own double-buffered blocks.
+        const Space score_space = coupled && 2 * br * Sk * e <= ub ? Space::ub : Space::l2;
+        const Space prob_space = coupled && 2 * br * Sk * e <= static_cast<i64>(chip_.buffers.l1_kb) * 1024 / 2 ? Space::l1 : Space::l2;
+        std::vector<int> qk_task, softmax_task;
+        // All q·kᵀ tiles, then all softmaxes, then all p·v: each core type's
+        // tiles of the kernel are placed together, the Cube runs ahead.
+        for (i64 b = 0; b < batch; ++b)
+            for (const auto& [m0, m1] : blocks) {
+                TileTask t = cube_task(ki, fmt::format("h{}/q{}-{}/qk", b, m0, m1));
+                mem_.matrix_regions(q, Block{b, b + 1, m0, m1, 0, D}, t.reads);
+                const i64 hk = head(b, kb);
+                mem_.matrix_regions(kt, k_t ? Block{hk, hk + 1, 0, D, 0, Sk} : Block{hk, hk + 1, 0, Sk, 0, D}, t.reads);
+                mem_.matrix_regions(ws, Block{b, b + 1, m0, m1, 0, Sk}, t.writes);
+                t.params.m = static_cast<std::uint64_t>(m1 - m0);
+                t.params.n = static_cast<std::uint64_t>(Sk);
+                t.params.k = static_cast<std::uint64_t>(D);
+                t.params.dtype = T(q).dtype == DType::int8 ? DType::int8 : DType::fp16;
+                qk_task.push_back(static_cast<int>(tasks_.size()));
+                finish_cube(t, score_space, qk_work(m1 - m0));
+                tasks_.back().params.dst = score_space;
+                for (Region& r : tasks_.back().writes) r.space = score_space;
+            }
+        std::size_t u = 0;
+        for (i64 b = 0; b < batch; ++b)
+            for (const auto& [m0, m1] : blocks) {
+                TileTask t = vector_task(ki, fmt::format("h{}/q{}-{}/softmax", b, m0, m1));
+                t.paired = qk_task[u++];
+                t.reads = tasks_[static_cast<std::size_t>(t.paired)].writes;
+                std::uint64_t mask_bytes = 0;
+                if (mask >= 0) {
+                    const i64 hm = head(b, mb);
+                    const Shape& ms = T(mask).shape;
+                    const i64 mrows = ms.size() >= 2 ? ms[ms.size() - 2] : 1;
+                    // A mask broadcast over query rows is one row for all of them.
+                    const std::size_t before = t.reads.size();
+                    mem_.matrix_regions(mask, mrows == 1 ? Block{hm, hm + 1, 0, 1, 0, ms.back()}
+                                                         : Block{hm, hm + 1, m0, m1, 0, ms.back()}, t.reads);
+                    for (std::size_t r = before; r < t.reads.size(); ++r) mask_bytes += t.reads[r].bytes;
+                }
+                // In place: the probabilities overwrite the scores.
+                mem_.matrix_regions(ws, Block{b, b + 1, m0, m1, 0, Sk}, t.writes);
+                for (Region& r : t.writes) r.space = prob_space;
+                t.params.src = score_space;
+                t.params.dst = prob_space;
+                const VectorWork w = softmax_work(m1 - m0);
+                t.params.bytes = static_cast<std::uint64_t>((m1 - m0) * Sk * e) + mask_bytes;
+                t.params.out_bytes = w.out_bytes;
+                t.params.dtype = T(q).dtype;
+                t.params.row_bytes = w.row_bytes;
+                softmax_task.push_back(static_cast<int>(tasks_.size()));
+                finish_vector(t, softmax_cycles_per_repeat(m1 - m0));
+            }
+        u = 0;
+        for (i64 b = 0; b < batch; ++b)
+            for (const auto& [m0, m1] : blocks) {
+                TileTask t = cube_task(ki, fmt::format("h{}/q{}-{}/pv", b, m0, m1));
+                t.paired = softmax_task[u++];
+                t.reads = tasks_[static_cast<std::size_t>(t.paired)].writes;
+                const i64 hv = head(b, vb);
+                mem_.matrix_regions(v, Block{hv, hv + 1, 0, Sk, 0, Dv}, t.reads);
+                mem_.matrix_regions(k.output, Block{b, b + 1, m0, m1, 0, Dv}, t.writes);
+                t.params.m = static_cast<std::uint64_t>(m1 - m0);
+                t.params.n = static_cast<std::uint64_t>(Dv);
+                t.params.k = static_cast<std::uint64_t>(Sk);
+                t.params.dtype = T(q).dtype == DType::int8 ? DType::int8 : DType::fp16;
+                // p in L1 already (coupled): only v streams in; else both from L2.
+                if (prob_space == Space::l1) t.params.a_bytes = 1;
+                finish_cube(t, Space::hbm, pv_work(m1 - m0));
+                tasks_.back().params.src = prob_space == Space::l1 ? Space::hbm : Space::l2;
+            }
     }
 
     struct CubeBlocks {
@@ -317,8 +538,11 @@ private:
         // Align with a Cube producer's tiles so tile-level events line up.
         for (int in : k.inputs) {
             const int p = producer_kernel(in);
-            if (p >= 0 && plan_.kernels[static_cast<std::size_t>(p)].core == CoreType::cube && tile_count_[p] >= vectors / 2)
-                return tile_count_[static_cast<std::size_t>(p)];
+            if (p < 0 || plan_.kernels[static_cast<std::size_t>(p)].core != CoreType::cube) continue;
+            // Fused attention writes its output from one tile in three (p·v).
+            const int out_tiles = tile_count_[static_cast<std::size_t>(p)] /
+                                  (plan_.kernels[static_cast<std::size_t>(p)].kind == KernelKind::attention ? 3 : 1);
+            if (out_tiles >= vectors / 2) return out_tiles;
         }
         constexpr std::uint64_t kMaxTaskBytes = 256 * 1024, kMinTaskBytes = 8 * 1024;
         const i64 by_size = ceil_div(static_cast<i64>(bytes), static_cast<i64>(vectors * kMaxTaskBytes)) * vectors;
@@ -418,6 +642,8 @@ private:
         i64 first = rank;  // rows span axes [first, rank)
         switch (n.op) {
             case OpType::Softmax:
+            case OpType::TopK:
+            case OpType::ArgMax:
                 if (from_axis(n.attr_int("axis", -1)) == rank - 1) first = rank - 1;
                 break;
             case OpType::LayerNorm: first = from_axis(n.attr_int("axis", -1)); break;
@@ -516,7 +742,12 @@ private:
         const int in = k.inputs[0], out = k.output;
         const Block ob = full_block(T(out)), ib = full_block(T(in));
         const i64 tiles = vector_tiles(k, mem_.bytes(in));
-        const bool gap = n.op == OpType::GlobalAvgPool;
+        // GlobalAvgPool and GroupNorm reduce over all rows: split by channels
+        // (GroupNorm by whole groups).
+        const bool gap = n.op == OpType::GlobalAvgPool || n.op == OpType::GroupNorm;
+        const i64 channel_unit = n.op == OpType::GroupNorm
+                                     ? std::max<i64>(1, ib.c1 / std::max<i64>(1, n.attr_int("groups", 1)))
+                                     : c0_of(T(in));
         const bool reduce_other = n.op == OpType::ReduceSum && ob.c1 != ib.c1 && ob.r1 == ib.r1;
         // Split the batch first, then rows (channels for GlobalAvgPool).
         const i64 outer = ob.b1;
@@ -525,7 +756,7 @@ private:
         choice.forced = forced(k) != nullptr;
         int i = 0;
         for (i64 b = 0; b < outer; ++b) {
-            const auto parts = gap ? split(ob.c1, per, c0_of(T(in))) : split(ob.r1, per);
+            const auto parts = gap ? split(ob.c1, per, channel_unit) : split(ob.r1, per);
             for (const auto& [lo, hi] : parts) {
                 TileTask t = vector_task(ki, fmt::format("n{}/{}{}-{}", b, gap ? "c" : "r", lo, hi));
                 Block rb{b, b + 1, lo, hi, 0, ib.c1}, wb{b, b + 1, lo, hi, 0, ob.c1};
@@ -573,8 +804,11 @@ private:
                 Block rb = ib, wb = full_block(ot);
                 rb.b0 = wb.b0 = b;
                 rb.b1 = wb.b1 = b + 1;
-                const bool cols = (s.size() == 4 && axis == 1) || axis == static_cast<i64>(s.size()) - 1;
-                const bool rows = (s.size() == 4 && axis == 2) || (s.size() >= 2 && axis == static_cast<i64>(s.size()) - 2);
+                // A 4-D block is (N, H rows, C columns) with W whole: joining
+                // along W names the whole output (safe for sync).
+                const bool four = s.size() == 4;
+                const bool cols = four ? axis == 1 : axis == static_cast<i64>(s.size()) - 1;
+                const bool rows = four ? axis == 2 : s.size() >= 2 && axis == static_cast<i64>(s.size()) - 2;
                 if (cols) { wb.c0 = offset; wb.c1 = offset + extent; }
                 else if (rows) { wb.r0 = offset; wb.r1 = offset + extent; }
                 mem_.regions(in, rb, t.reads);

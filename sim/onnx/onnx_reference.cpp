@@ -87,11 +87,20 @@ inside the pattern):
 | `Pow(x, 2)` → `ReduceMean` → `Add ε` → `Sqrt` → `Div` (or `Reciprocal` → `Mul`) (→ `Mul γ`) | `RMSNorm` |
 | `x · Sigmoid(x)` | `SiLU` |
 | `x · HardSigmoid(x)` (α 1/6, β 0.5) | `HardSwish` |
+| `MatMul(q, kᵀ)` → `Mul`/`Div` by constants (the scale) → optional mask (`Add` of a tensor, or `Where(condition, constant, ·)` as `masked_fill` writes it) → `Softmax` over the last axis → `MatMul(·, v)` | `Attention` |
 
 `Div` by a constant is a `Mul` by its reciprocal, `Pow` by 2 a `Mul` x·x,
-`Gemm`'s alpha and beta fold into the weights. *Not yet*: attention
-(MatMul → scale → mask → Softmax → MatMul) as one fused kernel — it maps
-op by op.
+`Gemm`'s alpha and beta fold into the weights.
+
+`Attention` is one fused kernel on Cube and Vector, flash-attention style
+(docs/compiler.md, "Fused attention"): per query block of one head, q·kᵀ
+on a Cube core into UB (coupled parts) or L2 (split parts), the softmax
+with scale, mask and the online rescale of each key block on the Vector
+core beside it, p·v on the same Cube core. The scores never go to an
+HBM-backed tensor, and q, kᵀ, v and the output stay in plain (ND) layout:
+no FormatConvert around it. When q, kᵀ and v do not share their leading
+(head) dims, the pattern maps op by op (`BatchMatMul`, `Mul`, `Add`,
+`Softmax`, `BatchMatMul`).
 
 ## Errors
 
@@ -100,7 +109,7 @@ m.onnx: not an ONNX model: the bytes are not a protobuf ModelProto (truncated, o
 m.onnx: opset 9 is not supported (supported: 11 to 17); convert the model with onnx.version_converter.convert_version(model, 11)
 m.onnx: initializer 'fc.weight': external data file 'm.onnx.data' not found (looked for ./m.onnx.data)
 m.onnx: symbolic dimensions without a value: 'seq' (input 'ids' dimension 1); give each with --set workload.dims.NAME=N (the leading dimension binds to workload.batch)
-m.onnx: 3 nodes cannot be mapped to npusim's ops: Erf x2 (/mlp/Erf, /mlp_1/Erf); TopK x1 (/TopK) (docs/onnx.md lists the supported ops)
+m.onnx: 3 nodes cannot be mapped to npusim's ops: Erf x2 (/mlp/Erf, /mlp_1/Erf); Hardmax x1 (/Hardmax) (docs/onnx.md lists the supported ops)
 ```
 )";
     return md;

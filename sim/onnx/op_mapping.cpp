@@ -453,6 +453,201 @@ std::string where(MapContext& c) {
     return "";
 }
 
+// Pad (opset 11+: pads as an input; before, an attribute). Every mode costs
+// the same copy; per-axis pads must be constant and non-negative.
+std::string pad(MapContext& c) {
+    if (!c.out_known()) return "Pad (output shape unknown)";
+    Shape pads = attr_ints(c.node, "pads", {});
+    if (c.has_input(1)) {
+        const ConstValue* v = c.value(1);
+        if (!v) return "Pad (computed pads)";
+        pads.clear();
+        for (const double d : v->data) pads.push_back(static_cast<std::int64_t>(d));
+    }
+    if (c.has_input(3)) return "Pad (axes input)";
+    const std::size_t rank = c.shape(0).size();
+    if (pads.size() != 2 * rank) return "Pad (pads rank)";
+    for (const auto p : pads)
+        if (p < 0) return "Pad (negative pads: a crop)";
+    const auto* m = find_attr(c.node, "mode");
+    c.emit("Pad", {c.in(0)}, c.out(), ojson{{"pads", ints_json(pads)}, {"mode", m ? m->s() : "constant"}});
+    return "";
+}
+
+// Resize / Upsample to the output shape ONNX inference gives.
+std::string resize(MapContext& c) {
+    if (!c.out_known()) return "Resize (output shape unknown: computed scales or sizes)";
+    const auto* m = find_attr(c.node, "mode");
+    const std::string mode = m ? m->s() : "nearest";
+    c.emit("Resize", {c.in(0)}, c.out(), ojson{{"sizes", ints_json(c.out_shape())}, {"mode", mode}});
+    return "";
+}
+
+// TopK: the values (and their indices, the same pass); k must be constant.
+std::string topk(MapContext& c) {
+    if (!c.out_known()) return "TopK (output shape unknown: computed k)";
+    const std::size_t rank = c.shape(0).size();
+    const int axis = norm_axis(attr_int(c.node, "axis", -1), rank);
+    if (axis < 0 || axis >= static_cast<int>(rank) || c.out_shape().size() != rank) return "TopK (axis)";
+    const std::int64_t k = c.out_shape()[static_cast<std::size_t>(axis)];
+    // A graph node has one output: the values. The indices come out of the
+    // same pass, so a used indices output is a view of it (no extra work).
+    c.emit("TopK", {c.in(0)}, c.out(), ojson{{"k", k}, {"axis", axis - static_cast<int>(rank)}});
+    if (c.output_used(1))
+        c.b.add_node(c.b.node_name(c.name + ".indices"), "Reshape", {c.out()}, c.out(1),
+                     ojson{{"shape", ints_json(c.out_shape())}});
+    return "";
+}
+
+// ArgMax / ArgMin: one pass of compare-select; keepdims 0 is a view after it.
+std::string argmax(MapContext& c) {
+    if (!c.out_known()) return c.node.op_type() + " (output shape unknown)";
+    const Shape& x = c.shape(0);
+    const int axis = norm_axis(attr_int(c.node, "axis", 0), x.size());
+    if (axis < 0 || axis >= static_cast<int>(x.size())) return c.node.op_type() + " (axis)";
+    if (attr_int(c.node, "keepdims", 1) != 0) {
+        c.emit("ArgMax", {c.in(0)}, c.out(), ojson{{"axis", axis}, {"keepdims", 1}});
+        return "";
+    }
+    Shape kept = x;
+    kept[static_cast<std::size_t>(axis)] = 1;
+    const std::string t = c.b.temp_tensor(c.name + ".kept");
+    c.emit("ArgMax", {c.in(0)}, t, ojson{{"axis", axis}, {"keepdims", 1}});
+    c.emit("Reshape", {t}, c.out(), ojson{{"shape", ints_json(c.out_shape())}}, ".squeeze");
+    return "";
+}
+
+// GroupNormalization (opset 18 form, or the contrib one) and
+// InstanceNormalization (one group per channel): a per-group reduction.
+std::string group_norm(MapContext& c, bool instance) {
+    const Shape& x = c.shape(0);
+    if (x.size() < 3) return c.node.op_type() + " (rank)";
+    const std::int64_t groups = instance ? x[1] : attr_int(c.node, "num_groups", 1);
+    std::vector<std::string> ins = {c.in(0)};
+    // Per-channel gamma / beta (GroupNormalization's per-group ones have as
+    // many elements as groups: the cost is the same; drop them).
+    if (c.has_input(2) && product(c.shape(1), 0, c.shape(1).size()) == x[1] &&
+        product(c.shape(2), 0, c.shape(2).size()) == x[1]) {
+        ins.push_back(c.in(1));
+        ins.push_back(c.in(2));
+    }
+    c.emit("GroupNorm", ins, c.out(), ojson{{"groups", groups}, {"epsilon", attr_float(c.node, "epsilon", 1e-5)}});
+    return "";
+}
+
+// ConvTranspose as the Cube runs it: the input with stride - 1 zeros
+// inserted between elements and k - 1 - pad around it (a Pad), then a
+// stride-1 Conv2D: the inserted zeros are real Cube work (counted).
+std::string conv_transpose(MapContext& c) {
+    if (!c.out_known()) return "ConvTranspose (output shape unknown)";
+    const Shape& x = c.shape(0);
+    const Shape& w = c.shape(1);  // [C_in, C_out / group, kh, kw]
+    if (x.size() != 4 || w.size() != 4) return fmt::format("ConvTranspose ({}-D)", x.size() >= 2 ? x.size() - 2 : 0);
+    if (!c.is_const(1) && attr_int(c.node, "group", 1) != 1) return "ConvTranspose (computed grouped weight)";
+    const auto strides = attr_ints(c.node, "strides", {1, 1});
+    const auto dil = attr_ints(c.node, "dilations", {1, 1});
+    if (dil != Shape{1, 1}) return "ConvTranspose (dilated)";
+    const std::int64_t group = attr_int(c.node, "group", 1);
+    const Shape& o = c.out_shape();
+    // Padding that gives the inferred output: lo = k-1-pad_begin, hi the rest.
+    const auto pads = attr_ints(c.node, "pads", {0, 0, 0, 0});
+    if (pads.size() != 4 || strides.size() != 2) return "ConvTranspose (attribute rank)";
+    Shape p(8, 0), interior(4, 0);
+    for (int a = 0; a < 2; ++a) {
+        const std::int64_t k = w[static_cast<std::size_t>(2 + a)];
+        const std::int64_t dilated = (x[static_cast<std::size_t>(2 + a)] - 1) * strides[static_cast<std::size_t>(a)] + 1;
+        const std::int64_t lo = k - 1 - pads[static_cast<std::size_t>(a)];
+        const std::int64_t hi = o[static_cast<std::size_t>(2 + a)] + k - 1 - dilated - lo;
+        if (lo < 0 || hi < 0) return "ConvTranspose (padding larger than the kernel)";
+        p[static_cast<std::size_t>(2 + a)] = lo;
+        p[static_cast<std::size_t>(6 + a)] = hi;
+        interior[static_cast<std::size_t>(2 + a)] = strides[static_cast<std::size_t>(a)] - 1;
+    }
+    const std::string t = c.b.temp_tensor(c.name + ".dilated");
+    c.emit("Pad", {c.in(0)}, t, ojson{{"pads", ints_json(p)}, {"interior", ints_json(interior)}, {"mode", "constant"}},
+           ".zero_insert");
+    // The flipped, transposed weight [C_out, C_in / group, kh, kw]: a constant by its shape, a computed one by a Transpose.
+    const std::string wt = c.b.temp_tensor(c.name + ".weight_flipped");
+    std::vector<std::string> ins = {t, wt};
+    if (c.has_input(2)) ins.push_back(c.in(2));
+    if (!c.is_const(1)) {
+        // A computed weight is re-laid out at run time: [C_in, C_out, kh, kw]
+        // to [C_out, C_in, kh, kw] (flipping kh, kw in the same copy).
+        c.emit("Transpose", {c.in(1)}, wt, ojson{{"perm", ojson::array({1, 0, 2, 3})}}, ".weight_t");
+    } else {
+        c.b.declare(wt, Shape{w[1] * group, w[0] / group, w[2], w[3]}, graph_dtype(c.elem_type(1)), false, true);
+    }
+    c.emit("Conv2D", ins, c.out(),
+           ojson{{"kernel", ojson::array({w[2], w[3]})}, {"stride", ojson::array({1, 1})}, {"pad", ojson::array({0, 0, 0, 0})},
+                 {"groups", group}});
+    return "";
+}
+
+// ScatterND / ScatterElements (any reduction): the data copied to the
+// output, the updates written at their indices. A KV-cache update written
+// this way copies the whole cache (an in-place update would not; the
+// export's ops do).
+std::string scatter(MapContext& c) {
+    if (c.inputs() != 3) return c.node.op_type() + " (inputs)";
+    c.emit("ScatterND", {c.in(0), c.in(1), c.in(2)}, c.out());
+    return "";
+}
+
+// Mean of N inputs: N-1 Adds, then a Mul by 1/N.
+std::string mean(MapContext& c) {
+    if (c.inputs() == 1) {
+        c.alias_output(c.in(0));
+        return "";
+    }
+    std::string acc = c.in(0);
+    for (std::size_t i = 1; i < c.inputs(); ++i) {
+        const std::string t = c.b.temp_tensor(c.name + ".partial");
+        c.emit("Add", {acc, c.in(i)}, t, ojson::object(), ".partial");
+        acc = t;
+    }
+    const std::string f = c.b.temp_tensor(c.name + ".inv_n");
+    c.b.declare(f, Shape{1}, "fp16", false, true);
+    c.emit("Mul", {acc, f}, c.out());
+    return "";
+}
+
+// Attention the pattern found (onnx/patterns.hpp): one fused op when q, kᵀ
+// and v are [heads..., S, D] with the same leading dims, else the ops it was.
+std::string attention(MapContext& c) {
+    const Shape &q = c.shape(0), &kt = c.shape(1), &v = c.shape(2);
+    const double scale = attr_float(c.node, "scale", 1.0);
+    const bool mask = c.has_input(3);
+    const bool fits = q.size() >= 2 && q.size() == kt.size() && q.size() == v.size() &&
+                      std::equal(q.begin(), q.end() - 2, kt.begin()) && std::equal(q.begin(), q.end() - 2, v.begin());
+    if (fits) {
+        std::vector<std::string> ins = {c.in(0), c.in(1), c.in(2)};
+        if (mask) ins.push_back(c.in(3));
+        c.emit("Attention", ins, c.out(), ojson{{"scale", scale}, {"k_transposed", 1}});
+        return "";
+    }
+    // Op by op: scores, scale, mask, softmax, context.
+    const char* mm = q.size() >= 3 && q.size() == kt.size() ? "BatchMatMul" : "MatMul";
+    const std::string s = c.b.temp_tensor(c.name + ".scores");
+    c.emit(mm, {c.in(0), c.in(1)}, s, ojson::object(), ".scores");
+    std::string cur = s;
+    if (scale != 1.0) {
+        const std::string f = c.b.temp_tensor(c.name + ".scale_factor");
+        c.b.declare(f, Shape{1}, "fp16", false, true);
+        const std::string t = c.b.temp_tensor(c.name + ".scaled");
+        c.emit("Mul", {cur, f}, t, ojson::object(), ".scale");
+        cur = t;
+    }
+    if (mask) {
+        const std::string t = c.b.temp_tensor(c.name + ".masked");
+        c.emit("Add", {cur, c.in(3)}, t, ojson::object(), ".mask");
+        cur = t;
+    }
+    const std::string p = c.b.temp_tensor(c.name + ".probs");
+    c.emit("Softmax", {cur}, p, ojson{{"axis", -1}}, ".softmax");
+    c.emit(mm, {p, c.in(2)}, c.out(), ojson::object(), ".context");
+    return "";
+}
+
 // Fused patterns (onnx/patterns.hpp): domain "npusim".
 std::string fused(MapContext& c) {
     const std::string& op = c.node.op_type();
@@ -468,6 +663,7 @@ std::string fused(MapContext& c) {
         return "";
     }
     if (op == "SiLU" || op == "HardSwish") return unary(c, op.c_str());
+    if (op == "Attention") return attention(c);
     return "npusim:" + op;
 }
 
@@ -557,6 +753,26 @@ const std::map<std::string, Mapping>& table() {
              return unary(c, "LeakyReLU");
          }, "`LeakyReLU` (the slope tensor is a constant; the cost is the same)"}},
         {"Transpose", {transpose, "`Transpose`"}},
+        {"Pad", {pad, "`Pad` (constant pads; every mode costs the same copy)"}},
+        {"ScatterND", {scatter, "`ScatterND`: the data copied, the updates written at their indices (a KV-cache update this way copies the cache)"}},
+        {"ScatterElements", {scatter, "`ScatterND` (the same copy and indexed writes)"}},
+        {"Mean", {mean, "`Add`s, then a `Mul` by 1/N"}},
+        {"LogSoftmax", {[](MapContext& c) { return softmax(c); }, "`Softmax` (the same passes: max, exp, sum; a log in place of the divide)"}},
+        {"ReduceL1", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum` (the abs in the same pass)"}},
+        {"ReduceL2", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum` (square and sqrt in the same pass)"}},
+        {"ReduceSumSquare", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum` (the square in the same pass)"}},
+        {"ReduceLogSum", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum` (the log in the same pass)"}},
+        {"ReduceLogSumExp", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum` (exp and log in the same pass)"}},
+        {"ReduceMin", {[](MapContext& c) { return reduce(c, "ReduceMax"); }, "`ReduceMax` (the same compare pass)"}},
+        {"ReduceProd", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum` (a multiply in place of the add)"}},
+        {"Resize", {resize, "`Resize` to the inferred shape (`nearest` a gather copy, `linear` 4 taps, `cubic` 16 per output)"}},
+        {"Upsample", {resize, "`Resize`"}},
+        {"TopK", {topk, "`TopK` (constant k; k passes of max-and-mask or a bitonic sort of the row, whichever is fewer)"}},
+        {"ArgMax", {argmax, "`ArgMax` (a compare-select pass; `keepdims` 0 as a view after it)"}},
+        {"ArgMin", {argmax, "`ArgMax` (the same pass)"}},
+        {"GroupNormalization", {[](MapContext& c) { return group_norm(c, false); }, "`GroupNorm` (a reduction per group of channels, as LayerNorm)"}},
+        {"InstanceNormalization", {[](MapContext& c) { return group_norm(c, true); }, "`GroupNorm` with one group per channel"}},
+        {"ConvTranspose", {conv_transpose, "`Pad` inserting stride − 1 zeros between inputs, then a stride-1 `Conv2D` (the Cube multiplies the zeros: counted)"}},
         {"Unsqueeze", {view, "`Reshape`"}},
     };
     return t;

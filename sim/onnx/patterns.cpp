@@ -32,6 +32,7 @@ public:
             if (op == "Erf" || op == "Tanh") ok = gelu(i);
             else if (op == "ReduceMean") ok = norm(i);
             else if (op == "Sigmoid" || op == "HardSigmoid") ok = gated(i);
+            else if (op == "Softmax") ok = attention(i);
             fused += ok ? 1 : 0;
         }
         google::protobuf::RepeatedPtrField<Node> kept;
@@ -286,7 +287,98 @@ private:
             for (const auto& o : node(p).output())
                 if (p != last && !consumed_only_by(o, parts)) return false;
         f.add_output(out);
+        auto* a = f.add_attribute();
+        a->set_name("epsilon");
+        a->set_type(::onnx::AttributeProto::FLOAT);
+        a->set_f(static_cast<float>(eps));
         replace(parts, last, f);
+        return true;
+    }
+
+    // A constant scalar's value, or NaN.
+    double scalar(const std::string& t) const {
+        const auto it = consts_.find(t);
+        if (it == consts_.end() || !it->second.has_data || it->second.data.size() != 1) return std::nan("");
+        return it->second.data[0];
+    }
+
+    // True if t is a MatMul's output, through at most `depth` single-use
+    // Mul / Div nodes.
+    bool scores_chain(const std::string& t, int depth) const {
+        const int p = producer(t);
+        if (is(p, "MatMul")) return true;
+        if (depth == 0 || sole_consumer(t) < 0 || !(is(p, "Mul") || is(p, "Div"))) return false;
+        for (const auto& in : node(p).input())
+            if (!is_const(in) && scores_chain(in, depth - 1)) return true;
+        return false;
+    }
+
+    // Attention: MatMul(q, kᵀ) -> Mul|Div by a constant (the scale) -> an
+    // optional mask (Add, or Where selecting a constant) -> Softmax over the
+    // last axis -> MatMul(·, v), in the orders exporters write; from the
+    // Softmax. q, kᵀ and v are computed (self-attention projections).
+    bool attention(int sm) {
+        if (attr_int(node(sm), "axis", 1) != -1) return false;  // explicitly the last axis (any opset)
+        std::set<int> parts = {sm};
+        double scale = 1;
+        std::string mask, cur = node(sm).input(0);
+        int mm = -1;
+        for (int step = 0; step < 3; ++step) {
+            const int p = producer(cur);
+            if (p < 0 || sole_consumer(cur) < 0) return false;
+            if (is(p, "MatMul")) {
+                mm = p;
+                break;
+            }
+            const Node& pn = node(p);
+            std::string prev;
+            if ((is(p, "Mul") || is(p, "Div")) && pn.input_size() == 2) {
+                const bool div = is(p, "Div");
+                const int ci = div || is_const(pn.input(1)) ? 1 : 0;  // the constant operand
+                const double v = scalar(pn.input(ci));
+                if (std::isnan(v) || v == 0) return false;
+                scale *= div ? 1.0 / v : v;
+                prev = pn.input(1 - ci);
+            } else if (is(p, "Add") && pn.input_size() == 2 && mask.empty()) {
+                // The mask is the operand not made from the scores (it may be
+                // computed too, e.g. (1 - mask) · -10000).
+                const bool first = scores_chain(pn.input(0), 3);
+                if (first == scores_chain(pn.input(1), 3)) return false;
+                prev = first ? pn.input(0) : pn.input(1);
+                mask = first ? pn.input(1) : pn.input(0);
+            } else if (is(p, "Where") && pn.input_size() == 3 && mask.empty()) {
+                // masked_fill: Where(condition, fill, scores) or Where(condition, scores, fill).
+                if (is_const(pn.input(1)) && !is_const(pn.input(2))) prev = pn.input(2);
+                else if (is_const(pn.input(2)) && !is_const(pn.input(1))) prev = pn.input(1);
+                else return false;
+                mask = pn.input(0);
+            } else {
+                return false;
+            }
+            parts.insert(p);
+            cur = prev;
+        }
+        if (mm < 0) return false;
+        const std::string q = node(mm).input(0), kt = node(mm).input(1);
+        if (is_const(q) || is_const(kt)) return false;
+        parts.insert(mm);
+        const int pv = sole_consumer(node(sm).output(0));
+        if (!is(pv, "MatMul") || node(pv).input(0) != node(sm).output(0) || is_const(node(pv).input(1))) return false;
+        parts.insert(pv);
+        for (const int p : parts)
+            for (const auto& o : node(p).output())
+                if (p != pv && !consumed_only_by(o, parts)) return false;
+        Node f;
+        f.set_op_type("Attention");
+        f.set_name((node(sm).name().empty() ? node(pv).name() : node(sm).name()) + ".attention");
+        for (const auto& in : {q, kt, node(pv).input(1)}) f.add_input(in);
+        if (!mask.empty()) f.add_input(mask);
+        f.add_output(node(pv).output(0));
+        auto* a = f.add_attribute();
+        a->set_name("scale");
+        a->set_type(::onnx::AttributeProto::FLOAT);
+        a->set_f(static_cast<float>(scale));
+        replace(parts, pv, f);
         return true;
     }
 
