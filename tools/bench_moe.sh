@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Simulator speed on the supernode: 288 ranks x 48 AIV cores, batch 128, the
-# optimized MoE Dispatch (13,824 kernel instances) and the whole MoE layer
-# (Dispatch, expert GEMMs on every die's Cube cores, Combine). Prints wall
-# time, CPU time, peak resident memory and simulated events per second, for
-# each workload and variant given (default: both workloads, optimized).
+# optimized MoE Dispatch (13,824 kernel instances). Prints wall time, CPU
+# time, peak resident memory and simulated events per second, for each
+# variant given (default: optimized).
 #
-#   [MOE_BENCH_MODELS="moe_dispatch moe_layer"] tools/bench_moe.sh [BUILD_DIR] [VARIANT...]
+#   tools/bench_moe.sh [BUILD_DIR] [VARIANT...]
 #
-# Targets: the Dispatch <= 10 s wall and <= 4 GB peak RSS; the layer <= 60 s wall.
+# Targets (issue "Supernode ..."): <= 10 s wall and <= 4 GB peak RSS.
 # "events" are the kernel-API operations plus the link chunks the mesh
 # schedules (stats key sim_events); the figures read the wall clock, so they
 # are printed here and never written into the stats.
@@ -20,13 +19,10 @@ NPUSIM="$BUILD/npusim"
 [ -x "$NPUSIM" ] || { echo "bench_moe: $NPUSIM not built" >&2; exit 2; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-MODELS=${MOE_BENCH_MODELS:-moe_dispatch moe_layer}
-printf "%-13s %-10s %8s %8s %9s %12s %12s %10s\n" workload variant wall_s cpu_s peak_MB events events/s total_us
-for m in $MODELS; do
+printf "%-10s %8s %8s %9s %12s %12s %10s\n" variant wall_s cpu_s peak_MB events events/s total_us
 for v in $VARIANTS; do
     /usr/bin/time -f "%e %U %S %M" -o "$TMP/time" "$NPUSIM" run --chip configs/chips/a3-supernode.json \
-        --workload "models/$m.json" --set workload.variant="$v" --stats "$TMP/stats.json" -q
-    printf "%-13s " "$m"
+        --workload models/moe_dispatch.json --set workload.variant="$v" --stats "$TMP/stats.json" -q
     read -r wall user sys rss < "$TMP/time"
     python3 - "$TMP/stats.json" "$v" "$wall" "$user" "$sys" "$rss" <<'EOF'
 import json, sys
@@ -35,5 +31,4 @@ v, wall, user, sys_, rss = sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), 
 ev = d["sim_events"]
 print(f"{v:<10} {wall:8.2f} {user + sys_:8.2f} {rss / 1024:9.0f} {ev:12d} {ev / wall:12.0f} {d['total_ns'] / 1000:10.1f}")
 EOF
-done
 done
