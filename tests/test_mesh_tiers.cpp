@@ -334,7 +334,8 @@ TEST_CASE("mesh tiers: smaller ingress buffers slow the optimized Dispatch and a
         CHECK(s["memory_model"]["stale_reads"] == 0);
     }
     for (std::size_t i = 1; i < totals.size(); ++i) {
-        CHECK(totals[i] <= totals[i - 1]);
+        // Up to 1 ns of the order in which same-time DataCopies reach the die's memory.
+        CHECK(totals[i] <= totals[i - 1] + 1.0);
         CHECK(held[i] <= held[i - 1]);
     }
     CHECK(totals[0] > 1.04 * totals[2]);  // 2 KB per plane: the all-to-all's bursts hold the senders' MTE3

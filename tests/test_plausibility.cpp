@@ -100,7 +100,7 @@ TEST_CASE("plausibility: a stream compiled for ax300 run on a2 warns that it use
 TEST_CASE("plausibility: --fail-on-stale exits 1 on a MoE run with stale reads, 0 on a clean one", "[plausibility][moe]") {
     TempDir tmp;
     const std::vector<std::string> base = {"run", "--chip", kSupernode, "--workload", kSrc + "/models/moe_dispatch.json",
-                                           "--set", "chip.interconnect.ranks=8", "--set", "workload.variant=optimized",
+                                           "--set", "chip.interconnect.ranks=32", "--set", "workload.variant=optimized",
                                            "--set", "chip.interconnect.reorder_seed=1", "-q"};  // jitter lets a flag overtake its data
     auto with = [&](std::vector<std::string> extra) {
         std::vector<std::string> a = base;
