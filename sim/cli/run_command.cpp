@@ -16,6 +16,8 @@
 #include "cli/parse_options.hpp"
 #include "cli/run_summary.hpp"
 #include "cli/system_run.hpp"
+#include "collective/collective_plan.hpp"
+#include "collective/collective_report.hpp"
 #include "common/errors.hpp"
 #include "common/memory_budget.hpp"
 #include "common/output_file.hpp"
@@ -63,7 +65,8 @@ int run_command(const Args& args) {
 
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
     for (const auto& w : cfg.warnings()) std::cerr << "npusim: warning: " << w << "\n";
-    if (fail_on_stale && cfg.kind() != WorkloadKind::moe && cfg.kind() != WorkloadKind::tasks)
+    if (fail_on_stale && cfg.kind() != WorkloadKind::moe && cfg.kind() != WorkloadKind::tasks &&
+        cfg.kind() != WorkloadKind::collective)
         throw InputError("--fail-on-stale: only a mesh run (workload kind 'moe') checks its reads for stale data; " +
                          workload_file + " is of kind '" + cfg.workload_kind() + "'");
     // The MoE Dispatch on the supernode has its own runner (sim/moe).
@@ -98,17 +101,29 @@ int run_command(const Args& args) {
     if (cfg.kind() == WorkloadKind::graph) compiled = compiler::compile_workload(workload, chip);
     // Host runtime (docs/design.md §1.2): with workload.host_mode, kernels wait for the modelled host to launch them.
     std::unique_ptr<host::HostModel> host = compiled ? host::HostModel::create(workload.graph, chip, *compiled) : nullptr;
+    // A collective is generated into a cross-rank stream (sim/collective).
+    std::optional<collective::CollectivePlan> plan;
+    if (cfg.kind() == WorkloadKind::collective) try {
+            plan = collective::plan_collective(workload.collective, chip);
+        } catch (const InputError& e) {
+            throw InputError(workload_file + ": " + e.what());  // the file that asked for it
+        }
     const TaskStream stream = host       ? host->take_stream()
                               : compiled ? std::move(compiled->stream)
+                              : plan     ? collective::collective_stream(*plan, workload_file)
                                          : read_task_stream(workload.file);
     check_stream_fits_chip(stream, chip);
     // Tasks on several ranks: a System of whole dies joined by the mesh.
     if (stream.cross_rank) {
         if (!report_file.empty()) throw InputError("--report: not available yet for cross-rank streams");
         phase.emplace("simulating " + workload_file);
-        return run_system(cfg, stream,
-                          SystemRunOptions{workload_file, stats_file, trace_file, trace_ranks, quiet, trace_tasks_only,
-                                           fail_on_stale});
+        SystemRunOptions opt{workload_file, stats_file, trace_file, trace_ranks, quiet, trace_tasks_only, fail_on_stale, {}};
+        if (plan)
+            opt.workload_stats = [&](Stats& s) {
+                collective::report_collective(*plan, chip, s.number("total_ns"), s);
+                return collective::collective_summary(*plan, chip, s.number("total_ns"));
+            };
+        return run_system(cfg, stream, opt);
     }
     if (!trace_ranks.empty()) throw InputError("--trace-ranks: only a cross-rank stream (tasks with a rank) runs on several ranks");
     if (fail_on_stale) throw InputError("--fail-on-stale: only a mesh run (kind 'moe' or a cross-rank stream) checks its reads");

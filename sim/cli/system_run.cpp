@@ -70,12 +70,13 @@ int run_system(const RunConfig& cfg, const TaskStream& stream, const SystemRunOp
     system.collect(stats);
     stats.set_json("config", cfg.dump());
     stats.set("version", version());
+    const std::string workload_summary = opt.workload_stats ? opt.workload_stats(stats) : "";
     system.trace_critical_path();
     if (!opt.stats_file.empty()) write_output_file(opt.stats_file, stats.to_json());
     trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{},"version":"{}"}})", json_escape(chip.name),
                              json_escape(opt.workload_file), stats.number("total_ns"), json_escape(version())));
     if (!opt.quiet) {
-        std::cout << run_summary(stats, chip, opt.stats_file, opt.trace_file);
+        std::cout << run_summary(stats, chip, opt.stats_file, opt.trace_file) << workload_summary;
         int busy = 0;
         for (int r = 0; r < system.ranks(); ++r) busy += system.die(r).context().stream.tasks.empty() ? 0 : 1;
         std::cout << fmt::format(

@@ -1,11 +1,16 @@
 // `npusim run` of a cross-rank task stream: every rank a whole die, joined
 // by the mesh (hw/system).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "config/run_config.hpp"
 #include "tasks/task.hpp"
+
+namespace npusim {
+class Stats;
+}
 
 namespace npusim::cli {
 
@@ -13,6 +18,9 @@ struct SystemRunOptions {
     std::string workload_file, stats_file, trace_file;
     std::string trace_ranks;  // --trace-ranks LIST ("" = the default)
     bool quiet = false, trace_tasks_only = false, fail_on_stale = false;
+    // A generated workload's own figures (kind collective: collective.*),
+    // added once the System's stats are in; returns lines for the summary.
+    std::function<std::string(Stats&)> workload_stats;
 };
 
 int run_system(const RunConfig& cfg, const TaskStream& stream, const SystemRunOptions& opt);

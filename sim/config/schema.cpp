@@ -575,6 +575,23 @@ std::vector<KeySpec> build_keys() {
                     .field_enum(&WorkloadParams::moe, &MoeWorkload::expert_dtype));
     k.push_back(Key("workload.notes", VT::string_or_strings).kind("moe").def(json::array())
                     .meaning("Free text about the workload. Not read by the simulator."));
+
+    // Kind "collective": one collective over every rank (docs/collectives.md).
+    k.push_back(Key("workload.op", VT::enumeration).kind("collective").required()
+                    .one_of({"allreduce", "allgather", "reduce_scatter", "alltoall"})
+                    .meaning("The collective: `allreduce` (every rank ends with the sum), `allgather` (every rank ends with every rank's piece), `reduce_scatter` (rank r ends with the sum of piece r), `alltoall` (rank r's piece d goes to rank d).")
+                    .field_enum(&WorkloadParams::collective, &CollectiveWorkload::op));
+    k.push_back(Key("workload.algorithm", VT::enumeration).kind("collective").def("ring").one_of({"ring", "mesh"})
+                    .meaning("`ring`: N-1 steps to the next rank (2(N-1) for allreduce), each step's chunk sent Data-as-Flag and reduced on arrival; `mesh`: every rank writes its pieces straight to every peer in one step (two for allreduce).")
+                    .field_enum(&WorkloadParams::collective, &CollectiveWorkload::algorithm));
+    k.push_back(Key("workload.bytes", VT::integer).kind("collective").unit("B").required().at_least(1).at_most(17179869184.0)
+                    .meaning("Buffer per rank: the input of allreduce, reduce_scatter and alltoall, the output of allgather; a whole number of `dtype` elements.")
+                    .field(&WorkloadParams::collective, &CollectiveWorkload::bytes));
+    k.push_back(Key("workload.dtype", VT::enumeration).kind("collective").def("fp16").one_of({"fp16", "bf16", "fp32", "int8"})
+                    .meaning("Element type: the reductions' vector lanes (2, 2, 4 or 1 B).")
+                    .field_enum(&WorkloadParams::collective, &CollectiveWorkload::dtype));
+    k.push_back(Key("workload.notes", VT::string_or_strings).kind("collective").def(json::array())
+                    .meaning("Free text about the workload. Not read by the simulator."));
     return k;
 }
 
@@ -618,6 +635,10 @@ std::vector<SectionSpec> build_sections() {
         {"workload", "tasks", "Workload kind `tasks`",
          "Replays a task-descriptor stream (docs/design.md §4.3). Given directly as `--workload FILE.jsonl`, the section is "
          "`{\"kind\": \"tasks\", \"file\": \"FILE.jsonl\"}`."},
+        {"workload", "collective", "Workload kind `collective`",
+         "One collective over every rank of the chip (`chip.interconnect.ranks`, at least 2), generated into a "
+         "cross-rank task stream: copies between ranks over the mesh (Data-as-Flag), reductions on every rank's "
+         "vector cores. Given as `--workload models/collective_allreduce.json`; see docs/collectives.md."},
     };
 }
 

@@ -21,6 +21,7 @@ const std::vector<std::pair<WorkloadKind, std::string>>& kinds() {
         {WorkloadKind::tasks, "tasks"},
         {WorkloadKind::graph, "graph"},
         {WorkloadKind::moe, "moe"},
+        {WorkloadKind::collective, "collective"},
     };
     return table;
 }

@@ -14,12 +14,13 @@ enum class WorkloadKind {
     tasks,  // a task-descriptor stream replayed as it is
     graph,  // a model graph compiled on the fly
     moe,    // the MoE dispatch on a supernode (sim/moe)
+    collective,  // a collective (allreduce, ...) over every rank (sim/collective)
 };
 
 // The names of the kinds a workload may be, in the order messages list them
 // (the allowed values of workload.kind in the schema).
 const std::vector<std::string>& workload_kind_names();
-// "tasks, graph, moe", for messages.
+// "tasks, graph, moe, collective", for messages.
 std::string workload_kind_list();
 
 // "tasks", "graph", "moe"; "" for none.

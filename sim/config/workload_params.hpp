@@ -67,11 +67,23 @@ struct MoeWorkload {
     ExpertDType expert_dtype{};
 };
 
+// Kind "collective": one collective over every rank of the chip (docs/collectives.md).
+struct CollectiveWorkload {
+    enum class Op : std::uint8_t { allreduce, allgather, reduce_scatter, alltoall };
+    enum class Algorithm : std::uint8_t { ring, mesh };
+    enum class Dtype : std::uint8_t { fp16, bf16, fp32, int8 };
+    Op op{};
+    Algorithm algorithm{};
+    std::uint64_t bytes{};  // per rank: allreduce/alltoall input, allgather output, reduce_scatter input
+    Dtype dtype{};
+};
+
 struct WorkloadParams {
     std::string kind;  // "tasks", "graph", "moe"; "" without a workload
     std::string file;  // tasks: the stream; graph: the model graph
     GraphWorkload graph;
     MoeWorkload moe;
+    CollectiveWorkload collective;
 };
 
 // The validated, default-filled workload section -> WorkloadParams, through
