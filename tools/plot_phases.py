@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Stacked per-core phase chart of one rank of an MoE dispatch run.
+"""Stacked per-core phase chart of one rank of an MoE dispatch or MoE layer run.
 
     python3 tools/plot_phases.py PROFILE.csv [--rank N|slowest] [--out FILE.png] [--title TEXT]
 
@@ -22,6 +22,10 @@ COLOURS = {
     "addr": "#8c564b", "send": "#1f77b4", "sync_send": "#d62728", "status": "#ff7f0e",
     "wait": "#bcbd22", "sync_wait": "#e377c2", "cumsum": "#9467bd", "reorder": "#2ca02c",
     "bitmap": "#8c564b", "counts": "#ff7f0e",
+    # The MoE layer (models/moe_layer.json): the wait for the expert GEMMs, then the Combine.
+    "ready": "#7f7f7f", "experts": "#c7c7c7", "combine_watch": "#17becf", "combine_send": "#aec7e8",
+    "combine_sync_send": "#ff9896", "combine_status": "#ffbb78", "combine_wait": "#dbdb8d",
+    "combine_sync_wait": "#f7b6d2", "combine_sum": "#98df8a",
 }
 
 

@@ -563,6 +563,16 @@ std::vector<KeySpec> build_keys() {
     k.push_back(Key("workload.trace_ranks", VT::integer).kind("moe").def(1).at_least(0).at_most(384)
                     .meaning("With --trace: the first N ranks get a process with their cores' phases and their busy link planes.")
                     .field(&WorkloadParams::moe, &MoeWorkload::trace_ranks));
+    // The whole MoE layer (models/moe_layer.json): Dispatch -> expert FFN GEMMs -> Combine.
+    k.push_back(Key("workload.layer", VT::boolean).kind("moe").def(false)
+                    .meaning("true = the whole MoE layer: Dispatch, then on every rank the FFN GEMMs of its experts over the tokens routed to them (a task stream on the die's Cube cores), then the Combine (rows back to their source ranks, gate-weighted sum of each token's top_k rows); false = the Dispatch alone.")
+                    .field(&WorkloadParams::moe, &MoeWorkload::layer));
+    k.push_back(Key("workload.expert_ffn", VT::integer).kind("moe").def(2048).at_least(16).at_most(65536)
+                    .meaning("With layer: intermediate size of each expert's FFN (a multiple of 16; DeepSeek-V3: 2048): gate and up projection hidden -> 2 x expert_ffn, down projection expert_ffn -> hidden.")
+                    .field(&WorkloadParams::moe, &MoeWorkload::expert_ffn));
+    k.push_back(Key("workload.expert_dtype", VT::enumeration).kind("moe").def("int8").one_of({"fp16", "bf16", "int8"})
+                    .meaning("With layer: operand type of the expert GEMMs (`int8` = W8A8 on the int8 tokens the Dispatch delivers); the Combine returns bf16 rows.")
+                    .field_enum(&WorkloadParams::moe, &MoeWorkload::expert_dtype));
     k.push_back(Key("workload.notes", VT::string_or_strings).kind("moe").def(json::array())
                     .meaning("Free text about the workload. Not read by the simulator."));
 
@@ -620,7 +630,8 @@ std::vector<SectionSpec> build_sections() {
         {"workload", "moe", "Workload kind `moe`",
          "The MoE Dispatch operator on the supernode (docs/supernode.md): one kernel instance per AIV core of every "
          "rank. Given as `--workload models/moe_dispatch.json`, a JSON object of the keys below; ranks come from "
-         "`chip.interconnect.ranks`."},
+         "`chip.interconnect.ranks`. With `layer: true` (`models/moe_layer.json`) the whole MoE layer: Dispatch, "
+         "expert FFN GEMMs on each rank's Cube cores, Combine."},
         {"workload", "tasks", "Workload kind `tasks`",
          "Replays a task-descriptor stream (docs/design.md §4.3). Given directly as `--workload FILE.jsonl`, the section is "
          "`{\"kind\": \"tasks\", \"file\": \"FILE.jsonl\"}`."},

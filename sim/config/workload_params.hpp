@@ -60,6 +60,11 @@ struct MoeWorkload {
     double skew{};           // Zipf exponent when skewed
     std::uint64_t seed{};
     int trace_ranks{};
+    // The whole layer (layer = true): expert FFN GEMMs and the Combine.
+    enum class ExpertDType : std::uint8_t { fp16, bf16, int8 };  // in one_of order
+    bool layer{};
+    int expert_ffn{};        // FFN intermediate size per expert
+    ExpertDType expert_dtype{};
 };
 
 // Kind "collective": one collective over every rank of the chip (docs/collectives.md).

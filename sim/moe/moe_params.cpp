@@ -23,6 +23,10 @@ MoeParams MoeParams::from_run(const MoeWorkload& w, const ChipParams& chip) {
                                      p.experts()));
     if (chip.interconnect.datablock_bytes < 64)
         throw InputError("chip.interconnect.datablock_bytes: Data-as-Flag needs blocks of at least 64 B");
+    if (p.layer && p.expert_ffn % 16 != 0)
+        throw InputError(fmt::format("workload.expert_ffn: expected a multiple of 16 (the cube's fractal), got {}", p.expert_ffn));
+    if (p.layer && chip.cube.count < 1)
+        throw InputError("workload.layer: the expert GEMMs run on Cube cores, but chip.cores.cube.count is 0");
     return p;
 }
 

@@ -17,6 +17,7 @@
 #include "engine/wake_scheduler.hpp"
 #include "kernel_api/kernel_runtime.hpp"
 #include "moe/dispatch.hpp"
+#include "moe/moe_layer_run.hpp"
 #include "stats/stats.hpp"
 #include "trace/trace_writer.hpp"
 
@@ -67,6 +68,7 @@ std::string summary(const Stats& s, const MoeParams& p, const ChipParams& chip, 
 int run_moe(const RunConfig& cfg, const MoeRunOptions& opt) {
     const ChipParams& chip = cfg.chip();
     const MoeParams p = MoeParams::from_run(cfg.workload().moe, chip);
+    if (p.layer) return run_moe_layer(cfg, p, opt);
     const DispatchLayout layout(p, static_cast<std::uint32_t>(chip.interconnect.datablock_bytes));
     const auto t_build = std::chrono::steady_clock::now();
     const Routing routing(p);
