@@ -230,3 +230,19 @@ TEST_CASE("system: a System of one rank gives exactly the die's statistics", "[s
     CHECK(s.number("memory.hbm.read_bytes") == die["memory"]["hbm"]["read_bytes"].get<double>());
     CHECK(!s.has("ranks.count"));
 }
+
+TEST_CASE("system: --trace-ranks on a MoE run takes the first N ranks and refuses a list with gaps", "[system][trace][moe]") {
+    TempDir tmp;
+    const std::string moe = kSrc + "/models/moe_dispatch.json";
+    const std::string trace = tmp.path("moe.json");
+    const Result ok = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", moe, "--set", "chip.interconnect.ranks=16",
+                                       "-q", "--trace", trace, "--trace-ranks", "0-2"});
+    SHOW(ok);
+    REQUIRE(ok.code == 0);
+    CHECK(read_json(trace)["traceEvents"].size() > 0);
+    const Result gap = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", moe, "--set", "chip.interconnect.ranks=16",
+                                        "-q", "--trace", trace, "--trace-ranks", "0,3"});
+    SHOW(gap);
+    CHECK(gap.code == 2);
+    CHECK(gap.err.find("leaves out rank 1") != std::string::npos);
+}

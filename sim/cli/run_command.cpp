@@ -2,6 +2,7 @@
 // die, write stats and trace, print a short human summary.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -56,7 +57,8 @@ int run_command(const Args& args) {
         ("profile", po::value(&profile_file), "kind moe: per-core phase timestamps (CSV, one row per rank/core)")
         ("trace-tasks-only", po::bool_switch(&trace_tasks_only), "trace tasks but not per-tile pipe activity")
         ("trace-ranks", po::value(&trace_ranks),
-         "cross-rank streams: ranks whose dies go into the trace, e.g. 0,3,8-15 (default: the first 8)")
+         "runs on several ranks: the ranks whose dies go into the trace, e.g. 0,3,8-15 (default: the first 8; "
+         "a MoE run traces the first N, 0-(N-1), default workload.trace_ranks)")
         ("report", po::value(&report_file), "write a self-contained HTML report here (summary, utilisation, timeline)")
         ("quiet,q", po::bool_switch(&quiet), "no summary on stdout")
         ("fail-on-stale", po::bool_switch(&fail_on_stale),
@@ -83,7 +85,19 @@ int run_command(const Args& args) {
             std::error_code ec;
             if (!f.empty() && !dir.empty()) std::filesystem::create_directories(dir, ec);
         }
-        return run_moe(cfg, MoeRunOptions{workload_file, stats_file, trace_file, profile_file, quiet, fail_on_stale});
+        const MoeRunOptions opt{workload_file, stats_file, trace_file, profile_file, quiet, fail_on_stale};
+        if (trace_ranks.empty()) return run_moe(cfg, opt);
+        // The kernel runtime traces the first N ranks: a list must be 0..N-1.
+        std::vector<int> ranks = parse_trace_ranks(trace_ranks, cfg.chip().interconnect.ranks);
+        std::sort(ranks.begin(), ranks.end());
+        ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+        for (std::size_t i = 0; i < ranks.size(); ++i)
+            if (ranks[i] != static_cast<int>(i))
+                throw InputError(fmt::format("--trace-ranks: a MoE run traces the first N ranks; '{}' leaves out rank {} "
+                                             "(use --trace-ranks 0-{})",
+                                             trace_ranks, i, ranks.back()));
+        sets.push_back(fmt::format("workload.trace_ranks={}", ranks.size()));
+        return run_moe(RunConfig::load(chip_file, workload_file, sets), opt);
     }
     // Output folders are created on demand (`--stats out/run1/stats.json`).
     for (const std::string& f : {stats_file, trace_file, report_file}) {
