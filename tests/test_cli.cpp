@@ -421,6 +421,34 @@ TEST_CASE("cli: bench reports its event rate beside a plain SystemC loop's, and 
     CHECK_THAT(bad.err, Contains("--runs"));
 }
 
+TEST_CASE("cli: bench --compile and --moe measure each child's wall, CPU and peak memory", "[cli][bench]") {
+    TempDir tmp;
+    const Result compile = run_npusim(tmp, {"bench", "--compile", "--chip", kA2, "--sizes", "10000"});
+    SHOW(compile);
+    REQUIRE(compile.code == 0);
+    double tasks = 0, n = 0, wall = 0, cpu = 0, mb = 0, per_task = 0;
+    const auto row = compile.out.find('\n');
+    REQUIRE(row != std::string::npos);
+    REQUIRE(std::sscanf(compile.out.c_str() + row, "%lf %lf %lf %lf %lf %lf", &tasks, &n, &wall, &cpu, &mb, &per_task) == 6);
+    CHECK(tasks > 9000);
+    CHECK(tasks <= 10000);
+    CHECK(wall > 0);
+    CHECK(mb > 1);
+    CHECK(per_task == Approx(mb * 1024 * 1024 / tasks).epsilon(0.01));
+
+    // 16 ranks instead of 288 keep it short; the bundled models are found
+    // from the source tree.
+    const std::string chip = tmp.write(
+        "c16.json", R"({"extends": ")" + kSrc + R"(/configs/chips/a3-supernode.json", "interconnect": {"ranks": 16}})");
+    const Result moe = run_program(tmp, "cd " + quote(kSrc) + " && " + quote(NPUSIM_BIN), {"bench", "--moe", "--chip", chip});
+    SHOW(moe);
+    REQUIRE(moe.code == 0);
+    CHECK_THAT(moe.out, Contains("models/moe_dispatch.json") && Contains("models/moe_layer.json"));
+    std::size_t within = 0;
+    for (std::size_t at = moe.out.find("within"); at != std::string::npos; at = moe.out.find("within", at + 1)) ++within;
+    CHECK(within == 4);  // two variants of each, under budget at 16 ranks
+}
+
 TEST_CASE("cli: huge pages change speed only: identical stats with and without them", "[cli][bench]") {
     TempDir tmp;
     const std::string with = tmp.path("with.json"), without = tmp.path("without.json");

@@ -35,6 +35,7 @@
 #include "common/output_file.hpp"
 #include "common/phase.hpp"
 #include "config/run_config.hpp"
+#include "study/child_process.hpp"
 #include "hw/die.hpp"
 #include "engine/wake_scheduler.hpp"
 #include "tasks/synthetic_stream.hpp"
@@ -146,6 +147,32 @@ int bench_sizes(const std::string& self, const std::string& chip, const std::str
     return 0;
 }
 
+// One child `npusim ...` with its output in `log`, measured from wait4(2):
+// exit code, wall and CPU seconds, peak memory and what it printed.
+struct ChildRun {
+    int code = -1;
+    double wall = 0, cpu = 0, peak_mb = 0;
+    std::string output;
+};
+
+ChildRun run_measured(const std::vector<std::string>& argv, const std::string& log) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const pid_t pid = study::spawn_process(argv, log);
+    int status = 0;
+    rusage ru{};
+    while (::wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
+    }
+    ChildRun r;
+    r.wall = seconds_since(t0);
+    r.cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+            static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+    r.peak_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+    r.code = study::exit_code_of(status);
+    std::ifstream in(log);
+    r.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    return r;
+}
+
 // `bench --compile`: per size, a graph like the one a huge model makes
 // (input x [N, 2097152] fp16 into one ReLU: element-wise slices, about 16 per
 // row on A2-class chips) compiled by a child `npusim compile` whose wall
@@ -173,39 +200,19 @@ int bench_compile(const std::string& self, const std::string& chip, const std::s
  "nodes": [{{"name": "relu", "op": "ReLU", "inputs": ["x"], "outputs": ["y"]}}],
  "outputs": ["y"]}}
 )", n));
-        const std::string log = (dir / "compile.log").string();
-        const auto t0 = std::chrono::steady_clock::now();
-        const pid_t pid = ::fork();
-        if (pid < 0) throw InputError(std::string("cannot fork: ") + std::strerror(errno));
-        if (pid == 0) {
-            const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            if (fd >= 0) {
-                ::dup2(fd, 1);
-                ::dup2(fd, 2);
-            }
-            ::execl(self.c_str(), self.c_str(), "compile", "--chip", chip.c_str(), "--workload", graph.c_str(), "--emit-tasks",
-                    "/dev/null", static_cast<char*>(nullptr));
-            ::_exit(127);
-        }
-        int status = 0;
-        rusage ru{};
-        while (::wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
-        }
-        const double wall = seconds_since(t0);
-        const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-        std::ifstream in(log);
-        const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const ChildRun run = run_measured({self, "compile", "--chip", chip, "--workload", graph, "--emit-tasks", "/dev/null"},
+                                          (dir / "compile.log").string());
+        const std::string& said = run.output;
         double tasks = 0;
         const auto at = said.find("kernels -> ");
         if (at != std::string::npos) tasks = std::atof(said.c_str() + at + 11);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || tasks <= 0) {
+        if (run.code != 0 || tasks <= 0) {
             std::cout << fmt::format("{:>10} {:>8} compile failed: {}", target, n, said.substr(0, said.find('\n') + 1));
             rc = 1;
             continue;
         }
-        std::cout << fmt::format("{:>10.0f} {:>8} {:>9.2f} {:>9.2f} {:>10.1f} {:>11.0f}\n", tasks, n, wall, cpu,
-                                 static_cast<double>(ru.ru_maxrss) / 1024.0, static_cast<double>(ru.ru_maxrss) * 1024.0 / tasks);
+        std::cout << fmt::format("{:>10.0f} {:>8} {:>9.2f} {:>9.2f} {:>10.1f} {:>11.0f}\n", tasks, n, run.wall, run.cpu,
+                                 run.peak_mb, run.peak_mb * 1024.0 * 1024.0 / tasks);
         std::cout.flush();
     }
     std::error_code ec;
@@ -229,38 +236,19 @@ int bench_moe(const std::string& self, const std::string& chip, const std::strin
                              fmt::format("budget ({:.0f} s wall, 4096 MB)", kWallBudget));
     int rc = 0;
     for (const char* variant : {"baseline", "optimized"}) {
-        const std::string log = (dir / "run.log").string();
         const std::string set = std::string("workload.variant=") + variant;
-        const auto t0 = std::chrono::steady_clock::now();
-        const pid_t pid = ::fork();
-        if (pid < 0) throw InputError(std::string("cannot fork: ") + std::strerror(errno));
-        if (pid == 0) {
-            const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            if (fd >= 0) {
-                ::dup2(fd, 1);
-                ::dup2(fd, 2);
-            }
-            ::execl(self.c_str(), self.c_str(), "run", "--chip", chip.c_str(), "--workload", workload.c_str(), "--set",
-                    set.c_str(), static_cast<char*>(nullptr));
-            ::_exit(127);
-        }
-        int status = 0;
-        rusage ru{};
-        while (::wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
-        }
-        const double wall = seconds_since(t0);
-        const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-        std::ifstream in(log);
-        const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const ChildRun run = run_measured({self, "run", "--chip", chip, "--workload", workload, "--set", set},
+                                          (dir / "run.log").string());
+        const std::string& said = run.output;
+        const double wall = run.wall, cpu = run.cpu;
         const auto total = said.find(" cycles  (");
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || total == std::string::npos) {
+        if (run.code != 0 || total == std::string::npos) {
             std::cout << fmt::format("{:>10} run failed: {}", variant, said.substr(0, said.find('\n') + 1));
             rc = 1;
             continue;
         }
         const double us = std::atof(said.c_str() + total + 10);
-        const double mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+        const double mb = run.peak_mb;
         const bool ok = wall <= kWallBudget && mb <= kRssBudgetMb;
         std::cout << fmt::format("{:>10} {:>12.3f} {:>9.2f} {:>9.2f} {:>10.1f}  {}\n", variant, us, wall, cpu, mb,
                                  ok ? "within" : (mb > kRssBudgetMb ? "OVER (memory)" : "OVER (wall; compare CPU s on a busy machine)"));
