@@ -181,6 +181,17 @@ TEST_CASE("system: --trace-ranks keeps one process per listed rank", "[system][t
         if (e.value("ph", "") == "M" && e.value("name", "") == "process_name") processes.push_back(e["args"]["name"]);
     CHECK(std::find(processes.begin(), processes.end(), "rank 1 (a3-supernode)") != processes.end());
     CHECK(std::find(processes.begin(), processes.end(), "rank 0 (a3-supernode)") == processes.end());
+    // Four ranks whose tasks all release others (a ring allreduce): every
+    // rank's flow arrows keep ids of their own, as Perfetto needs.
+    const std::string coll = tmp.path("coll.json");
+    const Result c = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", kSrc + "/models/collective_allreduce.json",
+                                      "--set", "chip.interconnect.ranks=4", "--set", "workload.bytes=262144", "-q",
+                                      "--trace", coll});
+    SHOW(c);
+    REQUIRE(c.code == 0);
+    const Result check = run_program(tmp, "/usr/bin/python3", {kSrc + "/tools/check_trace.py", coll, "--quiet"});
+    SHOW(check);
+    CHECK(check.code == 0);
 }
 
 TEST_CASE("system: split_by_rank renumbers each rank's streams and events and keeps task order", "[system][tasks]") {

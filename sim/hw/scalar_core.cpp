@@ -67,6 +67,8 @@ ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
             slot_tid_[s] = ctx_.next_tid++;
             ctx_.trace->thread(ctx_.trace_pid, slot_tid_[s], fmt::format("scalar{}", s), slot_tid_[s]);
         }
+    // Flow ids are unique across the trace: each rank of a System has its own range.
+    next_flow_id_ = (static_cast<std::uint64_t>(ctx_.link.rank) << 40) + 1;
     // Kick off at time 0 once the simulation starts.
     ctx_.scheduler->at(0, *this, kStart);
 }
