@@ -308,26 +308,21 @@ private:
             return 6.0 + 1.0 + (mask >= 0 ? 1.0 : 0.0) +
                    (3.0 * static_cast<double>(nkb - 1) + 1.0) * static_cast<double>(Dv) / static_cast<double>(Sk);
         };
-        const auto qk_work = [&](i64 br) {
+        // One query block's Cube step: br x n x k, A (br x k) and B (k x n)
+        // read from GM, the fp16 result written (QK^T: n = Sk, k = D;
+        // PV: n = Dv, k = Sk).
+        const auto cube_work = [&](i64 br, i64 n, i64 k) {
             CubeWork w;
             w.m = static_cast<std::uint64_t>(br);
-            w.n = static_cast<std::uint64_t>(Sk);
-            w.k = static_cast<std::uint64_t>(D);
-            w.gm_in_bytes = static_cast<std::uint64_t>((br + Sk) * D * e);
-            w.out_bytes = static_cast<std::uint64_t>(br * Sk * 2);
+            w.n = static_cast<std::uint64_t>(n);
+            w.k = static_cast<std::uint64_t>(k);
+            w.gm_in_bytes = static_cast<std::uint64_t>((br + n) * k * e);
+            w.out_bytes = static_cast<std::uint64_t>(br * n * 2);
             w.dtype = T(q).dtype;
             return w;
         };
-        const auto pv_work = [&](i64 br) {
-            CubeWork w;
-            w.m = static_cast<std::uint64_t>(br);
-            w.n = static_cast<std::uint64_t>(Dv);
-            w.k = static_cast<std::uint64_t>(Sk);
-            w.gm_in_bytes = static_cast<std::uint64_t>((br + Dv) * Sk * e);
-            w.out_bytes = static_cast<std::uint64_t>(br * Dv * 2);
-            w.dtype = T(q).dtype;
-            return w;
-        };
+        const auto qk_work = [&](i64 br) { return cube_work(br, Sk, D); };
+        const auto pv_work = [&](i64 br) { return cube_work(br, Dv, Sk); };
         const auto softmax_work = [&](i64 br) {
             VectorWork w;
             w.in_bytes = static_cast<std::uint64_t>(br * Sk * (e + me));

@@ -55,15 +55,19 @@ std::string summary(const Stats& s, const MoeParams& p, const ChipParams& chip, 
     out += fmt::format("  token {} B in {} blocks of {} B; mesh {:.2f} MB per rank, utilization {:.1f}%, busiest link {:.1f}%\n",
                        L.token_bytes, L.slot_blocks, L.block, s.number("mesh.bytes") / 1e6 / p.ranks,
                        s.number("units.mesh.utilization") * 100.0, s.number("mesh.busiest_link_fraction") * 100.0);
-    out += fmt::format("  memory_model.stale_reads {:.0f}  (reorder_seed {})\n", s.number("memory_model.stale_reads"),
-                       chip.interconnect.reorder_seed);
+    return out + moe_summary_tail(s, chip, opt);
+}
+
+}  // namespace
+
+std::string moe_summary_tail(const Stats& s, const ChipParams& chip, const MoeRunOptions& opt) {
+    std::string out = fmt::format("  memory_model.stale_reads {:.0f}  (reorder_seed {})\n",
+                                  s.number("memory_model.stale_reads"), chip.interconnect.reorder_seed);
     if (!opt.stats_file.empty()) out += fmt::format("  stats   -> {}\n", opt.stats_file);
     if (!opt.trace_file.empty()) out += fmt::format("  trace   -> {}  (open in ui.perfetto.dev)\n", opt.trace_file);
     if (!opt.profile_file.empty()) out += fmt::format("  profile -> {}  (tools/plot_phases.py draws it)\n", opt.profile_file);
     return out;
 }
-
-}  // namespace
 
 int run_moe(const RunConfig& cfg, const MoeRunOptions& opt) {
     const ChipParams& chip = cfg.chip();

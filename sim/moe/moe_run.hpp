@@ -7,6 +7,8 @@
 namespace npusim {
 
 class RunConfig;
+class Stats;
+struct ChipParams;
 
 struct MoeRunOptions {
     std::string workload_file;  // as given, for the trace metadata
@@ -17,5 +19,9 @@ struct MoeRunOptions {
 
 // Returns the exit code; errors travel as exceptions (InputError, DeadlockError).
 int run_moe(const RunConfig& cfg, const MoeRunOptions& opt);
+
+// The summary's last lines, the same for the Dispatch and the layer: stale
+// reads and where the stats, trace and profile went.
+std::string moe_summary_tail(const Stats& s, const ChipParams& chip, const MoeRunOptions& opt);
 
 }  // namespace npusim
