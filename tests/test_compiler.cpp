@@ -638,11 +638,14 @@ TEST_CASE("compiler e2e: layout hoisting on segnet cuts FormatConvert bytes and 
     // On ax300 the four Vector cores convert behind the Cube's work, so the
     // saved bytes barely show (measured: hoisted 719348, not 715228 cycles):
     // the sign rule's 1% is all that holds. On a2, whose conversions are on
-    // the critical path, the saving is a fifth of the run (265257 vs 336771).
+    // the critical path, the saving is about a sixteenth of the run (263763
+    // vs 281264; a fifth before the L2 looked up every region a transfer
+    // covers, when the conversions' re-reads were miscounted as HBM misses).
     CHECK(cycles(on) < 1.01 * cycles(off));
     const json on_a2 = run_stats(tmp, kA2, w, {"workload.passes.hoist_layout=true"});
     const json off_a2 = run_stats(tmp, kA2, w, {"workload.passes.hoist_layout=false"});
-    CHECK(cycles(on_a2) < 0.9 * cycles(off_a2));
+    INFO("a2: hoist " << cycles(on_a2) << " cycles, no hoist " << cycles(off_a2));
+    CHECK(cycles(on_a2) < 0.96 * cycles(off_a2));
 }
 
 TEST_CASE("compiler e2e: an NC1HWC0 input removes segnet's input conversion", "[compiler][e2e][layout]") {

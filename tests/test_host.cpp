@@ -449,7 +449,9 @@ TEST_CASE("host: on the compute-bound ResNet-50 at batch 32 async and pipeline h
         // stages before the device starts) show as up to a tenth (measured
         // on a2: async 1471.3 us end to end over 1337.2 us of device time).
         CHECK(e2e < 1.12 * device);
-        CHECK(num(s[m], "host.device_idle_fraction") < 0.05);
+        // Idle: 6.0% async (the device got faster when the L2 began to
+        // count every region's hits, so the same host costs show more).
+        CHECK(num(s[m], "host.device_idle_fraction") < 0.075);
         CHECK(num(s[m], "host.peak_device_memory_bytes") <= num(s["sync"], "host.peak_device_memory_bytes"));
     }
     CHECK(num(s["sync"], "host.drains") == 0);

@@ -215,3 +215,27 @@ TEST_CASE("L2 and HBM keys: bad geometry exits 2 naming the key", "[whatif][conf
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') <= 1);
     }
 }
+
+TEST_CASE("L2 hit model: a transfer over many scattered regions looks up every one of them", "[whatif][l2][cli]") {
+    // Two vector tasks in a row read the same 64 regions of 2 KiB, 8 KiB
+    // apart (a strided tile: one row of each of 64 rows). Each UB chunk then
+    // spans many regions; every one is looked up in the L2, so the second
+    // pass hits all 128 KiB (it once looked up only a transfer's first 8
+    // regions and counted the rest as misses).
+    TempDir tmp;
+    json regions = json::array();
+    for (int i = 0; i < 64; ++i) regions.push_back({{"space", "hbm"}, {"addr", (1ull << 32) + i * 8192ull}, {"bytes", 2048}});
+    std::vector<json> t;
+    for (int pass = 0; pass < 2; ++pass) {
+        json j = move("r" + std::to_string(pass), "v0", pass ? std::vector<std::string>{"e0"} : std::vector<std::string>{},
+                      pass ? std::vector<std::string>{} : std::vector<std::string>{"e0"}, 64 * 2048, 0, "hbm", "ub", 0, 0);
+        j["params"].erase("addr");
+        j["params"]["reads"] = regions;
+        t.push_back(j);
+    }
+    const std::string f = tmp.write("scattered.jsonl", jsonl(t));
+    const json s = run_for_stats(tmp, kA2, f, {});
+    CHECK(s["memory"]["l2"]["hit_bytes"].get<std::uint64_t>() == 64 * 2048);
+    CHECK(s["memory"]["l2"]["miss_bytes"].get<std::uint64_t>() == 64 * 2048);
+    CHECK(s["memory"]["hbm"]["read_bytes"].get<std::uint64_t>() == 64 * 2048);
+}

@@ -77,6 +77,27 @@ TEST_CASE("placement: BERT at seq 512 runs its attention context on at least 12 
     }
 }
 
+TEST_CASE("placement: a Cube kernel of N <= cores tiles runs one tile per core, whatever the vector count",
+          "[compiler][dispatcher][placement]") {
+    // BERT-128 on a2 recompiled for 96 vector cores put two of ffn.up's 24
+    // tiles on one Cube core (the estimate thought that core freed first),
+    // so the kernel took twice its span and the whole layer 10% longer than
+    // with 48 vector cores. A kernel's tiles now spread over min(N, cores)
+    // cores, as a launch over all cores does.
+    for (const std::string v : {"48", "96", "24"}) {
+        const CompileResult r =
+            compile_model("a2", "bert_layer", {"workload.dims.seq_len=128", "chip.cores.vector.count=" + v});
+        int checked = 0;
+        for (const auto& [key, use] : cores_by_op(r)) {
+            if (key.second != CoreType::cube || use.first > 24) continue;
+            CAPTURE(v, key.first, use.first);
+            CHECK(static_cast<int>(use.second.size()) == use.first);
+            ++checked;
+        }
+        CHECK(checked >= 6);
+    }
+}
+
 TEST_CASE("memory plan: a 4-D tensor in a matrix layout gets storage for every byte it holds", "[compiler][memory]") {
     Tensor heads;
     heads.shape = {1, 12, 512, 64};  // attention heads [B, heads, S, D]

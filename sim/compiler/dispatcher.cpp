@@ -14,8 +14,11 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
     // Vector cores per Cube core (2 on split A2-class parts, 1 coupled).
     const int ratio = std::max(1, chip.vector.count / std::max(1, chip.cube.count));
     // Tiles of the kernel being placed, per core, and the most one core may
-    // take: so a kernel of N tiles uses at least min(N, cores)/2 cores even
-    // when the estimate (serial, coarse) would stack them on a few.
+    // take: a kernel of N tiles spreads over min(N, cores) cores, a whole
+    // wave on every core as a launch over all of them does, even when the
+    // estimate (serial, coarse) would stack two on a core it thinks frees
+    // first: the estimate drifts from the run, and a stacked tile doubles
+    // its kernel's span.
     std::vector<int> on_core;
     int cap = 0;
     const auto place = [&](std::size_t t) {
@@ -74,7 +77,7 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
         order.resize(hi - lo);
         const auto cores = static_cast<std::size_t>(tasks[lo].core == CoreType::cube ? cube_free.size() : vector_free.size());
         const auto tiles = static_cast<int>(hi - lo);
-        const int spread = (std::min(tiles, static_cast<int>(cores)) + 1) / 2;
+        const int spread = std::min(tiles, static_cast<int>(cores));
         cap = (tiles + spread - 1) / spread;
         on_core.assign(cores, 0);
         for (std::size_t i = lo; i < hi; ++i) order[i - lo] = i;

@@ -19,26 +19,8 @@ void AddressMap::reset(const std::vector<Region>& regions, bool has_base, std::u
 }
 
 void AddressMap::map(std::uint64_t offset, std::uint64_t len, TransferRequest& req) const {
-    if (len == 0) return;
-    if (has_base_) {
-        req.add_range(base_ + offset, len);
-        return;
-    }
-    if (regions_.empty()) return;
-    offset %= total_;  // a task that reads more than it lists wraps around
-    std::size_t i = static_cast<std::size_t>(std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin()) - 1;
-    while (len > 0) {
-        const Region& r = regions_[i];
-        const std::uint64_t within = offset - starts_[i];
-        const std::uint64_t n = std::min(len, r.bytes - within);
-        req.add_range(r.addr + within, n);
-        len -= n;
-        offset += n;
-        if (++i == regions_.size()) {
-            i = 0;
-            offset = 0;
-        }
-    }
+    if (len == 0 || !known()) return;
+    req.add_span(this, offset, len);
 }
 
 }  // namespace npusim

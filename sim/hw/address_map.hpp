@@ -4,6 +4,7 @@
 // stream by offset; the map turns an offset range into address ranges for
 // the L2 hit model.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -16,8 +17,13 @@ class AddressMap {
 public:
     // Global regions of `regions`; if none, [base, ...) when has_base.
     void reset(const std::vector<Region>& regions, bool has_base, std::uint64_t base);
-    // Adds the address ranges of stream bytes [offset, offset+len) to req.
+    // Gives req the stream bytes [offset, offset+len), walked when the
+    // transfer starts (for_each).
     void map(std::uint64_t offset, std::uint64_t len, TransferRequest& req) const;
+    // Calls f(addr, bytes) for each address range of stream bytes
+    // [offset, offset+len), in order.
+    template <class F>
+    void for_each(std::uint64_t offset, std::uint64_t len, F&& f) const;
     bool known() const { return has_base_ || !starts_.empty(); }
 
 private:
@@ -27,5 +33,35 @@ private:
     bool has_base_ = false;
     std::uint64_t base_ = 0;
 };
+
+template <class F>
+void AddressMap::for_each(std::uint64_t offset, std::uint64_t len, F&& f) const {
+    if (len == 0) return;
+    if (has_base_) {
+        f(base_ + offset, len);
+        return;
+    }
+    if (regions_.empty()) return;
+    offset %= total_;  // a task that reads more than it lists wraps around
+    std::size_t i = static_cast<std::size_t>(std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin()) - 1;
+    while (len > 0) {
+        const Region& r = regions_[i];
+        const std::uint64_t within = offset - starts_[i];
+        const std::uint64_t n = std::min(len, r.bytes - within);
+        f(r.addr + within, n);
+        len -= n;
+        offset += n;
+        if (++i == regions_.size()) {
+            i = 0;
+            offset = 0;
+        }
+    }
+}
+
+template <class F>
+void TransferRequest::for_each_range(F&& f) const {
+    for (int i = 0; i < n_spans; ++i) spans[static_cast<std::size_t>(i)].map->for_each(spans[static_cast<std::size_t>(i)].offset, spans[static_cast<std::size_t>(i)].len, f);
+    for (int i = 0; i < n_ranges; ++i) f(ranges[static_cast<std::size_t>(i)].addr, ranges[static_cast<std::size_t>(i)].bytes);
+}
 
 }  // namespace npusim

@@ -36,6 +36,18 @@ L2Cache::L2Cache(const L2Geometry& g)
     if ((line_ & (line_ - 1)) == 0) line_shift_ = __builtin_ctzll(line_);
     if ((block_ & (block_ - 1)) == 0) block_shift_ = __builtin_ctzll(block_);
     slice_bytes_.assign(slices_, 0);
+    request_slice_bytes_.assign(slices_, 0);
+}
+
+std::uint64_t L2Cache::take_busiest_slice_bytes() {
+    if (!request_touched_) return 0;
+    request_touched_ = false;
+    std::uint64_t busiest = 0;
+    for (auto& b : request_slice_bytes_) {
+        busiest = std::max(busiest, b);
+        b = 0;
+    }
+    return busiest;
 }
 
 std::uint64_t L2Cache::slice_of(std::uint64_t block) const {
@@ -161,10 +173,12 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
         }
     }
     if (touched_slice) {
-        for (auto& b : slice_bytes_) {
-            out.busiest_slice_bytes = std::max(out.busiest_slice_bytes, b);
-            b = 0;
+        for (std::uint64_t i = 0; i < slices_; ++i) {
+            out.busiest_slice_bytes = std::max(out.busiest_slice_bytes, slice_bytes_[i]);
+            request_slice_bytes_[i] += slice_bytes_[i];
+            slice_bytes_[i] = 0;
         }
+        request_touched_ = true;
     }
     return out;
 }

@@ -57,6 +57,11 @@ public:
     // dirty; HBM sees them only when they are evicted.
     L2Access write(std::uint64_t addr, std::uint64_t bytes);
 
+    // Bytes on the busiest slice over every access since the last call (a
+    // transfer of many ranges moves no faster than its busiest slice);
+    // restarts the count.
+    std::uint64_t take_busiest_slice_bytes();
+
     const L2Counters& counters() const { return counters_; }
     std::uint64_t resident_lines() const { return resident_; }
     std::uint64_t dirty_lines() const;
@@ -100,6 +105,8 @@ private:
     std::uint64_t resident_ = 0;  // valid lines
     L2Counters counters_;
     std::vector<std::uint64_t> slice_bytes_;  // reused per access
+    std::vector<std::uint64_t> request_slice_bytes_;  // since take_busiest_slice_bytes
+    bool request_touched_ = false;
 };
 
 }  // namespace npusim

@@ -1,5 +1,7 @@
 #include "hw/memory_system.hpp"
 
+#include "hw/address_map.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -22,6 +24,18 @@ void TransferRequest::add_range(std::uint64_t addr, std::uint64_t n) {
     }
     AddrRange& last = ranges[kMaxRanges - 1];
     if (last.addr + last.bytes == addr) last.bytes += n;
+}
+
+void TransferRequest::add_span(const AddressMap* map, std::uint64_t offset, std::uint64_t len) {
+    if (len == 0) return;
+    if (n_spans > 0) {  // continues the last span of the same map: one walk
+        MappedSpan& last = spans[static_cast<std::size_t>(n_spans - 1)];
+        if (last.map == map && last.offset + last.len == offset) {
+            last.len += len;
+            return;
+        }
+    }
+    if (n_spans < kMaxSpans) spans[static_cast<std::size_t>(n_spans++)] = MappedSpan{map, offset, len};
 }
 
 namespace {
@@ -67,7 +81,7 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
         l2_bytes = req.bytes;
         if (req.write) traffic_.l2_write_bytes += req.bytes;
         else traffic_.l2_hit_bytes += req.bytes;
-    } else if (req.write && req.n_ranges == 0) {
+    } else if (req.write && !req.has_addresses()) {
         // Unknown addresses: a stream the L2 does not keep, straight to HBM.
         hbm_bytes = req.bytes;
         traffic_.hbm_write_bytes += req.bytes;
@@ -75,23 +89,23 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
         // Write-back, write-allocate: the bytes stop in L2; HBM sees them
         // when their lines are evicted.
         std::uint64_t covered = 0;
-        for (int i = 0; i < req.n_ranges; ++i) {
-            const L2Access a = l2_.write(req.ranges[i].addr, req.ranges[i].bytes);
-            busiest_slice += a.busiest_slice_bytes;
+        req.for_each_range([&](std::uint64_t addr, std::uint64_t n) {
+            const L2Access a = l2_.write(addr, n);
             dirty += a.dirty_evicted_bytes;
-            covered += req.ranges[i].bytes;
-        }
+            covered += n;
+        });
+        busiest_slice = l2_.take_busiest_slice_bytes();
         l2_bytes = req.bytes;
         busiest_slice += req.bytes - std::min(req.bytes, covered);  // untracked tail: one slice at worst
         traffic_.l2_write_bytes += req.bytes;
     } else {
         std::uint64_t hit = 0;
-        for (int i = 0; i < req.n_ranges; ++i) {
-            const L2Access a = l2_.read(req.ranges[i].addr, req.ranges[i].bytes);
+        req.for_each_range([&](std::uint64_t addr, std::uint64_t n) {
+            const L2Access a = l2_.read(addr, n);
             hit += a.hit_bytes;
-            busiest_slice += a.busiest_slice_bytes;
             dirty += a.dirty_evicted_bytes;
-        }
+        });
+        busiest_slice = l2_.take_busiest_slice_bytes();
         hit = std::min(hit, req.bytes);  // merged tail ranges may overcount
         l2_bytes = hit;
         hbm_bytes = req.bytes - hit;
@@ -120,6 +134,7 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
 
 void MemorySystem::landed_write(std::uint64_t addr, std::uint64_t bytes) {
     const L2Access a = l2_.write(addr, bytes);
+    l2_.take_busiest_slice_bytes();  // no share of L2 bandwidth to cap
     traffic_.l2_write_bytes += bytes;
     if (a.dirty_evicted_bytes > 0) {
         write_back(a.dirty_evicted_bytes);

@@ -41,20 +41,40 @@ struct AddrRange {
     std::uint64_t bytes = 0;
 };
 
+class AddressMap;
+
+// Bytes [offset, offset+len) of a task's input or output stream, whose
+// address ranges the memory system walks when the transfer starts (the
+// map lives as long as the task, so nothing is copied per tile).
+struct MappedSpan {
+    const AddressMap* map = nullptr;
+    std::uint64_t offset = 0;
+    std::uint64_t len = 0;
+};
+
 struct TransferRequest {
     bool write = false;        // core -> memory
     Space space = Space::hbm;  // hbm (through the L2 hit model) or l2 (resident)
     std::uint64_t bytes = 0;
-    // Where the bytes live, for the L2 hit model; no ranges = unknown
-    // addresses (streamed, never reused). Bytes of ranges beyond the first
-    // kMaxRanges are looked up only if they continue the last range;
-    // otherwise they count as misses (a cheap, slightly pessimistic bound).
+    // Where the bytes live, for the L2 hit model: spans of a task's address
+    // map (every range they cover is looked up) and explicit ranges. None
+    // = unknown addresses (streamed, never reused). Explicit ranges beyond
+    // the first kMaxRanges are kept only if they continue the last one;
+    // otherwise their bytes count as misses.
     static constexpr int kMaxRanges = 8;
-    // Only the first n_ranges are set: a transfer is built per tile, and
-    // zeroing all of them each time showed in the profile.
+    static constexpr int kMaxSpans = 2;  // a Cube step's A and B
+    // Only the first n_ranges / n_spans are set: a transfer is built per
+    // tile, and zeroing all of them each time showed in the profile.
     std::array<AddrRange, kMaxRanges> ranges;
     int n_ranges = 0;
+    std::array<MappedSpan, kMaxSpans> spans;
+    int n_spans = 0;
     void add_range(std::uint64_t addr, std::uint64_t bytes);
+    void add_span(const AddressMap* map, std::uint64_t offset, std::uint64_t len);
+    bool has_addresses() const { return n_ranges > 0 || n_spans > 0; }
+    // Calls f(addr, bytes) for every address range, spans first.
+    template <class F>
+    void for_each_range(F&& f) const;
     double cap_bytes_per_ps = 0;     // the issuing engine's own limit (HBM part: misses)
     double l2_cap_bytes_per_ps = 0;  // its limit for bytes served by L2 (0: cap_bytes_per_ps)
 };
