@@ -137,7 +137,7 @@ MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip) {
 }
 
 double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
-                          bool rereads_hit, std::uint64_t exact_tiles) {
+                          bool rereads_hit, std::uint64_t exact_tiles, double warm) {
     // Stores allocate in the write-back L2: they move at the core's L2 write rate.
     const double out_rate = core_transfer_bytes_per_cycle(chip, CoreType::cube, 1.0, active, true);
     CubeTile c;
@@ -148,10 +148,11 @@ double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const Chi
             case 0: {
                 const std::uint64_t bytes = c.a_gm_bytes + c.b_bytes;
                 if (bytes == 0) return StageCost{true, 0, 0};
-                const double hits = rereads_hit ? static_cast<double>(c.reread_bytes()) : 0.0;
+                const double rereads = rereads_hit ? static_cast<double>(c.reread_bytes()) : 0.0;
+                const double hits = std::max(rereads, warm * static_cast<double>(bytes));
                 return StageCost{false,
                                  core_transfer_cycles(chip, CoreType::cube, static_cast<double>(bytes), hits, active),
-                                 hbm_latency_cycles(chip)};
+                                 warm * gm_write_latency_cycles(chip) + (1 - warm) * hbm_latency_cycles(chip)};
             }
             case 1: return StageCost{false, c.mte1_cycles, 0};
             case 2: return StageCost{false, c.m_cycles, 0};

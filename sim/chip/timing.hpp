@@ -53,10 +53,12 @@ struct MatmulTiling {
 MatmulTiling plan_matmul(const MatmulShape& s, const ChipParams& chip);
 // Cycles of the plan's double-buffered pipe schedule on one core (MTE2,
 // MTE1, M, FixPipe; MTE2 and FixPipe share the GM port) while `active` cores
-// stream; rereads are L2 hits when `rereads_hit`. Tasks of more than
-// `exact_tiles` block steps are extrapolated at the steady rate.
+// stream; rereads are L2 hits when `rereads_hit`, and a `warm` share of
+// every load is (bytes another core of the wave fetched first: the core's
+// L2 rate and latency). Tasks of more than `exact_tiles` block steps are
+// extrapolated at the steady rate.
 double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, int active,
-                          bool rereads_hit, std::uint64_t exact_tiles = 4096);
+                          bool rereads_hit, std::uint64_t exact_tiles = 4096, double warm = 0);
 
 // Bytes of L0C accumulators (fp32 / int32) and of FixPipe's fp16 output.
 inline constexpr std::uint64_t kAccBytes = 4;

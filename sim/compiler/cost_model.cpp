@@ -26,7 +26,7 @@ double task_overhead_cycles(CoreType t, const ChipParams& chip) {
     return timing::task_start_cycles(t, chip) + timing::dispatch_cycles(chip);
 }
 
-double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active) {
+double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, double shared_hits) {
     // The tile plan and pipe work of the cube core (chip/timing.hpp), with
     // operands from GM and the result written back to GM.
     timing::MatmulShape s;
@@ -41,7 +41,8 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active) {
     // Bytes the task read before are L2 hits when L2 holds its operands.
     const double l2_bytes = chip.l2.size_mb * 1024.0 * 1024.0;
     const bool rereads_hit = static_cast<double>(w.gm_in_bytes) * active <= l2_bytes;
-    return timing::matmul_pipe_cycles(s, g, chip, active, rereads_hit) + task_overhead_cycles(CoreType::cube, chip);
+    return timing::matmul_pipe_cycles(s, g, chip, active, rereads_hit, 4096, std::clamp(shared_hits, 0.0, 1.0)) +
+           task_overhead_cycles(CoreType::cube, chip);
 }
 
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active) {

@@ -32,7 +32,9 @@ struct VectorWork {
 
 // Cycles of one task, with `active` cores of its type streaming at once
 // (they share HBM evenly).
-double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active);
+// `shared_hits`: the share of the task's loads that other tiles of its
+// kernel fetched first (operand blocks several tiles read), served by L2.
+double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, double shared_hits = 0);
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active);
 // Fixed cost every task pays: dispatch plus kernel entry.
 double task_overhead_cycles(CoreType t, const ChipParams& chip);

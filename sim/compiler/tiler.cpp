@@ -450,14 +450,27 @@ private:
         CubeBlocks best_b;
         // One tile's cycles per distinct shape (many block counts round to
         // the same tile): bounds compile time.
-        std::map<std::tuple<i64, i64, i64, i64>, double> memo;
+        std::map<std::tuple<i64, i64, i64, i64, i64>, double> memo;
+        // Every tile of a row block reads the same A rows, every tile of a
+        // column block the same B columns: the L2 fetches each operand byte
+        // from HBM once (when the operands fit it) and serves the other
+        // tiles' copies. Counting every tile's bytes as HBM traffic would
+        // make finer blocks look HBM-bound and fewer, larger blocks (idle
+        // cores) win when HBM is slower.
+        const std::uint64_t unique_bytes = static_cast<std::uint64_t>(outer) * work(rows, cols, K).gm_in_bytes;
+        const bool fits_l2 = static_cast<double>(unique_bytes) <= chip_.l2.size_mb * 1024.0 * 1024.0;
         const auto tile_cycles = [&](const CubeBlocks& b, i64 tiles) {
             const i64 r = ceil_div(rows, b.m * row_unit) * row_unit, c = ceil_div(cols, b.n * 16) * 16;
             const i64 kp = b.k > 1 ? ceil_div(K, b.k * 16) * 16 : K;
             const i64 active = std::min<i64>(tiles, cubes);
-            auto [it, fresh] = memo.emplace(std::make_tuple(std::min(r, rows), std::min(c, cols), std::min(kp, K), active), 0.0);
-            if (fresh) it->second = cube_task_cycles(work(std::min(r, rows), std::min(c, cols), std::min(kp, K)), chip_,
-                                                     static_cast<int>(active));
+            auto [it, fresh] =
+                memo.emplace(std::make_tuple(std::min(r, rows), std::min(c, cols), std::min(kp, K), active, tiles), 0.0);
+            if (fresh) {
+                const CubeWork w = work(std::min(r, rows), std::min(c, cols), std::min(kp, K));
+                const double all = static_cast<double>(w.gm_in_bytes) * static_cast<double>(tiles);
+                const double shared = fits_l2 && all > 0 ? 1.0 - static_cast<double>(unique_bytes) / all : 0.0;
+                it->second = cube_task_cycles(w, chip_, static_cast<int>(active), shared);
+            }
             return it->second;
         };
         const auto estimate = [&](const CubeBlocks& b) {
