@@ -543,21 +543,53 @@ private:
     i64 vector_tiles(const Kernel& k, std::uint64_t bytes) const {
         if (const ForcedTiling* f = forced(k); f && f->tiles > 0) return f->tiles;
         const i64 vectors = std::max(1, chip_.vector.count);
-        // Align with a Cube producer's tiles so tile-level events line up.
+        // Align with a Cube producer's tiles so tile-level events line up,
+        // when they are enough to keep half the vector cores that can take
+        // them busy: a Cube tile's output is ready no sooner for more vector
+        // cores than the two beside each Cube core (A2's pairing), so a
+        // larger vector count does not make a finer, unaligned cut pay.
+        const i64 consumers = std::min<i64>(vectors, 2 * std::max(1, chip_.cube.count));
         for (int in : k.inputs) {
             const int p = producer_kernel(in);
             if (p < 0 || plan_.kernels[static_cast<std::size_t>(p)].core != CoreType::cube) continue;
             // Fused attention writes its output from one tile in three (p·v).
             const int out_tiles = tile_count_[static_cast<std::size_t>(p)] /
                                   (plan_.kernels[static_cast<std::size_t>(p)].kind == KernelKind::attention ? 3 : 1);
-            if (out_tiles >= vectors / 2) return out_tiles;
+            if (out_tiles >= consumers / 2) return out_tiles;
         }
         constexpr std::uint64_t kMaxTaskBytes = 256 * 1024, kMinTaskBytes = 8 * 1024;
         const i64 by_size = ceil_div(static_cast<i64>(bytes), static_cast<i64>(vectors * kMaxTaskBytes)) * vectors;
         i64 tiles = std::max<i64>(1, std::min<i64>(by_size, ceil_div(static_cast<i64>(bytes), kMinTaskBytes)));
+        tiles = dispatch_bounded_tiles(k, bytes, tiles);
         tiles = std::min<i64>(tiles * producer_waves(k, bytes, tiles), ceil_div(static_cast<i64>(bytes), kMinTaskBytes));
         if (tasks_.size() + static_cast<std::uint64_t>(tiles) > kMaxCompiledTasks)
             too_many_tasks(k.name, tasks_.size() + static_cast<std::uint64_t>(tiles));
+        return tiles;
+    }
+
+    // One wave of small tiles can cost more in the scalar cores' serial
+    // dispatch (dispatch_cycles per task) than the tiles take to run: the
+    // last tile starts only when all before it are dispatched. From the
+    // size rule's count, halve while the estimated kernel time (the later of
+    // the dispatch and the waves, plus a tile's drain) does not grow; at
+    // least a quarter of the vector cores.
+    i64 dispatch_bounded_tiles(const Kernel& k, std::uint64_t bytes, i64 tiles) const {
+        const i64 vectors = std::max(1, chip_.vector.count);
+        if (tiles > vectors || tiles < 8) return tiles;
+        const auto kernel_cycles = [&](i64 n) {
+            const auto per = static_cast<std::uint64_t>(n);
+            const double t = vector_task_cycles(VectorWork{bytes / per, bytes / per, k.cycles_per_repeat, false}, chip_,
+                                                static_cast<int>(std::min(n, vectors)));
+            const double dispatch = static_cast<double>(n) * timing::dispatch_cycles(chip_) / std::max(1, chip_.scalar.count);
+            return std::max(dispatch, static_cast<double>(ceil_div(n, vectors)) * t) + t;
+        };
+        double best = kernel_cycles(tiles);
+        while (tiles / 2 >= std::max<i64>(1, vectors / 4) && tiles % 2 == 0) {
+            const double half = kernel_cycles(tiles / 2);
+            if (half > best) break;
+            best = half;
+            tiles /= 2;
+        }
         return tiles;
     }
 
