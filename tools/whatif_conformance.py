@@ -188,6 +188,9 @@ def fractions(s):
         "ns": get(s, "total_ns", 1.0),
         "hbm": get(s, "units.hbm.utilization"),
         "l2": get(s, "units.l2.utilization"),
+        # share of the run each tier's bandwidth was the limit (demand above it)
+        "hbm_bound": get(s, "units.hbm.bound_fraction"),
+        "l2_bound": get(s, "units.l2.bound_fraction"),
         "cube_any": get(s, "overlap.cube_busy_cycles") / T,
         "vector_any": get(s, "overlap.vector_busy_cycles") / T,
         "cube": get(s, "units.cube.utilization"),
@@ -211,8 +214,12 @@ def band(kind, factor, fr, chip_doc, mode):
     f = factor if kind != "hbm_lat" else 1 / factor
     must_move = True
     if kind in ("hbm_bw", "l2_bw"):
-        b = fr["hbm" if kind == "hbm_bw" else "l2"]
-        u = b
+        tier = "hbm" if kind == "hbm_bw" else "l2"
+        # Growing, a tier speeds the run up only while it was the limit (its
+        # bound fraction: the cores' ports may bind first, then no effect is
+        # right); shrunk, it may become the limit wherever it was busy.
+        b = fr[tier + "_bound"] if grows else fr[tier]
+        u = fr[tier]
     elif kind == "hbm_lat":
         dlat_cycles = abs(factor - 1) * chip_doc["hbm"]["latency_ns"] * chip_doc["clock_ghz"]
         b = min(1.0, fr["serial_transfers"] * dlat_cycles / fr["T"])

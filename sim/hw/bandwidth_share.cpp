@@ -32,6 +32,7 @@ void BandwidthShare::advance(std::uint64_t now_ps) {
     const double dt = static_cast<double>(now_ps - last_ps_);
     for (auto& c : classes_)
         if (!c.flows.empty()) c.virtual_v += c.rate * dt;
+    if (saturated_) saturated_ps_ += now_ps - last_ps_;
     last_ps_ = now_ps;
 }
 
@@ -39,11 +40,13 @@ void BandwidthShare::rebalance() {
     // Water-filling over cap classes in ascending cap order.
     double remaining_capacity = capacity_;
     std::size_t remaining_flows = active_;
+    saturated_ = false;
     for (auto& c : classes_) {
         const std::size_t n = c.flows.size();
         if (n == 0) continue;
         const double fair = remaining_capacity / static_cast<double>(remaining_flows);
         c.rate = std::min(c.cap, fair);
+        saturated_ = saturated_ || fair < c.cap;
         remaining_capacity -= c.rate * static_cast<double>(n);
         remaining_flows -= n;
     }

@@ -38,6 +38,10 @@ public:
     void set_capacity(std::uint64_t now_ps, double capacity_bytes_per_ps);
     // Aggregate rate of all active flows (bytes/ps), for bandwidth counters.
     double current_rate();
+    // Time (up to the last flow's start or end) during which the capacity
+    // bound: the flows wanted more than it, so some moved below their own
+    // caps. A resource that never binds cannot speed a run up by growing.
+    std::uint64_t saturated_ps() const { return saturated_ps_; }
 
 private:
     struct Flow {
@@ -72,6 +76,8 @@ private:
     // moves on or someone asks for the next finish, so several flows
     // starting and ending at one instant cost one rebalance, not one each.
     bool dirty_ = false;
+    bool saturated_ = false;  // as of the last rebalance
+    std::uint64_t saturated_ps_ = 0;
     std::vector<CapClass> classes_;  // sorted by cap, ascending
     std::vector<std::pair<std::uint64_t, std::uint64_t>> done_;  // reused buffer
 };

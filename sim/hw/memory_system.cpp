@@ -242,6 +242,9 @@ void MemorySystem::report(Stats& s, const RunSpan& span) const {
     const double hbm_bytes = static_cast<double>(m.hbm_read_bytes + m.hbm_write_bytes);
     const double hbm_cap = hbm_bytes_per_ps_ * total_ps;
     s.set("units.hbm.utilization", hbm_cap > 0 ? hbm_bytes / hbm_cap : 0.0);
+    // Share of the run the tier's bandwidth was the limit (demand above it).
+    s.set("units.hbm.bound_fraction", span.utilization(static_cast<double>(hbm_.saturated_ps())));
+    s.set("units.l2.bound_fraction", span.utilization(static_cast<double>(l2_bw_.saturated_ps())));
     s.set("memory.l2.hit_bytes", m.l2_hit_bytes);
     s.set("memory.l2.miss_bytes", m.l2_miss_bytes);
     s.set("memory.l2.write_bytes", m.l2_write_bytes);
