@@ -134,6 +134,24 @@ TEST_CASE("BandwidthShare: a capped flow leaves the rest to the others", "[model
     CHECK(pop(bw, 5000) == std::vector<std::uint64_t>{1});
 }
 
+TEST_CASE("BandwidthShare: bound time counts only while the flows want more than the capacity", "[models][bandwidth]") {
+    // The capped-flow case above: until 1250 ps A (0.2) and B (uncapped)
+    // want more than 1 B/ps, so the capacity binds; from then A alone moves
+    // at its own cap (0.2 of 1 B/ps) and the capacity does not bind.
+    BandwidthShare bw(1.0);
+    bw.add(0, 1000, 0.2, 1);
+    bw.add(0, 1000, 10.0, 2);
+    CHECK(pop(bw, 1250) == std::vector<std::uint64_t>{2});
+    CHECK(pop(bw, 5000) == std::vector<std::uint64_t>{1});
+    CHECK(bw.saturated_ps() == 1250);
+    // Two flows whose caps sum to the capacity exactly never bind it.
+    BandwidthShare fit(1.0);
+    fit.add(0, 1000, 0.5, 1);
+    fit.add(0, 1000, 0.5, 2);
+    CHECK(pop(fit, 2000) == std::vector<std::uint64_t>{1, 2});
+    CHECK(fit.saturated_ps() == 0);
+}
+
 TEST_CASE("BandwidthShare: water-filling over three cap classes", "[models][bandwidth]") {
     // Resource 1 B/ps; caps 0.1, 0.6, 0.6. Water level: 0.1 for the first,
     // (1 - 0.1) / 2 = 0.45 for each of the others (below their cap 0.6).

@@ -121,7 +121,7 @@ TEST_CASE("memory system: its report alone gives the bytes per tier, the L2 hits
                                            "memory.l2.hits", "memory.l2.misses", "memory.l2.write_hits",
                                            "memory.l2.write_misses", "memory.l2.evictions", "memory.l2.dirty_evictions",
                                            "memory.l2.dirty_eviction_bytes", "memory.l2.dirty_resident_bytes",
-                                           "memory.transfers", "units.hbm.utilization", "units.l2.utilization"});
+                                           "memory.transfers", "units.hbm.utilization", "units.l2.utilization", "units.hbm.bound_fraction", "units.l2.bound_fraction"});
 
     // An empty span reports no utilisation rather than dividing by zero.
     Stats empty;
