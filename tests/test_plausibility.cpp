@@ -85,7 +85,7 @@ TEST_CASE("plausibility: a stream compiled for ax300 run on a2 warns that it use
     const Result on_a2 = run_npusim(tmp, {"run", "--chip", kA2, "--workload", stream, "-q"});
     SHOW(on_a2);
     CHECK(on_a2.code == 0);
-    CHECK_THAT(on_a2.err, Contains("its 8 cube tasks can use at most 4 of the 24 cube cores of chip 'a2' (4 pinned cube cores)"));
+    CHECK_THAT(on_a2.err, Contains("cube tasks can use at most 4 of the 24 cube cores of chip 'a2' (4 pinned cube cores)"));
     CHECK_THAT(on_a2.err, Contains("at most 4 of the 48 vector cores"));
     const Result on_ax300 = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", stream, "-q"});
     SHOW(on_ax300);
