@@ -24,7 +24,11 @@ Writes out/whatif/results.json and the tables into docs/validation.md
 between the generated-block markers. Usage:
 
     tools/whatif_conformance.py [--bin build/npusim] [-j 2] [--chips a2,ax300]
-                                [--models resnet50,...] [--no-doc]
+                                [--models resnet50,...] [--no-doc | --check] [--out DIR]
+
+--check (ctest: whatif_conformance) fails when a miss appears that the
+doc's table does not list, or a listed one passes: the table is the record
+of what the current main answers.
 """
 import argparse
 import concurrent.futures
@@ -291,7 +295,16 @@ def main():
     ap.add_argument("--chips", default="a2,ax300")
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--no-doc", action="store_true", help="do not rewrite docs/validation.md")
+    ap.add_argument("--check", action="store_true",
+                    help="do not rewrite the doc; exit 1 unless the misses are exactly those its table lists "
+                         "(a new miss is a regression; a listed one that passes means: regenerate the table)")
+    ap.add_argument("--out", help="work directory for streams, stats and results.json (default out/whatif)")
     a = ap.parse_args()
+    global OUT
+    if a.out:
+        OUT = os.path.abspath(a.out)
+    if a.check:
+        a.no_doc = True
     binary = os.path.join(ROOT, a.bin) if not os.path.isabs(a.bin) else a.bin
     chips, models = a.chips.split(","), a.models.split(",")
     start = time.time()
@@ -389,8 +402,54 @@ def main():
         with open(DOC, "w") as f:
             f.write(head + BEGIN + "\n" + md + END + tail)
     bad = [r for r in rows for mo in ("fixed", "recompiled") if r[mo]["verdict"] != "ok"]
-    print(f"{len(rows) * 2} responses, {len(bad)} misses; out/whatif/results.json"
+    print(f"{len(rows) * 2} responses, {len(bad)} misses; {os.path.relpath(OUT, ROOT)}/results.json"
           f"{'' if a.no_doc else ', docs/validation.md'} written in {time.time() - start:.0f} s")
+    if a.check:
+        sys.exit(check_against_doc(rows, chips, models))
+
+
+def documented_misses():
+    """(chip, model, parameter, run) -> verdict of the Misses table in the
+    generated block of docs/validation.md."""
+    with open(DOC) as f:
+        doc = f.read()
+    if BEGIN not in doc or END not in doc:
+        raise SystemExit(f"whatif_conformance: {DOC} lacks the generated-block markers")
+    block = doc.split(BEGIN, 1)[1].split(END, 1)[0]
+    out = {}
+    if "#### Misses" not in block:
+        return out
+    for line in block.split("#### Misses", 1)[1].split("####", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[0] in CHIPS:
+            out[(cells[0], cells[1], cells[2], cells[3])] = cells[6]
+    return out
+
+
+def check_against_doc(rows, chips, models):
+    """0 when the misses of the chips and models run are exactly those the
+    doc lists for them (same verdict); else 1, naming each difference."""
+    listed = {k: v for k, v in documented_misses().items() if k[0] in chips and k[1] in models}
+    found = {}
+    for r in rows:
+        for mo in ("fixed", "recompiled"):
+            c = r[mo]
+            if c["verdict"] != "ok":
+                found[(r["chip"], r["model"], r["param"], mo)] = (c["verdict"], c["r"], c["lo"], c["hi"])
+    problems = []
+    for k, (v, ratio, lo, hi) in sorted(found.items()):
+        if listed.get(k) != v:
+            r_text = "error" if ratio is None else f"r = {ratio:.3f}, band {lo:.2f}-{hi:.2f}"
+            problems.append(f"new miss: {' / '.join(k)}: {v} ({r_text}); not in docs/validation.md's table")
+    for k, v in sorted(listed.items()):
+        if k not in found:
+            problems.append(f"no longer a miss: {' / '.join(k)} (listed as {v}): regenerate the table "
+                            f"(tools/whatif_conformance.py) and update the commentary")
+    for p in problems:
+        print("whatif_conformance: " + p, file=sys.stderr)
+    if not problems:
+        print(f"whatif_conformance: the {len(found)} misses are those docs/validation.md lists")
+    return 1 if problems else 0
 
 
 def fmt_cell(c):
