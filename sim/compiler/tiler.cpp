@@ -23,6 +23,19 @@ std::uint64_t sum_bytes(const std::vector<Region>& rs) {
     return n;
 }
 
+// An m x n x k matmul tile that reads A (m x k) and B (k x n) of `elt`-byte
+// elements from GM and writes its fp16 result.
+CubeWork gemm_work(i64 m, i64 n, i64 k, int elt, DType dtype) {
+    CubeWork w;
+    w.m = static_cast<std::uint64_t>(m);
+    w.n = static_cast<std::uint64_t>(n);
+    w.k = static_cast<std::uint64_t>(k);
+    w.gm_in_bytes = static_cast<std::uint64_t>((m + n) * k * elt);
+    w.out_bytes = static_cast<std::uint64_t>(m * n * 2);
+    w.dtype = dtype;
+    return w;
+}
+
 // Splits [0, n) into `parts` near-equal ranges, each a multiple of `unit`
 // except the last.
 std::vector<std::pair<i64, i64>> split(i64 n, i64 parts, i64 unit = 1) {
@@ -209,16 +222,7 @@ private:
         i64 b_batch = 1;
         for (std::size_t i = 0; i + 2 < bs.size(); ++i) b_batch *= bs[i];
         const int e = dtype_bytes(T(a).dtype);
-        auto work = [&](i64 rows, i64 cols, i64 kp) {
-            CubeWork cw;
-            cw.m = static_cast<std::uint64_t>(rows);
-            cw.n = static_cast<std::uint64_t>(cols);
-            cw.k = static_cast<std::uint64_t>(kp);
-            cw.gm_in_bytes = static_cast<std::uint64_t>((rows + cols) * kp * e);
-            cw.out_bytes = static_cast<std::uint64_t>(rows * cols * 2);
-            cw.dtype = T(a).dtype;
-            return cw;
-        };
+        auto work = [&](i64 rows, i64 cols, i64 kp) { return gemm_work(rows, cols, kp, e, T(a).dtype); };
         const Space dst = cube_dst(ki);
         // Split-K accumulates partial sums by atomic-add writes into the
         // output (in L2), so each part writes its whole block; a fused
@@ -311,16 +315,7 @@ private:
         // One query block's Cube step: br x n x k, A (br x k) and B (k x n)
         // read from GM, the fp16 result written (QK^T: n = Sk, k = D;
         // PV: n = Dv, k = Sk).
-        const auto cube_work = [&](i64 br, i64 n, i64 k) {
-            CubeWork w;
-            w.m = static_cast<std::uint64_t>(br);
-            w.n = static_cast<std::uint64_t>(n);
-            w.k = static_cast<std::uint64_t>(k);
-            w.gm_in_bytes = static_cast<std::uint64_t>((br + n) * k * e);
-            w.out_bytes = static_cast<std::uint64_t>(br * n * 2);
-            w.dtype = T(q).dtype;
-            return w;
-        };
+        const auto cube_work = [&](i64 br, i64 n, i64 k) { return gemm_work(br, n, k, e, T(q).dtype); };
         const auto qk_work = [&](i64 br) { return cube_work(br, Sk, D); };
         const auto pv_work = [&](i64 br) { return cube_work(br, Dv, Sk); };
         const auto softmax_work = [&](i64 br) {
@@ -567,6 +562,14 @@ private:
         return tiles;
     }
 
+    // One of n equal tiles of a Vector kernel over `bytes`, with as many
+    // vector cores streaming as it has tiles (at most all).
+    double vector_tile_cycles(const Kernel& k, std::uint64_t bytes, i64 n) const {
+        const auto per = static_cast<std::uint64_t>(n);
+        return vector_task_cycles(VectorWork{bytes / per, bytes / per, k.cycles_per_repeat, false}, chip_,
+                                  static_cast<int>(std::min<i64>(n, std::max(1, chip_.vector.count))));
+    }
+
     // One wave of small tiles can cost more in the scalar cores' serial
     // dispatch (dispatch_cycles per task) than the tiles take to run: the
     // last tile starts only when all before it are dispatched. From the
@@ -577,9 +580,7 @@ private:
         const i64 vectors = std::max(1, chip_.vector.count);
         if (tiles > vectors || tiles < 8) return tiles;
         const auto kernel_cycles = [&](i64 n) {
-            const auto per = static_cast<std::uint64_t>(n);
-            const double t = vector_task_cycles(VectorWork{bytes / per, bytes / per, k.cycles_per_repeat, false}, chip_,
-                                                static_cast<int>(std::min(n, vectors)));
+            const double t = vector_tile_cycles(k, bytes, n);
             const double dispatch = static_cast<double>(n) * timing::dispatch_cycles(chip_) / std::max(1, chip_.scalar.count);
             return std::max(dispatch, static_cast<double>(ceil_div(n, vectors)) * t) + t;
         };
@@ -608,11 +609,7 @@ private:
                 feeds_cube = true;
         // Under op sync the Cube waits for every tile anyway.
         if (!feeds_cube || opt_.sync != SyncGranularity::tile) return 1;
-        const auto tile_cycles = [&](i64 n) {
-            const auto per = static_cast<std::uint64_t>(n);
-            return vector_task_cycles(VectorWork{bytes / per, bytes / per, k.cycles_per_repeat, false}, chip_,
-                                      static_cast<int>(std::min(n, vectors)));
-        };
+        const auto tile_cycles = [&](i64 n) { return vector_tile_cycles(k, bytes, n); };
         const double one = tile_cycles(tiles);
         i64 best_w = 1;
         double best_gain = 0;
