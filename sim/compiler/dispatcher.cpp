@@ -11,16 +11,26 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
     std::vector<Placement> out(n);
     std::vector<double> cube_free(static_cast<std::size_t>(std::max(1, chip.cube.count)), 0.0);
     std::vector<double> vector_free(static_cast<std::size_t>(std::max(1, chip.vector.count)), 0.0);
-    // Vector cores per Cube core (2 on split A2-class parts, 1 coupled).
-    const int ratio = std::max(1, chip.vector.count / std::max(1, chip.cube.count));
-    // Tiles of the kernel being placed, per core, and the most one core may
-    // take: a kernel of N tiles spreads over min(N, cores) cores, a whole
-    // wave on every core as a launch over all of them does, even when the
-    // estimate (serial, coarse) would stack two on a core it thinks frees
-    // first: the estimate drifts from the run, and a stacked tile doubles
-    // its kernel's span.
+    const int cubes = static_cast<int>(cube_free.size()), vectors = static_cast<int>(vector_free.size());
     std::vector<int> on_core;
     int cap = 0;
+    // The core beside a paired tile's partner: of the vector cores
+    // beside a Cube core (or the Cube cores beside a vector core when there
+    // are fewer vector cores), the one free first, then the one with fewer
+    // of this kernel's tiles, so a kernel's tiles alternate between them.
+    // Spread in proportion when the counts do not divide: a clamp to the
+    // last core would stack every tile of the higher cores on it.
+    const auto beside = [&](CoreType core, int near) {
+        const auto& free = core == CoreType::cube ? cube_free : vector_free;
+        const int mine = static_cast<int>(free.size()), other = core == CoreType::cube ? vectors : cubes;
+        const int lo = near * mine / other, hi = std::max(lo + 1, (near + 1) * mine / other);
+        int best = std::min(lo, mine - 1);
+        for (int c = best + 1; c < std::min(hi, mine); ++c) {
+            const auto cu = static_cast<std::size_t>(c), bu = static_cast<std::size_t>(best);
+            if (free[cu] < free[bu] || (free[cu] == free[bu] && on_core[cu] < on_core[bu])) best = c;
+        }
+        return best;
+    };
     const auto place = [&](std::size_t t) {
         double ready = 0;
         for (int p : preds[t]) ready = std::max(ready, out[static_cast<std::size_t>(p)].est_end);
@@ -35,9 +45,7 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
             const int near = out[static_cast<std::size_t>(tasks[t].paired)].core;
             // A Cube tile paired with a Vector one (attention's p·v after its
             // softmax) goes back to the Cube core that core sits beside.
-            best = tasks[t].core == CoreType::cube
-                       ? std::min(static_cast<int>(free.size()) - 1, near / ratio)
-                       : std::min(static_cast<int>(free.size()) - 1, near * ratio + static_cast<int>(t % static_cast<std::size_t>(ratio)));
+            best = beside(tasks[t].core, near);
             best_start = std::max(ready, free[static_cast<std::size_t>(best)]);
         } else if (tasks[t].core == CoreType::vector && chip.layout == CoreLayout::coupled) {
             // Coupled: prefer the vector unit beside the Cube producer if it
