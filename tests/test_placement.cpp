@@ -147,22 +147,26 @@ TEST_CASE("placement: Vector tiles paired with Cube tiles spread over the vector
     struct Case {
         std::string chip;
         std::vector<std::string> sets;
-        int vectors;
     };
     const std::vector<Case> cases = {
-        {"a2", {"workload.dims.seq_len=128"}, 48},
-        {"a2", {"workload.dims.seq_len=512"}, 48},
-        {"ax300", {"workload.dims.seq_len=512", "chip.cores.cube.count=8"}, 4},
-        {"ax300", {"workload.dims.seq_len=128", "chip.cores.vector.count=8"}, 8},
+        {"a2", {"workload.dims.seq_len=128"}},
+        {"a2", {"workload.dims.seq_len=512"}},
+        {"ax300", {"workload.dims.seq_len=512", "chip.cores.cube.count=8"}},
+        {"ax300", {"workload.dims.seq_len=128", "chip.cores.vector.count=8"}},
     };
     for (const Case& c : cases) {
         const CompileResult r = compile_model(c.chip, "bert_layer", c.sets);
+        std::vector<std::string> chip_sets;
+        for (const std::string& set : c.sets)
+            if (set.rfind("chip.", 0) == 0) chip_sets.push_back(set);
+        const int vectors =
+            RunConfig::load(kSrc + "/configs/chips/" + c.chip + ".json", "", chip_sets).chip().vector.count;
         std::map<int, int> per_core;
         for (const Task& t : r.stream.tasks)
             if (t.core_type == CoreType::vector && r.stream.name(t.op) == "ffn.up.bias_add+ffn.gelu") ++per_core[t.core];
         int n = 0, most = 0;
         for (const auto& [core, tiles] : per_core) n += tiles, most = std::max(most, tiles);
-        const int spread = std::min(n, c.vectors);
+        const int spread = std::min(n, vectors);
         CAPTURE(c.chip, c.sets, n);
         REQUIRE(n >= 4);
         CHECK(static_cast<int>(per_core.size()) == spread);

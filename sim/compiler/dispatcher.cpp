@@ -12,6 +12,12 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
     std::vector<double> cube_free(static_cast<std::size_t>(std::max(1, chip.cube.count)), 0.0);
     std::vector<double> vector_free(static_cast<std::size_t>(std::max(1, chip.vector.count)), 0.0);
     const int cubes = static_cast<int>(cube_free.size()), vectors = static_cast<int>(vector_free.size());
+    // Tiles of the kernel being placed, per core, and the most one core may
+    // take: a kernel of N tiles spreads over min(N, cores) cores, a whole
+    // wave on every core as a launch over all of them does, even when the
+    // estimate (serial, coarse) would stack two on a core it thinks frees
+    // first: the estimate drifts from the run, and a stacked tile doubles
+    // its kernel's span.
     std::vector<int> on_core;
     int cap = 0;
     // The core beside a paired tile's partner: of the vector cores
@@ -24,8 +30,8 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
         const auto& free = core == CoreType::cube ? cube_free : vector_free;
         const int mine = static_cast<int>(free.size()), other = core == CoreType::cube ? vectors : cubes;
         const int lo = near * mine / other, hi = std::max(lo + 1, (near + 1) * mine / other);
-        int best = std::min(lo, mine - 1);
-        for (int c = best + 1; c < std::min(hi, mine); ++c) {
+        int best = lo;  // near < other, so lo < hi <= mine
+        for (int c = lo + 1; c < hi; ++c) {
             const auto cu = static_cast<std::size_t>(c), bu = static_cast<std::size_t>(best);
             if (free[cu] < free[bu] || (free[cu] == free[bu] && on_core[cu] < on_core[bu])) best = c;
         }
