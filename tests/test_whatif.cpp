@@ -6,9 +6,9 @@
 //
 // Cases tagged [!mayfail] are the known misses (docs/validation.md, "What-if
 // conformance"): ConvBNReLU on a2 with half the L0C as a fixed stream
-// (0.989: the hardware's block plan breaks a tie of equal GM bytes toward
-// the larger output block) and recompiled for 96 vector cores (1.014: a
-// near-tie of the tiler). They still run and report; remove the tag once a
+// (0.989: the compiled Cube plan no longer fits, and the cores' plan for
+// the smaller L0C is faster than the compiler's for the larger) and
+// recompiled for 96 vector cores (1.014: a near-tie of the tiler). They still run and report; remove the tag once a
 // case passes.
 #include "support/e2e.hpp"
 

@@ -29,34 +29,71 @@ std::uint64_t mmad_cycles(const ChipParams& chip, DType dt, std::uint64_t m, std
            ceil_div(n, static_cast<std::uint64_t>(chip.cube.shape_n));
 }
 
+namespace {
+// What one Cube core's buffers hold (docs/design.md, Timing model): base
+// tiles double-buffered in L0A/L0B/L0C, L1 blocks of A and B
+// double-buffered in L1, the accumulators of a block whose K spans several
+// blocks in L0C. plan_matmul chooses within these limits and
+// adopt_matmul_tiling checks a given plan against them.
+struct CubeBudget {
+    std::uint64_t sm, sn, sk, l0a, l0b, l0c_full, l0c, l1, elt, kdeep;
+    CubeBudget(const ChipParams& chip, DType dt)
+        : sm(static_cast<std::uint64_t>(chip.cube.shape_m)),
+          sn(static_cast<std::uint64_t>(chip.cube.shape_n)),
+          sk(fractal_k(chip, dt)),
+          l0a(static_cast<std::uint64_t>(chip.buffers.l0a_kb) * 1024 / 2),  // double-buffered
+          l0b(static_cast<std::uint64_t>(chip.buffers.l0b_kb) * 1024 / 2),
+          l0c_full(static_cast<std::uint64_t>(chip.buffers.l0c_kb) * 1024),
+          l0c(l0c_full / 2),
+          l1(static_cast<std::uint64_t>(chip.buffers.l1_kb) * 1024),
+          elt(static_cast<std::uint64_t>(dtype_bytes(dt))),
+          kdeep(4 * sk * elt) {}
+    // An m0 x n0 base tile, 4 fractals deep in K, double-buffered in L0.
+    bool base_fits(std::uint64_t m0, std::uint64_t n0) const {
+        return m0 * n0 * kAccBytes <= l0c && m0 * kdeep <= l0a && n0 * kdeep <= l0b;
+    }
+    // The deepest K step of an m0 x n0 base tile that L0A/L0B hold (at least one fractal).
+    std::uint64_t k0_max(std::uint64_t m0, std::uint64_t n0) const {
+        const std::uint64_t kmax = std::min(fast_div(l0a, m0 * elt), fast_div(l0b, n0 * elt));
+        return std::max<std::uint64_t>(sk, fast_div(kmax, sk) * sk);
+    }
+    bool block_fits_l1(std::uint64_t m1, std::uint64_t n1, std::uint64_t k1) const {
+        return 2 * (m1 + n1) * k1 * elt <= l1;
+    }
+    bool acc_fits_l0c(std::uint64_t m1, std::uint64_t n1) const { return m1 * n1 * kAccBytes <= l0c_full; }
+    // Room in L1 to keep all of A beside B's blocks, all of B beside A's, or both.
+    bool a_fits(const MatmulShape& p, std::uint64_t n1, std::uint64_t k1) const {
+        return p.m * p.k * elt + 2 * k1 * n1 * elt <= l1;
+    }
+    bool b_fits(const MatmulShape& p, std::uint64_t m1, std::uint64_t k1) const {
+        return p.k * p.n * elt + 2 * m1 * k1 * elt <= l1;
+    }
+    bool both_fit(const MatmulShape& p) const { return (p.m + p.n) * p.k * elt <= l1; }
+};
+
+double a_gm_ratio(const MatmulShape& p) {
+    return p.a_bytes ? static_cast<double>(p.a_bytes) / static_cast<double>(p.m * p.k * dtype_bytes(p.dtype)) : 1.0;
+}
+}  // namespace
+
 MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip) {
     MatmulTiling t;
     t.elt = dtype_bytes(p.dtype);
-    const std::uint64_t sm = static_cast<std::uint64_t>(chip.cube.shape_m);
-    const std::uint64_t sn = static_cast<std::uint64_t>(chip.cube.shape_n);
-    const std::uint64_t sk = fractal_k(chip, p.dtype);
-    const std::uint64_t l0a = static_cast<std::uint64_t>(chip.buffers.l0a_kb) * 1024 / 2;  // double-buffered
-    const std::uint64_t l0b = static_cast<std::uint64_t>(chip.buffers.l0b_kb) * 1024 / 2;
-    const std::uint64_t l0c_full = static_cast<std::uint64_t>(chip.buffers.l0c_kb) * 1024;
-    const std::uint64_t l0c = l0c_full / 2;
-    const std::uint64_t l1 = static_cast<std::uint64_t>(chip.buffers.l1_kb) * 1024;
-    const std::uint64_t elt = static_cast<std::uint64_t>(t.elt);
+    const CubeBudget bud(chip, p.dtype);
+    const std::uint64_t sm = bud.sm, sn = bud.sn, sk = bud.sk, l0c_full = bud.l0c_full, elt = bud.elt;
     const std::uint64_t mpad = round_up(p.m, sm), npad = round_up(p.n, sn), kpad = round_up(p.k, sk);
     // Base tile: as large as L0C (double-buffered) holds, the longer side
     // halved first, and deep enough in K (4 fractals) for L0A/L0B.
     t.m0 = mpad;
     t.n0 = npad;
-    const std::uint64_t kdeep = 4 * sk * elt;
-    while ((t.m0 * t.n0 * kAccBytes > l0c || t.m0 * kdeep > l0a || t.n0 * kdeep > l0b) && (t.m0 > sm || t.n0 > sn)) {
-        if (t.m0 * kdeep > l0a && t.m0 > sm) { t.m0 = round_up(t.m0 / 2, sm); continue; }
-        if (t.n0 * kdeep > l0b && t.n0 > sn) { t.n0 = round_up(t.n0 / 2, sn); continue; }
+    while (!bud.base_fits(t.m0, t.n0) && (t.m0 > sm || t.n0 > sn)) {
+        if (t.m0 * bud.kdeep > bud.l0a && t.m0 > sm) { t.m0 = round_up(t.m0 / 2, sm); continue; }
+        if (t.n0 * bud.kdeep > bud.l0b && t.n0 > sn) { t.n0 = round_up(t.n0 / 2, sn); continue; }
         if (t.n0 >= t.m0 && t.n0 > sn) t.n0 = round_up(t.n0 / 2, sn);
         else t.m0 = round_up(t.m0 / 2, sm);
     }
-    std::uint64_t kmax = std::min(fast_div(l0a, t.m0 * elt), fast_div(l0b, t.n0 * elt));
-    kmax = std::max<std::uint64_t>(sk, fast_div(kmax, sk) * sk);
-    t.k0 = std::min(kpad, kmax);
-    if (p.a_bytes) t.a_gm_ratio = static_cast<double>(p.a_bytes) / static_cast<double>(p.m * p.k * elt);
+    t.k0 = std::min(kpad, bud.k0_max(t.m0, t.n0));
+    t.a_gm_ratio = a_gm_ratio(p);
 
     // L1 blocks: whole base tiles (or the whole padded extent), A and B
     // blocks double-buffered in L1; the fewest GM bytes win.
@@ -83,15 +120,13 @@ MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip) {
         for (std::size_t j = 0; j < n_ns; ++j)
             for (std::size_t l = 0; l < n_ks; ++l) {
                 const std::uint64_t m1 = ms[i], n1 = ns[j], k1 = ks[l];
-                if (2 * (m1 + n1) * k1 * elt > l1 && !(i == 0 && j == 0 && l == 0)) continue;
+                if (!bud.block_fits_l1(m1, n1, k1) && !(i == 0 && j == 0 && l == 0)) continue;
                 const std::uint64_t kb = ceil_div(p.k, k1);
-                if (kb > 1 && m1 * n1 * kAccBytes > l0c_full && !(i == 0 && j == 0)) continue;
+                if (kb > 1 && !bud.acc_fits_l0c(m1, n1) && !(i == 0 && j == 0)) continue;
                 const std::uint64_t mb = ceil_div(p.m, m1), nb = ceil_div(p.n, n1);
                 // What stays in L1: A panels when K is one block or A fits
                 // beside B's blocks; B when it is one block or fits beside A's.
-                const bool a_fits = p.m * p.k * elt + 2 * k1 * n1 * elt <= l1;
-                const bool b_fits = p.k * p.n * elt + 2 * m1 * k1 * elt <= l1;
-                const bool both = (p.m + p.n) * p.k * elt <= l1;
+                const bool a_fits = bud.a_fits(p, n1, k1), b_fits = bud.b_fits(p, m1, k1), both = bud.both_fit(p);
                 bool a_keep = kb == 1 || a_fits, b_keep = (kb == 1 && nb == 1) || b_fits;
                 if (a_keep && b_keep && !both && kb > 1) {
                     // A and B do not both fit: keep the one that saves more.
@@ -134,6 +169,26 @@ MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip) {
         }
     }
     return t;
+}
+
+bool adopt_matmul_tiling(const MatmulShape& p, MatmulTiling& t, const ChipParams& chip) {
+    const CubeBudget bud(chip, p.dtype);
+    t.elt = dtype_bytes(p.dtype);
+    t.a_gm_ratio = a_gm_ratio(p);
+    if (t.m0 == 0 || t.n0 == 0 || t.k0 == 0 || t.m1 == 0 || t.n1 == 0 || t.k1 == 0) return false;
+    if (t.m0 % bud.sm != 0 || t.n0 % bud.sn != 0 || t.k0 % bud.sk != 0) return false;  // whole fractals
+    // The same limits plan_matmul chooses within, with its exceptions: the
+    // one-fractal base tile, and a block of one base tile, always go.
+    if (!bud.base_fits(t.m0, t.n0) && !(t.m0 == bud.sm && t.n0 == bud.sn)) return false;
+    if (t.k0 > bud.k0_max(t.m0, t.n0)) return false;
+    const bool one_base_tile = t.m1 == t.m0 && t.n1 == t.n0;
+    if (!bud.block_fits_l1(t.m1, t.n1, t.k1) && !(one_base_tile && t.k1 == t.k0)) return false;
+    t.mb = ceil_div(p.m, t.m1), t.nb = ceil_div(p.n, t.n1), t.kb = ceil_div(p.k, t.k1);
+    if (t.kb > 1 && !bud.acc_fits_l0c(t.m1, t.n1) && !one_base_tile) return false;
+    if (t.a_panel_reused && t.kb > 1 && !bud.a_fits(p, t.n1, t.k1)) return false;
+    if (t.b_reused && !(t.kb == 1 && t.nb == 1) && !bud.b_fits(p, t.m1, t.k1)) return false;
+    if (t.a_panel_reused && t.b_reused && t.kb > 1 && !bud.both_fit(p)) return false;
+    return true;
 }
 
 double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
@@ -276,6 +331,14 @@ std::string vector_plan_key(const VectorShape& p, const ChipParams& chip) {
     return k;
 }
 }  // namespace
+
+bool adopt_vector_chunk(const VectorShape& s, std::uint64_t chunk, const ChipParams& chip, VectorPlan& plan) {
+    if (chunk == 0 || chunk > std::max<std::uint64_t>(1, ub_fit_bytes(s, chip))) return false;
+    const std::uint64_t row = s.row_bytes;
+    if (row > 0 && row < s.bytes && chunk > row && chunk % row != 0) return false;  // rows cut across chunks
+    plan = plan_with_chunk(s, chunk);
+    return true;
+}
 
 VectorPlan plan_vector(const VectorShape& s, const ChipParams& chip) {
     thread_local std::unordered_map<std::string, VectorPlan> cache;

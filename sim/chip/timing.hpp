@@ -51,6 +51,11 @@ struct MatmulTiling {
     std::uint64_t tiles() const { return mb * nb * kb; }
 };
 MatmulTiling plan_matmul(const MatmulShape& s, const ChipParams& chip);
+// A plan made elsewhere (a compiled task's tiling data: m0..k1 and the two
+// reuse flags set) on this chip: fills in the block counts and returns
+// whether its base tile, L1 blocks and kept operands fit this chip's
+// buffers, as every plan plan_matmul makes for the chip does.
+bool adopt_matmul_tiling(const MatmulShape& s, MatmulTiling& t, const ChipParams& chip);
 // Cycles of the plan's double-buffered pipe schedule on one core (MTE2,
 // MTE1, M, FixPipe; MTE2 and FixPipe share the GM port) while `active` cores
 // stream; rereads are L2 hits when `rereads_hit`, and a `warm` share of
@@ -109,6 +114,10 @@ struct VectorPlan {
     std::uint64_t tiles = 0;   // chunks
 };
 VectorPlan plan_vector(const VectorShape& s, const ChipParams& chip);
+// The plan of chunks of `chunk` input bytes (a compiled task's tiling
+// data) if such chunks fit this chip's UB, double-buffered with their
+// output, and keep whole rows where the plan would; else false.
+bool adopt_vector_chunk(const VectorShape& s, std::uint64_t chunk, const ChipParams& chip, VectorPlan& plan);
 // Cycles of the plan's double-buffered pipe schedule on one vector core
 // (MTE2, V, MTE3; MTE2 and MTE3 share the GM port) while `active` cores
 // stream: loads from HBM, stores into the write-back L2.

@@ -521,6 +521,23 @@ private:
         return t;
     }
 
+    // The task's Cube plan for this chip, carried in the stream as a
+    // kernel carries its tiling data: a stream compiled once runs the same
+    // plan on a changed chip as long as it fits there (docs/task-streams.md).
+    CubeBlocking cube_blocking(const KernelParams& p) {
+        const timing::MatmulShape s{p.m, p.n, p.k, p.dtype, p.a_bytes};
+        if (blocking_key_.valid && blocking_key_.s.m == s.m && blocking_key_.s.n == s.n && blocking_key_.s.k == s.k &&
+            blocking_key_.s.dtype == s.dtype && blocking_key_.s.a_bytes == s.a_bytes)
+            return blocking_key_.b;  // tiles of one op mostly share a shape
+        const timing::MatmulTiling g = timing::plan_matmul(s, chip_);
+        CubeBlocking b;
+        b.m0 = static_cast<std::uint32_t>(g.m0), b.n0 = static_cast<std::uint32_t>(g.n0), b.k0 = static_cast<std::uint32_t>(g.k0);
+        b.m1 = static_cast<std::uint32_t>(g.m1), b.n1 = static_cast<std::uint32_t>(g.n1), b.k1 = static_cast<std::uint32_t>(g.k1);
+        b.keep_a = g.a_panel_reused, b.keep_b = g.b_reused;
+        blocking_key_ = {true, s, b};
+        return b;
+    }
+
     void finish_cube(TileTask& t, Space dst, const CubeWork& w) {
         // In place in UB only if the tile leaves room to double-buffer.
         if (dst == Space::ub && sum_bytes(t.writes) * 2 > static_cast<std::uint64_t>(chip_.buffers.ub_kb) * 1024)
@@ -530,6 +547,7 @@ private:
         if (dst != Space::hbm)
             for (Region& r : t.writes) r.space = dst;
         t.est_cycles = cube_task_cycles(w, chip_, chip_.cube.count);
+        t.params.blocking = cube_blocking(t.params);
         if (tasks_.size() >= kMaxCompiledTasks) too_many_tasks(plan_.kernels[static_cast<std::size_t>(t.kernel)].name, tasks_.size() + 1);
         tasks_.push_back(std::move(t));
     }
@@ -663,6 +681,12 @@ private:
         VectorWork vw{t.params.bytes, t.params.out_bytes, t.params.cycles_per_repeat, t.type == npusim::Kernel::copy,
                       t.params.dtype, t.params.row_bytes};
         t.est_cycles = vector_task_cycles(vw, chip_, chip_.vector.count);
+        // The chunk plan travels with the task, as the Cube plan does (cube_blocking).
+        timing::VectorShape vs;
+        vs.bytes = t.params.bytes, vs.out_bytes = t.params.out_bytes, vs.dtype = t.params.dtype;
+        vs.row_bytes = t.params.row_bytes, vs.cycles_per_repeat = t.params.cycles_per_repeat;
+        vs.copy = t.type == npusim::Kernel::copy;
+        t.params.ub_chunk = timing::plan_vector(vs, chip_).chunk;
         if (tasks_.size() >= kMaxCompiledTasks) too_many_tasks(plan_.kernels[static_cast<std::size_t>(t.kernel)].name, tasks_.size() + 1);
         tasks_.push_back(std::move(t));
     }
@@ -867,6 +891,11 @@ private:
     std::vector<int> first_tile_;
     std::vector<int> tile_count_;
     std::vector<TileTask> tasks_;
+    struct {
+        bool valid = false;
+        timing::MatmulShape s;
+        CubeBlocking b;
+    } blocking_key_;  // the last shape cube_blocking planned, and its plan
 };
 
 }  // namespace

@@ -14,12 +14,26 @@ std::uint64_t CubeCore::plan(const Task& t) {
     // Consecutive tasks on a core are often the same shape (tiles of one
     // op): their plan is the last one's.
     const KernelParams& p = t.params;
+    const CubeBlocking& b = p.blocking;
     if (planned_ && p.m == planned_.m && p.n == planned_.n && p.k == planned_.k && p.dtype == planned_.dtype &&
-        p.a_bytes == planned_.a_bytes)
+        p.a_bytes == planned_.a_bytes && b == planned_.blocking) {
+        if (b.set() && !adopted_) ++replanned_;
         return tiling_.tiles();
-    planned_ = PlanKey{true, p.m, p.n, p.k, p.a_bytes, p.dtype};
+    }
+    planned_ = PlanKey{true, p.m, p.n, p.k, p.a_bytes, p.dtype, b};
     shape_ = timing::MatmulShape{p.m, p.n, p.k, p.dtype, p.a_bytes};
-    tiling_ = timing::plan_matmul(shape_, ctx_.chip);
+    // The plan the task carries (compiled for some chip) if it fits this
+    // chip's buffers; else the core's own plan for this chip.
+    adopted_ = false;
+    if (b.set()) {
+        tiling_ = timing::MatmulTiling{};
+        tiling_.m0 = b.m0, tiling_.n0 = b.n0, tiling_.k0 = b.k0;
+        tiling_.m1 = b.m1, tiling_.n1 = b.n1, tiling_.k1 = b.k1;
+        tiling_.a_panel_reused = b.keep_a, tiling_.b_reused = b.keep_b;
+        adopted_ = timing::adopt_matmul_tiling(shape_, tiling_, ctx_.chip);
+        if (!adopted_) ++replanned_;
+    }
+    if (!adopted_) tiling_ = timing::plan_matmul(shape_, ctx_.chip);
     a_total_ = static_cast<std::uint64_t>(std::llround(
         static_cast<double>(p.m * p.k * static_cast<std::uint64_t>(tiling_.elt)) * tiling_.a_gm_ratio));
     return tiling_.tiles();
@@ -83,6 +97,10 @@ void CubeCore::report_buffers(Stats& s, const std::vector<const AiCore*>& cubes)
     s.set("memory.l1.in_bytes", pipe_bytes(cubes, mte2));
     s.set("memory.l0.in_bytes", pipe_bytes(cubes, mte1));
     s.set("memory.l0c.out_bytes", pipe_bytes(cubes, fixpipe));
+    if (cubes.empty()) return;
+    std::uint64_t replanned = 0;
+    for (const AiCore* c : cubes) replanned += static_cast<const CubeCore*>(c)->replanned_;  // the die's cube cores
+    s.set("units.cube.replanned_tasks", replanned);
 }
 
 }  // namespace npusim

@@ -15,7 +15,8 @@ public:
     CubeCore(sc_core::sc_module_name name, int index, SimContext& ctx, CoreListener& listener);
     // The traffic into and out of the cube cores' own buffers, over all of
     // `cubes`: memory.l1.in_bytes (MTE2), memory.l0.in_bytes (MTE1) and
-    // memory.l0c.out_bytes (FixPipe); zero for no cores.
+    // memory.l0c.out_bytes (FixPipe); zero for no cores. And
+    // units.cube.replanned_tasks: tasks whose carried plan did not fit.
     static void report_buffers(Stats& s, const std::vector<const AiCore*>& cubes);
 
 private:
@@ -29,8 +30,11 @@ private:
         bool valid = false;
         std::uint64_t m = 0, n = 0, k = 0, a_bytes = 0;
         DType dtype = DType::fp16;
+        CubeBlocking blocking;
         explicit operator bool() const { return valid; }
     } planned_;
+    bool adopted_ = false;         // tiling_ is the plan the task carries
+    std::uint64_t replanned_ = 0;  // tasks whose carried plan did not fit this chip
     std::uint64_t a_total_ = 0;  // GM bytes of A of the running task
     double gm_cap_;              // MTE2/FixPipe GM rate, bytes/ps (a division, kept)
 };

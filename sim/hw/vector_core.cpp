@@ -29,11 +29,18 @@ std::uint64_t VectorCore::plan(const Task& t) {
     const timing::VectorShape s = shape_of(t);
     const bool same = planned_ && s.bytes == shape_.bytes && s.out_bytes == shape_.out_bytes &&
                       s.row_bytes == shape_.row_bytes && s.dtype == shape_.dtype &&
-                      s.cycles_per_repeat == shape_.cycles_per_repeat && s.copy == shape_.copy;
+                      s.cycles_per_repeat == shape_.cycles_per_repeat && s.copy == shape_.copy &&
+                      t.params.ub_chunk == chunk_;
     shape_ = s;
-    if (same) return plan_.tiles;
-    planned_ = true;
-    plan_ = timing::plan_vector(s, ctx_.chip);
+    if (!same) {
+        planned_ = true;
+        chunk_ = t.params.ub_chunk;
+        // The chunks the task carries (compiled for some chip) if they fit
+        // this chip's UB; else the core's own plan for this chip.
+        adopted_ = chunk_ && timing::adopt_vector_chunk(s, chunk_, ctx_.chip, plan_);
+        if (!adopted_) plan_ = timing::plan_vector(s, ctx_.chip);
+    }
+    if (chunk_ && !adopted_) ++replanned_;
     return plan_.tiles;
 }
 
@@ -114,6 +121,10 @@ StageWork VectorCore::remote_write(const Task& t, const timing::VectorTile& c) {
 void VectorCore::report_buffers(Stats& s, const std::vector<const AiCore*>& vectors) {
     s.set("memory.ub.in_bytes", pipe_bytes(vectors, mte2));
     s.set("memory.ub.out_bytes", pipe_bytes(vectors, mte3));
+    if (vectors.empty()) return;
+    std::uint64_t replanned = 0;
+    for (const AiCore* c : vectors) replanned += static_cast<const VectorCore*>(c)->replanned_;  // the die's vector cores
+    s.set("units.vector.replanned_tasks", replanned);
 }
 
 }  // namespace npusim

@@ -15,7 +15,8 @@ public:
     enum Pipe { mte2, v, mte3 };
     VectorCore(sc_core::sc_module_name name, int index, SimContext& ctx, CoreListener& listener);
     // The traffic through the vector cores' UB, over all of `vectors`:
-    // memory.ub.in_bytes (MTE2) and memory.ub.out_bytes (MTE3); zero for no cores.
+    // memory.ub.in_bytes (MTE2) and memory.ub.out_bytes (MTE3); zero for no
+    // cores. And units.vector.replanned_tasks: tasks whose carried chunk did not fit.
     static void report_buffers(Stats& s, const std::vector<const AiCore*>& vectors);
 
 private:
@@ -30,6 +31,9 @@ private:
     timing::VectorShape shape_;
     timing::VectorPlan plan_;
     bool planned_ = false;  // plan_ is for shape_'s sizes
+    std::uint64_t chunk_ = 0;      // ... and the chunk the task carried
+    bool adopted_ = false;         // plan_ is that chunk's
+    std::uint64_t replanned_ = 0;  // tasks whose carried chunk did not fit this chip
     double gm_cap_;         // MTE2/MTE3 GM rate, bytes/ps (a division, kept)
 };
 

@@ -156,21 +156,33 @@ struct Reader {
         return out;
     }
 
+    // [m, n, k] of a Cube plan: whole positive extents.
+    static void triple(const LineReader& r, const json& j, const std::string& key, std::uint32_t& m, std::uint32_t& n,
+                       std::uint32_t& k) {
+        if (!j.is_array() || j.size() != 3)
+            r.fail(fmt::format("{}: expected [m, n, k] (three integers), got {}", key, LineReader::describe(j)));
+        m = static_cast<std::uint32_t>(r.uint(j[0], key + "[0]", 1, kMaxDim));
+        n = static_cast<std::uint32_t>(r.uint(j[1], key + "[1]", 1, kMaxDim));
+        k = static_cast<std::uint32_t>(r.uint(j[2], key + "[2]", 1, kMaxDim));
+    }
+
     void read_params(const LineReader& r, const json& p, Task& t) {
         if (!p.is_object()) r.fail(fmt::format("params: expected an object, got {}", LineReader::describe(p)));
         std::vector<std::string> allowed = kCommonParams;
         std::vector<std::string> required;
         switch (t.kernel) {
             case Kernel::matmul:
-                for (const char* k : {"m", "n", "k", "dtype", "a_bytes"}) allowed.push_back(k);
+                for (const char* k : {"m", "n", "k", "dtype", "a_bytes", "l0_tile", "l1_block", "l1_keep"})
+                    allowed.push_back(k);
                 required = {"m", "n", "k"};
                 break;
             case Kernel::vector:
-                for (const char* k : {"bytes", "out_bytes", "cycles_per_repeat", "dtype", "row_bytes"}) allowed.push_back(k);
+                for (const char* k : {"bytes", "out_bytes", "cycles_per_repeat", "dtype", "row_bytes", "ub_chunk"})
+                    allowed.push_back(k);
                 required = {"bytes"};
                 break;
             case Kernel::copy:
-                for (const char* k : {"bytes", "dst_rank", "dst_addr", "flag"}) allowed.push_back(k);
+                for (const char* k : {"bytes", "dst_rank", "dst_addr", "flag", "ub_chunk"}) allowed.push_back(k);
                 required = {"bytes"};
                 break;
             case Kernel::scalar:
@@ -196,7 +208,15 @@ struct Reader {
                 kp.dtype = r.choice(v, key, std::vector<std::pair<std::string, DType>>{
                                                 {"fp16", DType::fp16}, {"bf16", DType::bf16}, {"int8", DType::int8}});
             else if (k == "row_bytes") kp.row_bytes = r.uint(v, key, 1, kMaxBytes);
+            else if (k == "ub_chunk") kp.ub_chunk = r.uint(v, key, 1, kMaxBytes);
             else if (k == "a_bytes") kp.a_bytes = r.uint(v, key, 1, kMaxBytes);
+            else if (k == "l0_tile") triple(r, v, key, kp.blocking.m0, kp.blocking.n0, kp.blocking.k0);
+            else if (k == "l1_block") triple(r, v, key, kp.blocking.m1, kp.blocking.n1, kp.blocking.k1);
+            else if (k == "l1_keep") {
+                const int keep = r.choice(v, key, std::vector<std::pair<std::string, int>>{{"a", 1}, {"b", 2}, {"ab", 3}});
+                kp.blocking.keep_a = keep & 1;
+                kp.blocking.keep_b = keep & 2;
+            }
             else if (k == "bytes") kp.bytes = r.uint(v, key, 1, kMaxBytes);
             else if (k == "out_bytes") kp.out_bytes = r.uint(v, key, 0, kMaxBytes);
             else if (k == "cycles_per_repeat") kp.cycles_per_repeat = r.positive(v, key);
@@ -217,6 +237,10 @@ struct Reader {
             } else if (k == "reads") t.reads = regions(r, v, key);
             else if (k == "writes") t.writes = regions(r, v, key);
         }
+        // A Cube plan is a base tile and an L1 block together.
+        if (t.kernel == Kernel::matmul && (p.contains("l0_tile") || p.contains("l1_block") || p.contains("l1_keep")))
+            for (const char* part : {"l0_tile", "l1_block"})
+                if (!p.contains(part)) r.fail(fmt::format("params.{}: missing (a Cube plan has l0_tile and l1_block)", part));
         if (t.kernel == Kernel::vector && !p.contains("out_bytes")) kp.out_bytes = kp.bytes;
         // A row is whole elements (its lanes are counted in elements).
         if (kp.row_bytes % static_cast<std::uint64_t>(dtype_bytes(kp.dtype)) != 0)
@@ -478,6 +502,12 @@ std::string task_line(const TaskStream& ts, const Task& t) {
             pj.add("k", p.k);
             pj.add_text("dtype", to_string(p.dtype));
             if (p.a_bytes) pj.add("a_bytes", p.a_bytes);
+            if (p.blocking.set()) {
+                const CubeBlocking& b = p.blocking;
+                pj.add("l0_tile", fmt::format("[{},{},{}]", b.m0, b.n0, b.k0));
+                pj.add("l1_block", fmt::format("[{},{},{}]", b.m1, b.n1, b.k1));
+                if (b.keep_a || b.keep_b) pj.add_text("l1_keep", b.keep_a && b.keep_b ? "ab" : b.keep_a ? "a" : "b");
+            }
             break;
         case Kernel::vector:
             pj.add("bytes", p.bytes);
@@ -485,9 +515,11 @@ std::string task_line(const TaskStream& ts, const Task& t) {
             pj.add("cycles_per_repeat", json(p.cycles_per_repeat).dump());  // nlohmann's float format
             if (p.dtype != DType::fp16) pj.add_text("dtype", to_string(p.dtype));
             if (p.row_bytes) pj.add("row_bytes", p.row_bytes);
+            if (p.ub_chunk) pj.add("ub_chunk", p.ub_chunk);
             break;
         case Kernel::copy:
             pj.add("bytes", p.bytes);
+            if (p.ub_chunk) pj.add("ub_chunk", p.ub_chunk);
             if (t.remote.dst_rank >= 0) {
                 pj.add_int("dst_rank", t.remote.dst_rank);
                 pj.add("dst_addr", t.remote.addr);

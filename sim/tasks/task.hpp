@@ -19,6 +19,20 @@ struct Region {
     std::uint64_t bytes = 0;
 };
 
+// A matmul's Cube plan as the compiler tiled it (its tiling data, as a
+// CANN kernel carries it): base tile in L0, L1 block, and whether the A
+// panel / B stay in L1. All zero: the core plans the task itself.
+struct CubeBlocking {
+    std::uint32_t m0 = 0, n0 = 0, k0 = 0;
+    std::uint32_t m1 = 0, n1 = 0, k1 = 0;
+    bool keep_a = false, keep_b = false;
+    bool set() const { return m0 != 0; }
+    bool operator==(const CubeBlocking& o) const {
+        return m0 == o.m0 && n0 == o.n0 && k0 == o.k0 && m1 == o.m1 && n1 == o.n1 && k1 == o.k1 &&
+               keep_a == o.keep_a && keep_b == o.keep_b;
+    }
+};
+
 // Kernel-specific work. One flat struct keeps a task at a fixed, small size.
 struct KernelParams {
     // matmul
@@ -27,6 +41,7 @@ struct KernelParams {
     // Bytes of operand A read from GM; 0 = m·k·elt. Smaller for a convolution
     // whose im2col matrix the cube core expands on-chip from the input tile.
     std::uint64_t a_bytes = 0;
+    CubeBlocking blocking;
     // vector / copy
     std::uint64_t bytes = 0;
     std::uint64_t out_bytes = 0;
@@ -34,6 +49,9 @@ struct KernelParams {
     // Independent rows of this many input bytes (a row op over the last
     // axis): each row starts a new repeat. 0 = contiguous.
     std::uint64_t row_bytes = 0;
+    // Input bytes per UB chunk as the compiler planned the task (its tiling
+    // data); 0 = the core plans the chunks itself.
+    std::uint64_t ub_chunk = 0;
     // scalar
     std::uint64_t cycles = 0;
     // common

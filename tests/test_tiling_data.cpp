@@ -1,0 +1,194 @@
+// A compiled task carries its tiling data (docs/task-streams.md, "Tiling
+// data"): a matmul its Cube plan (l0_tile, l1_block, l1_keep), a vector or
+// copy task its UB chunk (ub_chunk). The core runs that plan when it fits
+// the chip's buffers and plans the task itself otherwise, so a stream
+// compiled once does not change its plan when a buffer grows, as a
+// compiled kernel would not.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "chip/timing.hpp"
+#include "config/run_config.hpp"
+#include "support/e2e.hpp"
+
+using namespace npusim;
+using namespace npusim::test;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const std::string kSrc = NPUSIM_SOURCE_DIR;
+const std::string kA2 = kSrc + "/configs/chips/a2.json";
+const std::string kAx300 = kSrc + "/configs/chips/ax300.json";
+
+nlohmann::json run_stats(const TempDir& tmp, const std::string& stream, std::vector<std::string> sets = {}) {
+    std::vector<std::string> args = {"run", "--chip", kA2, "--workload", stream, "-q", "--stats", tmp.path("s.json")};
+    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+    const Result r = run_npusim(tmp, args);
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    return read_json(tmp.path("s.json"));
+}
+
+}  // namespace
+
+TEST_CASE("tiling data: every Cube plan the planner makes is one the core adopts on the same chip", "[cube][tiling]") {
+    // Shapes of the bundled models' tiles and GEMMs: conv tiles with an
+    // implicit im2col (a_bytes), BERT projections, a decode GEMV, odd sizes.
+    struct S {
+        std::uint64_t m, n, k, a_bytes;
+    };
+    const std::vector<S> shapes = {{392, 48, 576, 64512}, {2304, 32, 432, 270336}, {4096, 4096, 4096, 0},
+                                   {1, 4096, 4096, 0},     {176, 192, 384, 0},      {17, 33, 65, 0},
+                                   {512, 8192, 8192, 0},   {8192, 512, 8192, 0},    {12544, 64, 147, 0}};
+    for (const std::string& file : {kA2, kAx300}) {
+        ChipParams chip = RunConfig::load(file, "", {}).chip();
+        for (const int scale : {1, 2, 4}) {
+            ChipParams c = chip;
+            c.buffers.l0c_kb = chip.buffers.l0c_kb * scale / 2;
+            c.buffers.l1_kb = chip.buffers.l1_kb * scale / 2;
+            for (const S& s : shapes) {
+                const timing::MatmulShape shape{s.m, s.n, s.k, DType::fp16, s.a_bytes};
+                const timing::MatmulTiling g = timing::plan_matmul(shape, c);
+                timing::MatmulTiling h;
+                h.m0 = g.m0, h.n0 = g.n0, h.k0 = g.k0, h.m1 = g.m1, h.n1 = g.n1, h.k1 = g.k1;
+                h.a_panel_reused = g.a_panel_reused, h.b_reused = g.b_reused;
+                CAPTURE(file, scale, s.m, s.n, s.k, g.m0, g.n0, g.k0, g.m1, g.n1, g.k1, g.a_panel_reused, g.b_reused);
+                REQUIRE(timing::adopt_matmul_tiling(shape, h, c));
+                CHECK(h.mb == g.mb);
+                CHECK(h.nb == g.nb);
+                CHECK(h.kb == g.kb);
+                CHECK(h.a_gm_ratio == g.a_gm_ratio);
+            }
+        }
+    }
+}
+
+TEST_CASE("tiling data: a Cube plan made for more L0C or L1 is refused where it does not fit", "[cube][tiling]") {
+    const ChipParams a2 = RunConfig::load(kA2, "", {}).chip();
+    // ConvBNReLU's conv tiles on a2: 400x48 accumulators (75 KB) held in the
+    // 128 KB L0C over 9 K steps.
+    const timing::MatmulShape conv{392, 48, 576, DType::fp16, 64512};
+    const timing::MatmulTiling g = timing::plan_matmul(conv, a2);
+    CAPTURE(g.m0, g.n0, g.k0, g.m1, g.n1, g.k1, g.kb);
+    REQUIRE(g.kb > 1);
+    REQUIRE(g.m1 * g.n1 * timing::kAccBytes > 64 * 1024);
+    ChipParams half = a2;
+    half.buffers.l0c_kb = 64;
+    timing::MatmulTiling h = g;
+    CHECK_FALSE(timing::adopt_matmul_tiling(conv, h, half));
+    // A 4096^3 GEMM's L1 blocks do not fit half the L1.
+    const timing::MatmulShape gemm{4096, 4096, 4096, DType::fp16, 0};
+    const timing::MatmulTiling big = timing::plan_matmul(gemm, a2);
+    ChipParams small_l1 = a2;
+    small_l1.buffers.l1_kb = a2.buffers.l1_kb / 4;
+    timing::MatmulTiling b = big;
+    CAPTURE(big.m1, big.n1, big.k1);
+    CHECK_FALSE(timing::adopt_matmul_tiling(gemm, b, small_l1));
+    // A base tile that is not whole fractals is refused.
+    timing::MatmulTiling odd = g;
+    odd.m0 = 200;
+    CHECK_FALSE(timing::adopt_matmul_tiling(conv, odd, a2));
+}
+
+TEST_CASE("tiling data: a UB chunk is adopted where it fits and refused where it does not", "[vector][tiling]") {
+    const ChipParams a2 = RunConfig::load(kA2, "", {}).chip();
+    timing::VectorShape s;
+    s.bytes = 1 << 20;
+    s.out_bytes = 1 << 20;
+    const timing::VectorPlan p = timing::plan_vector(s, a2);
+    timing::VectorPlan q;
+    REQUIRE(timing::adopt_vector_chunk(s, p.chunk, a2, q));
+    CHECK(q.tiles == p.tiles);
+    ChipParams small = a2;
+    small.buffers.ub_kb = 8;  // 2 KB chunks at most, in and out double-buffered
+    CAPTURE(p.chunk);
+    REQUIRE(p.chunk > 2048);
+    CHECK_FALSE(timing::adopt_vector_chunk(s, p.chunk, small, q));
+    // A row op keeps whole rows in a chunk.
+    s.row_bytes = 3 * 1024;
+    CHECK_FALSE(timing::adopt_vector_chunk(s, 4 * 1024, a2, q));
+    CHECK(timing::adopt_vector_chunk(s, 6 * 1024, a2, q));
+}
+
+TEST_CASE("tiling data: a compiled stream keeps its plans when buffers grow and re-plans what no longer fits",
+          "[tiling][e2e]") {
+    TempDir tmp;
+    const std::string stream = tmp.path("convbnrelu.jsonl");
+    const Result c = run_npusim(tmp, {"compile", "--chip", kA2, "--workload", kSrc + "/models/convbnrelu.json", "-q",
+                                      "--emit-tasks", stream});
+    SHOW(c);
+    REQUIRE(c.code == 0);
+    int cube_tasks = 0, vector_tasks = 0, over_64k = 0;
+    {
+        std::ifstream in(stream);
+        for (std::string line; std::getline(in, line);) {
+            const nlohmann::json t = nlohmann::json::parse(line);
+            if (!t.contains("kernel")) continue;
+            const nlohmann::json& p = t.at("params");
+            if (t.at("kernel") == "matmul") {
+                ++cube_tasks;
+                CHECK(p.at("l0_tile").size() == 3);
+                CHECK(p.at("l1_block").size() == 3);
+                // Accumulators held over several K steps need m1 x n1 x 4 B of L0C.
+                const std::uint64_t m1 = p.at("l1_block")[0], n1 = p.at("l1_block")[1], k1 = p.at("l1_block")[2];
+                if (p.at("k").get<std::uint64_t>() > k1 && m1 * n1 * timing::kAccBytes > 64 * 1024) ++over_64k;
+            } else if (t.at("kernel") == "vector" || t.at("kernel") == "copy") {
+                ++vector_tasks;
+                CHECK(p.at("ub_chunk").get<std::uint64_t>() >= 1);
+            }
+        }
+    }
+    REQUIRE(cube_tasks > 0);
+    REQUIRE(vector_tasks > 0);
+    const nlohmann::json base = run_stats(tmp, stream);
+    CHECK(base.at("units").at("cube").at("replanned_tasks") == 0);
+    CHECK(base.at("units").at("vector").at("replanned_tasks") == 0);
+    // Twice every buffer: the compiled plans still fit, so nothing changes.
+    const nlohmann::json big = run_stats(tmp, stream, {"chip.buffers.l0c_kb=256", "chip.buffers.l1_kb=1024",
+                                                        "chip.buffers.ub_kb=384"});
+    CHECK(big.at("total_cycles") == base.at("total_cycles"));
+    CHECK(big.at("units").at("cube").at("replanned_tasks") == 0);
+    // Half the L0C: the conv tiles with 75 KB of accumulators no longer fit
+    // (those with 50 KB do); the cores plan those tasks for the smaller chip.
+    const nlohmann::json half = run_stats(tmp, stream, {"chip.buffers.l0c_kb=64"});
+    CAPTURE(cube_tasks, over_64k);
+    REQUIRE(over_64k > 0);
+    CHECK(half.at("units").at("cube").at("replanned_tasks") == over_64k);
+    // A UB of 8 KB cannot hold the compiled chunks (up to 16 KB).
+    const nlohmann::json tiny_ub = run_stats(tmp, stream, {"chip.cores.vector.tile_kb=4", "chip.buffers.ub_kb=8"});
+    CHECK(tiny_ub.at("units").at("vector").at("replanned_tasks").get<int>() > 0);
+    CHECK(tiny_ub.at("total_cycles").get<double>() > base.at("total_cycles").get<double>());
+}
+
+TEST_CASE("tiling data: a partial or malformed Cube plan is a clear error, exit 2", "[tiling][bad_inputs]") {
+    TempDir tmp;
+    const auto line = [](const std::string& extra) {
+        return R"({"id":"mm","core_type":"cube","kernel":"matmul","stream":"c","wait":[],"signal":[],"params":{"m":64,"n":64,"k":64)" +
+               extra + "}}\n";
+    };
+    const auto run = [&](const std::string& extra) {
+        const std::string s = tmp.write("p.jsonl", line(extra));
+        return run_npusim(tmp, {"run", "--chip", kA2, "--workload", s, "-q"});
+    };
+    const Result ok = run(R"(,"l0_tile":[64,64,64],"l1_block":[64,64,64],"l1_keep":"ab")");
+    SHOW(ok);
+    CHECK(ok.code == 0);
+    const Result half = run(R"(,"l0_tile":[64,64,64])");
+    CHECK(half.code == 2);
+    CHECK_THAT(half.err, Contains("p.jsonl:1") && Contains("params.l1_block: missing"));
+    const Result two = run(R"(,"l0_tile":[64,64],"l1_block":[64,64,64])");
+    CHECK(two.code == 2);
+    CHECK_THAT(two.err, Contains("params.l0_tile: expected [m, n, k]"));
+    const Result keep = run(R"(,"l0_tile":[64,64,64],"l1_block":[64,64,64],"l1_keep":"ba")");
+    CHECK(keep.code == 2);
+    CHECK_THAT(keep.err, Contains("params.l1_keep") && Contains("expected one of"));
+    const Result zero = run(R"(,"l0_tile":[0,64,64],"l1_block":[64,64,64])");
+    CHECK(zero.code == 2);
+    CHECK_THAT(zero.err, Contains("params.l0_tile[0]"));
+}
