@@ -160,6 +160,12 @@ TEST_CASE("tiling data: a compiled stream keeps its plans when buffers grow and 
     CAPTURE(cube_tasks, over_64k);
     REQUIRE(over_64k > 0);
     CHECK(half.at("units").at("cube").at("replanned_tasks") == over_64k);
+    // ... and the summary says so.
+    const Result said = run_npusim(tmp, {"run", "--chip", kA2, "--workload", stream, "--set", "chip.buffers.l0c_kb=64"});
+    CHECK(said.code == 0);
+    CHECK_THAT(said.out, Contains(std::to_string(over_64k) + " cube tasks re-planned"));
+    const Result quiet = run_npusim(tmp, {"run", "--chip", kA2, "--workload", stream});
+    CHECK_THAT(quiet.out, !Contains("re-planned"));
     // A UB of 8 KB cannot hold the compiled chunks (up to 16 KB).
     const nlohmann::json tiny_ub = run_stats(tmp, stream, {"chip.cores.vector.tile_kb=4", "chip.buffers.ub_kb=8"});
     CHECK(tiny_ub.at("units").at("vector").at("replanned_tasks").get<int>() > 0);

@@ -102,6 +102,13 @@ std::string run_summary(const Stats& s, const ChipParams& chip, const std::strin
     out += fmt::format("  overlap.cube_vector {:.1f}%   L2 hit rate {:.1f}%   event wait {:.0f} cycles\n",
                        s.number("overlap.cube_vector") * 100.0, s.number("memory.l2.hit_rate") * 100.0,
                        s.number("events.wait_cycles"));
+    // A stream compiled for other buffers: say how many plans the cores remade.
+    for (const char* t : {"cube", "vector"}) {
+        const std::string key = fmt::format("units.{}.replanned_tasks", t);
+        if (s.has(key) && s.number(key) > 0)
+            out += fmt::format("  {} {} tasks re-planned: their tiling data does not fit this chip's buffers ({})\n",
+                               s.number(key), t, key);
+    }
     out += critical_path_summary(s);
     out += ops_summary(s);
     if (!stats_file.empty()) out += fmt::format("  stats  -> {}\n", stats_file);
