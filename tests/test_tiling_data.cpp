@@ -94,6 +94,38 @@ TEST_CASE("tiling data: a Cube plan made for more L0C or L1 is refused where it 
     timing::MatmulTiling odd = g;
     odd.m0 = 200;
     CHECK_FALSE(timing::adopt_matmul_tiling(conv, odd, a2));
+    // So are blocks no planner makes: a block smaller than a fractal
+    // (262,144 steps for a 64^3 matmul), blocks past the padded matrix, K
+    // blocks shorter than the K step, and a step count that would wrap.
+    const timing::MatmulShape small{64, 64, 64, DType::fp16, 0};
+    timing::MatmulTiling tiny = timing::plan_matmul(small, a2);
+    tiny.m1 = tiny.n1 = tiny.k1 = 1;
+    CHECK_FALSE(timing::adopt_matmul_tiling(small, tiny, a2));
+    timing::MatmulTiling wide = timing::plan_matmul(small, a2);
+    wide.m1 = 1024;
+    CHECK_FALSE(timing::adopt_matmul_tiling(small, wide, a2));
+    timing::MatmulTiling shallow = timing::plan_matmul(small, a2);
+    shallow.k0 = 64, shallow.k1 = 32;
+    CHECK_FALSE(timing::adopt_matmul_tiling(small, shallow, a2));
+    ChipParams unit = a2;
+    unit.cube.shape_m = unit.cube.shape_n = unit.cube.shape_k = 1;
+    const timing::MatmulShape huge{1u << 24, 1u << 24, 1u << 24, DType::fp16, 0};
+    timing::MatmulTiling wrap;
+    wrap.m0 = wrap.n0 = wrap.k0 = wrap.m1 = wrap.n1 = wrap.k1 = 1;
+    CHECK_FALSE(timing::adopt_matmul_tiling(huge, wrap, unit));
+}
+
+TEST_CASE("cube: the planner ends when one fractal row is too wide for L0A", "[cube][tiling]") {
+    // A 32x8 fractal with 8 KB of L0A: m0 stops at one fractal while n0 is
+    // still the longer side to halve (this used to loop for ever).
+    ChipParams c = RunConfig::load(kA2, "", {}).chip();
+    c.cube.shape_m = 32, c.cube.shape_n = 8;
+    c.buffers.l0a_kb = 8;
+    const timing::MatmulShape s{61, 37, 64, DType::fp16, 0};
+    const timing::MatmulTiling g = timing::plan_matmul(s, c);
+    CHECK(g.m0 == 32);
+    CHECK(g.n0 % 8 == 0);
+    CHECK(g.tiles() >= 1);
 }
 
 TEST_CASE("tiling data: a UB chunk is adopted where it fits and refused where it does not", "[vector][tiling]") {
@@ -110,10 +142,19 @@ TEST_CASE("tiling data: a UB chunk is adopted where it fits and refused where it
     CAPTURE(p.chunk);
     REQUIRE(p.chunk > 2048);
     CHECK_FALSE(timing::adopt_vector_chunk(s, p.chunk, small, q));
-    // A row op keeps whole rows in a chunk.
+    // A row op keeps whole rows in a chunk, and cuts no row that fits.
     s.row_bytes = 3 * 1024;
     CHECK_FALSE(timing::adopt_vector_chunk(s, 4 * 1024, a2, q));
+    CHECK_FALSE(timing::adopt_vector_chunk(s, 2 * 1024, a2, q));
     CHECK(timing::adopt_vector_chunk(s, 6 * 1024, a2, q));
+    // Otherwise whole repeats (256 B), and never past tile_kb.
+    s.row_bytes = 0;
+    CHECK_FALSE(timing::adopt_vector_chunk(s, 3, a2, q));
+    CHECK_FALSE(timing::adopt_vector_chunk(s, 1000, a2, q));
+    CHECK(timing::adopt_vector_chunk(s, 1024, a2, q));
+    ChipParams short_tiles = a2;
+    short_tiles.vector.tile_kb = 4;
+    CHECK_FALSE(timing::adopt_vector_chunk(s, 8 * 1024, short_tiles, q));
 }
 
 TEST_CASE("tiling data: a compiled stream keeps its plans when buffers grow and re-plans what no longer fits",

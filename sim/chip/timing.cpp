@@ -89,7 +89,8 @@ MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip) {
     while (!bud.base_fits(t.m0, t.n0) && (t.m0 > sm || t.n0 > sn)) {
         if (t.m0 * bud.kdeep > bud.l0a && t.m0 > sm) { t.m0 = round_up(t.m0 / 2, sm); continue; }
         if (t.n0 * bud.kdeep > bud.l0b && t.n0 > sn) { t.n0 = round_up(t.n0 / 2, sn); continue; }
-        if (t.n0 >= t.m0 && t.n0 > sn) t.n0 = round_up(t.n0 / 2, sn);
+        // The longer side, or the only one still longer than a fractal.
+        if (t.n0 > sn && (t.n0 >= t.m0 || t.m0 == sm)) t.n0 = round_up(t.n0 / 2, sn);
         else t.m0 = round_up(t.m0 / 2, sm);
     }
     t.k0 = std::min(kpad, bud.k0_max(t.m0, t.n0));
@@ -176,7 +177,14 @@ bool adopt_matmul_tiling(const MatmulShape& p, MatmulTiling& t, const ChipParams
     t.elt = dtype_bytes(p.dtype);
     t.a_gm_ratio = a_gm_ratio(p);
     if (t.m0 == 0 || t.n0 == 0 || t.k0 == 0 || t.m1 == 0 || t.n1 == 0 || t.k1 == 0) return false;
-    if (t.m0 % bud.sm != 0 || t.n0 % bud.sn != 0 || t.k0 % bud.sk != 0) return false;  // whole fractals
+    // Whole fractals, within the padded extents, K blocks of whole K steps:
+    // as plan_matmul's ladders are (the squarest block may be narrower than
+    // the base tile).
+    const std::uint64_t mpad = round_up(p.m, bud.sm), npad = round_up(p.n, bud.sn), kpad = round_up(p.k, bud.sk);
+    if (t.m0 % bud.sm != 0 || t.n0 % bud.sn != 0 || t.k0 % bud.sk != 0) return false;
+    if (t.m1 % bud.sm != 0 || t.n1 % bud.sn != 0 || t.k1 % bud.sk != 0) return false;
+    if (t.m0 > mpad || t.n0 > npad || t.k0 > kpad || t.m1 > mpad || t.n1 > npad || t.k1 > kpad) return false;
+    if (t.k1 < t.k0) return false;
     // The same limits plan_matmul chooses within, with its exceptions: the
     // one-fractal base tile, and a block of one base tile, always go.
     if (!bud.base_fits(t.m0, t.n0) && !(t.m0 == bud.sm && t.n0 == bud.sn)) return false;
@@ -184,6 +192,8 @@ bool adopt_matmul_tiling(const MatmulShape& p, MatmulTiling& t, const ChipParams
     const bool one_base_tile = t.m1 == t.m0 && t.n1 == t.n0;
     if (!bud.block_fits_l1(t.m1, t.n1, t.k1) && !(one_base_tile && t.k1 == t.k0)) return false;
     t.mb = ceil_div(p.m, t.m1), t.nb = ceil_div(p.n, t.n1), t.kb = ceil_div(p.k, t.k1);
+    std::uint64_t steps = 0;
+    if (__builtin_mul_overflow(t.mb, t.nb, &steps) || __builtin_mul_overflow(steps, t.kb, &steps)) return false;
     if (t.kb > 1 && !bud.acc_fits_l0c(t.m1, t.n1) && !one_base_tile) return false;
     if (t.a_panel_reused && t.kb > 1 && !bud.a_fits(p, t.n1, t.k1)) return false;
     if (t.b_reused && !(t.kb == 1 && t.nb == 1) && !bud.b_fits(p, t.m1, t.k1)) return false;
@@ -333,9 +343,15 @@ std::string vector_plan_key(const VectorShape& p, const ChipParams& chip) {
 }  // namespace
 
 bool adopt_vector_chunk(const VectorShape& s, std::uint64_t chunk, const ChipParams& chip, VectorPlan& plan) {
-    if (chunk == 0 || chunk > std::max<std::uint64_t>(1, ub_fit_bytes(s, chip))) return false;
-    const std::uint64_t row = s.row_bytes;
-    if (row > 0 && row < s.bytes && chunk > row && chunk % row != 0) return false;  // rows cut across chunks
+    // plan_vector's candidates are the largest chunk this chip allows (UB
+    // double-buffered with the output, tile_kb) and its halvings: whole
+    // rows where a row fits, else whole repeats (or the whole task).
+    const std::uint64_t largest = vector_chunk_bytes(s, chip);
+    const std::uint64_t row = s.row_bytes, repeat = static_cast<std::uint64_t>(chip.vector.repeat_bytes);
+    if (chunk < std::min(repeat, largest) || chunk > largest) return false;
+    const bool rows = row > 0 && row < s.bytes && largest % row == 0;  // the plan keeps whole rows
+    if (rows && chunk % row != 0) return false;
+    if (!rows && chunk > repeat && chunk % repeat != 0 && chunk < s.bytes) return false;
     plan = plan_with_chunk(s, chunk);
     return true;
 }

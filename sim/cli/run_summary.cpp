@@ -106,7 +106,7 @@ std::string run_summary(const Stats& s, const ChipParams& chip, const std::strin
     for (const char* t : {"cube", "vector"}) {
         const std::string key = fmt::format("units.{}.replanned_tasks", t);
         if (s.has(key) && s.number(key) > 0)
-            out += fmt::format("  {} {} tasks re-planned: their tiling data does not fit this chip's buffers ({})\n",
+            out += fmt::format("  {} {} tasks re-planned: their tiling data does not fit this chip ({})\n",
                                s.number(key), t, key);
     }
     out += critical_path_summary(s);

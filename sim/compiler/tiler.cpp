@@ -686,7 +686,8 @@ private:
         vs.bytes = t.params.bytes, vs.out_bytes = t.params.out_bytes, vs.dtype = t.params.dtype;
         vs.row_bytes = t.params.row_bytes, vs.cycles_per_repeat = t.params.cycles_per_repeat;
         vs.copy = t.type == npusim::Kernel::copy;
-        t.params.ub_chunk = timing::plan_vector(vs, chip_).chunk;
+        const std::uint64_t chunk = timing::plan_vector(vs, chip_).chunk;  // at most UB
+        t.params.ub_chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(chunk, 0xffffffffu));
         if (tasks_.size() >= kMaxCompiledTasks) too_many_tasks(plan_.kernels[static_cast<std::size_t>(t.kernel)].name, tasks_.size() + 1);
         tasks_.push_back(std::move(t));
     }

@@ -156,14 +156,15 @@ struct Reader {
         return out;
     }
 
-    // [m, n, k] of a Cube plan: whole positive extents.
+    // [m, n, k] of a Cube plan: positive extents, up to a padded dimension
+    // (whether they fit the chip is the core's check).
     static void triple(const LineReader& r, const json& j, const std::string& key, std::uint32_t& m, std::uint32_t& n,
                        std::uint32_t& k) {
         if (!j.is_array() || j.size() != 3)
             r.fail(fmt::format("{}: expected [m, n, k] (three integers), got {}", key, LineReader::describe(j)));
-        m = static_cast<std::uint32_t>(r.uint(j[0], key + "[0]", 1, kMaxDim));
-        n = static_cast<std::uint32_t>(r.uint(j[1], key + "[1]", 1, kMaxDim));
-        k = static_cast<std::uint32_t>(r.uint(j[2], key + "[2]", 1, kMaxDim));
+        m = static_cast<std::uint32_t>(r.uint(j[0], key + "[0]", 1, 2 * kMaxDim));
+        n = static_cast<std::uint32_t>(r.uint(j[1], key + "[1]", 1, 2 * kMaxDim));
+        k = static_cast<std::uint32_t>(r.uint(j[2], key + "[2]", 1, 2 * kMaxDim));
     }
 
     void read_params(const LineReader& r, const json& p, Task& t) {
@@ -208,7 +209,7 @@ struct Reader {
                 kp.dtype = r.choice(v, key, std::vector<std::pair<std::string, DType>>{
                                                 {"fp16", DType::fp16}, {"bf16", DType::bf16}, {"int8", DType::int8}});
             else if (k == "row_bytes") kp.row_bytes = r.uint(v, key, 1, kMaxBytes);
-            else if (k == "ub_chunk") kp.ub_chunk = r.uint(v, key, 1, kMaxBytes);
+            else if (k == "ub_chunk") kp.ub_chunk = static_cast<std::uint32_t>(r.uint(v, key, 1, 0xffffffffu));
             else if (k == "a_bytes") kp.a_bytes = r.uint(v, key, 1, kMaxBytes);
             else if (k == "l0_tile") triple(r, v, key, kp.blocking.m0, kp.blocking.n0, kp.blocking.k0);
             else if (k == "l1_block") triple(r, v, key, kp.blocking.m1, kp.blocking.n1, kp.blocking.k1);

@@ -38,10 +38,10 @@ struct KernelParams {
     // matmul
     std::uint64_t m = 0, n = 0, k = 0;
     DType dtype = DType::fp16;  // matmul operands; a vector task's elements (lanes per repeat)
+    CubeBlocking blocking;      // (beside dtype: fills its padding)
     // Bytes of operand A read from GM; 0 = m·k·elt. Smaller for a convolution
     // whose im2col matrix the cube core expands on-chip from the input tile.
     std::uint64_t a_bytes = 0;
-    CubeBlocking blocking;
     // vector / copy
     std::uint64_t bytes = 0;
     std::uint64_t out_bytes = 0;
@@ -49,9 +49,6 @@ struct KernelParams {
     // Independent rows of this many input bytes (a row op over the last
     // axis): each row starts a new repeat. 0 = contiguous.
     std::uint64_t row_bytes = 0;
-    // Input bytes per UB chunk as the compiler planned the task (its tiling
-    // data); 0 = the core plans the chunks itself.
-    std::uint64_t ub_chunk = 0;
     // scalar
     std::uint64_t cycles = 0;
     // common
@@ -59,6 +56,10 @@ struct KernelParams {
     Space dst = Space::hbm;
     bool has_addr = false;        // (the flags sit together: no padding between them)
     bool has_out_addr = false;
+    // vector / copy: input bytes per UB chunk as the compiler planned the
+    // task (its tiling data); 0 = the core plans the chunks itself. (Here it
+    // fills the padding after the flags; a chunk is less than UB.)
+    std::uint32_t ub_chunk = 0;
     std::uint64_t addr = 0;       // base address read (L2 reuse)
     std::uint64_t out_addr = 0;   // base address written
     std::uint64_t ub_bytes = 0;   // declared resident footprint
