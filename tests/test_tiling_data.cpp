@@ -15,6 +15,7 @@
 #include "chip/timing.hpp"
 #include "config/run_config.hpp"
 #include "support/e2e.hpp"
+#include "tasks/tiling_data.hpp"
 
 using namespace npusim;
 using namespace npusim::test;
@@ -55,9 +56,8 @@ TEST_CASE("tiling data: every Cube plan the planner makes is one the core adopts
             for (const S& s : shapes) {
                 const timing::MatmulShape shape{s.m, s.n, s.k, DType::fp16, s.a_bytes};
                 const timing::MatmulTiling g = timing::plan_matmul(shape, c);
-                timing::MatmulTiling h;
-                h.m0 = g.m0, h.n0 = g.n0, h.k0 = g.k0, h.m1 = g.m1, h.n1 = g.n1, h.k1 = g.k1;
-                h.a_panel_reused = g.a_panel_reused, h.b_reused = g.b_reused;
+                // Through the task's tiling data and back, as compiler and core pass it.
+                timing::MatmulTiling h = matmul_tiling(cube_blocking(g));
                 CAPTURE(file, scale, s.m, s.n, s.k, g.m0, g.n0, g.k0, g.m1, g.n1, g.k1, g.a_panel_reused, g.b_reused);
                 REQUIRE(timing::adopt_matmul_tiling(shape, h, c));
                 CHECK(h.mb == g.mb);

@@ -28,6 +28,9 @@ struct MatmulShape {
     // GM bytes of operand A; 0 = m·k·elt (smaller for a convolution whose
     // im2col matrix the core expands on-chip).
     std::uint64_t a_bytes = 0;
+    bool operator==(const MatmulShape& o) const {
+        return m == o.m && n == o.n && k == o.k && dtype == o.dtype && a_bytes == o.a_bytes;
+    }
 };
 
 // The plan of a matmul on one cube core (docs/design.md, Timing model):

@@ -52,6 +52,10 @@ double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int activ
     return timing::vector_pipe_cycles(s, p, chip, active) + task_overhead_cycles(CoreType::vector, chip);
 }
 
+std::uint64_t vector_task_chunk(const VectorWork& w, const ChipParams& chip) {
+    return timing::plan_vector(vector_shape(w), chip).chunk;
+}
+
 std::int64_t grouped_conv_cube_n(std::int64_t out_channels, std::int64_t groups) {
     const std::int64_t g = std::max<std::int64_t>(1, groups), per = (out_channels + g - 1) / g;
     return g == 1 ? out_channels : g * ((per + 15) / 16 * 16);

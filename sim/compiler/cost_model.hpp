@@ -36,6 +36,8 @@ struct VectorWork {
 // kernel fetched first (operand blocks several tiles read), served by L2.
 double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, double shared_hits = 0);
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active);
+// Input bytes per UB chunk of the vector core's plan for that work.
+std::uint64_t vector_task_chunk(const VectorWork& w, const ChipParams& chip);
 // Fixed cost every task pays: dispatch plus kernel entry.
 double task_overhead_cycles(CoreType t, const ChipParams& chip);
 

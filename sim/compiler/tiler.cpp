@@ -11,6 +11,7 @@
 #include "common/errors.hpp"
 #include "chip/timing.hpp"
 #include "compiler/cost_model.hpp"
+#include "tasks/tiling_data.hpp"
 
 namespace npusim::compiler {
 namespace {
@@ -524,18 +525,12 @@ private:
     // The task's Cube plan for this chip, carried in the stream as a
     // kernel carries its tiling data: a stream compiled once runs the same
     // plan on a changed chip as long as it fits there (docs/task-streams.md).
-    CubeBlocking cube_blocking(const KernelParams& p) {
+    CubeBlocking planned_blocking(const KernelParams& p) {
         const timing::MatmulShape s{p.m, p.n, p.k, p.dtype, p.a_bytes};
-        if (blocking_key_.valid && blocking_key_.s.m == s.m && blocking_key_.s.n == s.n && blocking_key_.s.k == s.k &&
-            blocking_key_.s.dtype == s.dtype && blocking_key_.s.a_bytes == s.a_bytes)
-            return blocking_key_.b;  // tiles of one op mostly share a shape
-        const timing::MatmulTiling g = timing::plan_matmul(s, chip_);
-        CubeBlocking b;
-        b.m0 = static_cast<std::uint32_t>(g.m0), b.n0 = static_cast<std::uint32_t>(g.n0), b.k0 = static_cast<std::uint32_t>(g.k0);
-        b.m1 = static_cast<std::uint32_t>(g.m1), b.n1 = static_cast<std::uint32_t>(g.n1), b.k1 = static_cast<std::uint32_t>(g.k1);
-        b.keep_a = g.a_panel_reused, b.keep_b = g.b_reused;
-        blocking_key_ = {true, s, b};
-        return b;
+        // Tiles of one op mostly share a shape.
+        if (!blocking_key_.valid || !(blocking_key_.s == s))
+            blocking_key_ = {true, s, cube_blocking(timing::plan_matmul(s, chip_))};
+        return blocking_key_.b;
     }
 
     void finish_cube(TileTask& t, Space dst, const CubeWork& w) {
@@ -547,7 +542,7 @@ private:
         if (dst != Space::hbm)
             for (Region& r : t.writes) r.space = dst;
         t.est_cycles = cube_task_cycles(w, chip_, chip_.cube.count);
-        t.params.blocking = cube_blocking(t.params);
+        t.params.blocking = planned_blocking(t.params);
         if (tasks_.size() >= kMaxCompiledTasks) too_many_tasks(plan_.kernels[static_cast<std::size_t>(t.kernel)].name, tasks_.size() + 1);
         tasks_.push_back(std::move(t));
     }
@@ -681,12 +676,8 @@ private:
         VectorWork vw{t.params.bytes, t.params.out_bytes, t.params.cycles_per_repeat, t.type == npusim::Kernel::copy,
                       t.params.dtype, t.params.row_bytes};
         t.est_cycles = vector_task_cycles(vw, chip_, chip_.vector.count);
-        // The chunk plan travels with the task, as the Cube plan does (cube_blocking).
-        timing::VectorShape vs;
-        vs.bytes = t.params.bytes, vs.out_bytes = t.params.out_bytes, vs.dtype = t.params.dtype;
-        vs.row_bytes = t.params.row_bytes, vs.cycles_per_repeat = t.params.cycles_per_repeat;
-        vs.copy = t.type == npusim::Kernel::copy;
-        const std::uint64_t chunk = timing::plan_vector(vs, chip_).chunk;  // at most UB
+        // The chunk plan travels with the task, as the Cube plan does (planned_blocking).
+        const std::uint64_t chunk = vector_task_chunk(vw, chip_);  // at most UB
         t.params.ub_chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(chunk, 0xffffffffu));
         if (tasks_.size() >= kMaxCompiledTasks) too_many_tasks(plan_.kernels[static_cast<std::size_t>(t.kernel)].name, tasks_.size() + 1);
         tasks_.push_back(std::move(t));
@@ -896,7 +887,7 @@ private:
         bool valid = false;
         timing::MatmulShape s;
         CubeBlocking b;
-    } blocking_key_;  // the last shape cube_blocking planned, and its plan
+    } blocking_key_;  // the last shape planned_blocking planned, and its plan
 };
 
 }  // namespace

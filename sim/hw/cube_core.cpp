@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "stats/stats.hpp"
+#include "tasks/tiling_data.hpp"
 
 namespace npusim {
 
@@ -15,27 +16,20 @@ std::uint64_t CubeCore::plan(const Task& t) {
     // op): their plan is the last one's.
     const KernelParams& p = t.params;
     const CubeBlocking& b = p.blocking;
-    if (planned_ && p.m == planned_.m && p.n == planned_.n && p.k == planned_.k && p.dtype == planned_.dtype &&
-        p.a_bytes == planned_.a_bytes && b == planned_.blocking) {
-        if (b.set() && !adopted_) ++replanned_;
-        return tiling_.tiles();
+    const timing::MatmulShape shape{p.m, p.n, p.k, p.dtype, p.a_bytes};
+    if (!planned_ || !(shape == shape_) || !(b == blocking_)) {
+        planned_ = true;
+        shape_ = shape;
+        blocking_ = b;
+        // The plan the task carries (compiled for some chip) if it fits this
+        // chip's buffers; else the core's own plan for this chip.
+        tiling_ = matmul_tiling(b);
+        adopted_ = b.set() && timing::adopt_matmul_tiling(shape_, tiling_, ctx_.chip);
+        if (!adopted_) tiling_ = timing::plan_matmul(shape_, ctx_.chip);
+        a_total_ = static_cast<std::uint64_t>(std::llround(
+            static_cast<double>(p.m * p.k * static_cast<std::uint64_t>(tiling_.elt)) * tiling_.a_gm_ratio));
     }
-    planned_ = PlanKey{true, p.m, p.n, p.k, p.a_bytes, p.dtype, b};
-    shape_ = timing::MatmulShape{p.m, p.n, p.k, p.dtype, p.a_bytes};
-    // The plan the task carries (compiled for some chip) if it fits this
-    // chip's buffers; else the core's own plan for this chip.
-    adopted_ = false;
-    if (b.set()) {
-        tiling_ = timing::MatmulTiling{};
-        tiling_.m0 = b.m0, tiling_.n0 = b.n0, tiling_.k0 = b.k0;
-        tiling_.m1 = b.m1, tiling_.n1 = b.n1, tiling_.k1 = b.k1;
-        tiling_.a_panel_reused = b.keep_a, tiling_.b_reused = b.keep_b;
-        adopted_ = timing::adopt_matmul_tiling(shape_, tiling_, ctx_.chip);
-        if (!adopted_) ++replanned_;
-    }
-    if (!adopted_) tiling_ = timing::plan_matmul(shape_, ctx_.chip);
-    a_total_ = static_cast<std::uint64_t>(std::llround(
-        static_cast<double>(p.m * p.k * static_cast<std::uint64_t>(tiling_.elt)) * tiling_.a_gm_ratio));
+    if (b.set() && !adopted_) ++replanned_;
     return tiling_.tiles();
 }
 

@@ -24,15 +24,10 @@ private:
     StageWork work(const Task& t, int stage, std::uint64_t tile) override;
     int task_start_cycles() const override { return timing::task_start_cycles(CoreType::cube, ctx_.chip); }
 
-    timing::MatmulShape shape_;
+    timing::MatmulShape shape_;  // the last task's shape and carried plan, which tiling_ is for
+    CubeBlocking blocking_;
+    bool planned_ = false;
     timing::MatmulTiling tiling_;
-    struct PlanKey {  // the shape tiling_ was planned for
-        bool valid = false;
-        std::uint64_t m = 0, n = 0, k = 0, a_bytes = 0;
-        DType dtype = DType::fp16;
-        CubeBlocking blocking;
-        explicit operator bool() const { return valid; }
-    } planned_;
     bool adopted_ = false;         // tiling_ is the plan the task carries
     std::uint64_t replanned_ = 0;  // tasks whose carried plan did not fit this chip
     std::uint64_t a_total_ = 0;  // GM bytes of A of the running task
