@@ -268,6 +268,10 @@ TEST_CASE("schema errors in chip files name the file and the key path", "[config
     CHECK_THAT(load_error(typo),
                Equals(typo + ": unknown key 'bandwdth_gbps' in chip.hbm (did you mean 'bandwidth_gbps'?)"));
 
+    // A key with a newline in it is shown escaped: the error stays one line.
+    const std::string newline = with("newline.json", R"("hbm": {"band\nwidth": 1})");
+    CHECK_THAT(load_error(newline), Equals(newline + ": unknown key 'band\\nwidth' in chip.hbm"));
+
     const std::string top_typo = with("top-typo.json", R"("clock_gz": 2)");
     CHECK_THAT(load_error(top_typo), Contains("unknown key 'clock_gz' in chip (did you mean 'clock_ghz'?)"));
 

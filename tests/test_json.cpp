@@ -67,6 +67,9 @@ TEST_CASE("json file: a repeated key is rejected at its LINE:COL with the path o
           ":1:30: duplicate key 'x\"y' in l[1] (each key may appear once)");
     // The same key in two objects is no duplicate.
     CHECK(error_of(tmp, R"({"a": {"k": 1}, "b": {"k": 1}})").empty());
+    // A key with control characters is shown escaped: the message stays one line.
+    CHECK(error_of(tmp, R"({"a\nb": {"k\u0001": 1, "k\u0001": 2}})") ==
+          ":1:25: duplicate key 'k\\x01' in a\\nb (each key may appear once)");
 }
 
 TEST_CASE("json file: a truncated file is an error at the end of the input", "[json]") {
