@@ -175,7 +175,8 @@ def run_one(binary, job):
     args[args.index(job["stats"])] = tmp
     rc, err = npusim(binary, args)
     if rc != 0:
-        return {"error": err.splitlines()[-1] if err else f"exit {rc}"}
+        why = f"killed by signal {-rc}" if rc < 0 else f"exit {rc}"
+        return {"error": f"{why}: {err.splitlines()[-1]}" if err else why}
     os.replace(tmp, job["stats"])
     with open(job["stats"]) as f:
         return json.load(f)
@@ -435,11 +436,13 @@ def check_against_doc(rows, chips, models):
         for mo in ("fixed", "recompiled"):
             c = r[mo]
             if c["verdict"] != "ok":
-                found[(r["chip"], r["model"], r["param"], mo)] = (c["verdict"], c["r"], c["lo"], c["hi"])
+                found[(r["chip"], r["model"], r["param"], mo)] = (c["verdict"], c["r"], c["lo"], c["hi"],
+                                                                 c.get("error", ""))
     problems = []
-    for k, (v, ratio, lo, hi) in sorted(found.items()):
+    for k, (v, ratio, lo, hi, err) in sorted(found.items()):
         if listed.get(k) != v:
-            r_text = "error" if ratio is None else f"r = {ratio:.3f}, band {lo:.2f}-{hi:.2f}"
+            # A run that failed names its error: a transient failure must be told from a miss.
+            r_text = f"the run failed: {err}" if ratio is None else f"r = {ratio:.3f}, band {lo:.2f}-{hi:.2f}"
             problems.append(f"new miss: {' / '.join(k)}: {v} ({r_text}); not in docs/validation.md's table")
     for k, v in sorted(listed.items()):
         if k not in found:
