@@ -10,6 +10,8 @@
 # npusim; all must now run clean), then fuzzes NPUSIM_FUZZ_JOBS targets at a
 # time (default 2) from the seed corpus tests/fuzz/corpus/NAME/ plus what
 # earlier runs found (kept in $NPUSIM_FUZZ_BUILD/fuzz-work/corpus/NAME/).
+# NPUSIM_FUZZ_SEED=N fixes libFuzzer's seed (CI does, so that a run on the
+# same commit makes the same mutations; default: a new seed each run).
 # Prints executions, coverage and corpus size per target. Exit 1 when any
 # target finds a crash, leak, timeout, huge allocation or sanitizer report;
 # the input is left in $NPUSIM_FUZZ_BUILD/fuzz-work/artifacts/NAME/ — fix the
@@ -39,6 +41,7 @@ fi
 # Common options: 10 s per input is a hang; one allocation over 1 GiB or a
 # process over 2 GiB is an absurd size that was not rejected in time.
 opts=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=8192 -dict="$dict" -print_final_stats=1)
+if [ -n "${NPUSIM_FUZZ_SEED:-}" ]; then opts+=(-seed="$NPUSIM_FUZZ_SEED"); fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
