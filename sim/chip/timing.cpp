@@ -76,7 +76,7 @@ double a_gm_ratio(const MatmulShape& p) {
 }
 }  // namespace
 
-MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip) {
+MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip, const PlanContext& where) {
     MatmulTiling t;
     t.elt = dtype_bytes(p.dtype);
     const CubeBudget bud(chip, p.dtype);
@@ -157,15 +157,19 @@ MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip) {
             }
     // A block so large that the task is one step loads everything before
     // the Cube starts, though it moves no more bytes than a few K steps: so
-    // a bigger L1 could make a task slower. Then the pipe schedule picks
-    // among the blocks that move as few bytes.
+    // a bigger L1 could make a task slower. Then the pipe schedule where the
+    // task runs picks among the blocks that move as few bytes.
     std::vector<MatmulTiling> ties;
     for (const auto& [bytes, g] : seen)
         if (bytes == best && g.mb * g.nb * g.kb > 1) ties.push_back(g);
     if (t.mb * t.nb * t.kb == 1 && !ties.empty()) {
-        double fastest = matmul_pipe_cycles(p, t, chip, chip.cube.count, false, 64);
+        const int active = where.active > 0 ? where.active : chip.cube.count;
+        const auto schedule = [&](const MatmulTiling& g) {
+            return matmul_pipe_cycles(p, g, chip, active, where.rereads_hit, 64, where.warm);
+        };
+        double fastest = schedule(t);
         for (const MatmulTiling& g : ties) {
-            const double c = matmul_pipe_cycles(p, g, chip, chip.cube.count, false, 64);
+            const double c = schedule(g);
             if (c < fastest) fastest = c, t = g;
         }
     }

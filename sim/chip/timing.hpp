@@ -53,7 +53,18 @@ struct MatmulTiling {
     bool b_reused = false;                  // B blocks stay in L1 across m blocks
     std::uint64_t tiles() const { return mb * nb * kb; }
 };
-MatmulTiling plan_matmul(const MatmulShape& s, const ChipParams& chip);
+// Where a plan will run, for plan_matmul's choice among blocks that move
+// equally few bytes: `active` cores streaming (0: all the chip's), rereads
+// L2 hits or not, and the `warm` share of every load that another core of
+// the wave fetched first (as matmul_pipe_cycles takes them). A core that
+// plans a task alone knows none of it (the default: cold operands, every
+// core streaming); the compiler knows the kernel the task belongs to.
+struct PlanContext {
+    int active = 0;
+    bool rereads_hit = false;
+    double warm = 0;
+};
+MatmulTiling plan_matmul(const MatmulShape& s, const ChipParams& chip, const PlanContext& where = {});
 // A plan made elsewhere (a compiled task's tiling data: m0..k1 and the two
 // reuse flags set) on this chip: fills in the block counts and returns
 // whether its base tile, L1 blocks and kept operands fit this chip's

@@ -37,12 +37,20 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, d
     const std::uint64_t b_bytes = w.k * w.n * static_cast<std::uint64_t>(dtype_bytes(s.dtype));
     s.a_bytes = w.gm_in_bytes > b_bytes ? w.gm_in_bytes - b_bytes : 0;
     if (s.m == 0 || s.n == 0 || s.k == 0) return task_overhead_cycles(CoreType::cube, chip);
-    const timing::MatmulTiling g = timing::plan_matmul(s, chip);
+    const timing::PlanContext where = cube_plan_context(w, chip, active, shared_hits);
+    const timing::MatmulTiling g = timing::plan_matmul(s, chip, where);
+    return timing::matmul_pipe_cycles(s, g, chip, where.active, where.rereads_hit, 4096, where.warm) +
+           task_overhead_cycles(CoreType::cube, chip);
+}
+
+timing::PlanContext cube_plan_context(const CubeWork& w, const ChipParams& chip, int active, double shared_hits) {
+    timing::PlanContext where;
+    where.active = std::max(1, active);
     // Bytes the task read before are L2 hits when L2 holds its operands.
     const double l2_bytes = chip.l2.size_mb * 1024.0 * 1024.0;
-    const bool rereads_hit = static_cast<double>(w.gm_in_bytes) * active <= l2_bytes;
-    return timing::matmul_pipe_cycles(s, g, chip, active, rereads_hit, 4096, std::clamp(shared_hits, 0.0, 1.0)) +
-           task_overhead_cycles(CoreType::cube, chip);
+    where.rereads_hit = static_cast<double>(w.gm_in_bytes) * where.active <= l2_bytes;
+    where.warm = std::clamp(shared_hits, 0.0, 1.0);
+    return where;
 }
 
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active) {

@@ -11,6 +11,7 @@
 #include "compiler/kernel_plan.hpp"
 #include "compiler/options.hpp"
 #include "chip/chip_params.hpp"
+#include "chip/timing.hpp"
 
 namespace npusim::compiler {
 
@@ -35,6 +36,10 @@ struct VectorWork {
 // `shared_hits`: the share of the task's loads that other tiles of its
 // kernel fetched first (operand blocks several tiles read), served by L2.
 double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, double shared_hits = 0);
+// Where such a task runs, as plan_matmul weighs it: cube_task_cycles plans
+// the task for this context, and the tiler carries the same plan in the
+// stream, so the plan that runs is the one the kernel's tiling was chosen by.
+timing::PlanContext cube_plan_context(const CubeWork& w, const ChipParams& chip, int active, double shared_hits);
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active);
 // Input bytes per UB chunk of the vector core's plan for that work.
 std::uint64_t vector_task_chunk(const VectorWork& w, const ChipParams& chip);

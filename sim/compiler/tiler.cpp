@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -69,6 +70,8 @@ public:
             first_tile_[k] = static_cast<int>(tasks_.size());
             TilingChoice choice;
             choice.kernel = kn.name;
+            cube_where_.reset();
+            blocking_key_.valid = false;
             switch (kn.kind) {
                 case KernelKind::conv: conv(static_cast<int>(k), choice); break;
                 case KernelKind::matmul: matmul(static_cast<int>(k), choice); break;
@@ -507,6 +510,16 @@ private:
         }
         const i64 tiles = outer * best_b.m * best_b.n * best_b.k;
         choice.est_cycles = static_cast<double>(ceil_div(tiles, cubes)) * tile_cycles(best_b, tiles);
+        // The kernel's tasks are planned where this estimate put them: its
+        // cores streaming, its shared operand bytes warm (planned_blocking).
+        {
+            const i64 r = ceil_div(rows, best_b.m * row_unit) * row_unit, c = ceil_div(cols, best_b.n * 16) * 16;
+            const i64 kp = best_b.k > 1 ? ceil_div(K, best_b.k * 16) * 16 : K;
+            const CubeWork w = work(std::min(r, rows), std::min(c, cols), std::min(kp, K));
+            const double all = static_cast<double>(w.gm_in_bytes) * static_cast<double>(tiles);
+            cube_where_ = CubeWhere{static_cast<int>(std::min<i64>(tiles, cubes)),
+                                    fits_l2 && all > 0 ? 1.0 - static_cast<double>(unique_bytes) / all : 0.0};
+        }
         choice.shape = fmt::format("{} {} x {} {}{}{}", best_b.m, rows_name, best_b.n, cols_name,
                                    best_b.k > 1 ? fmt::format(" x {} K blocks (atomic-add)", best_b.k) : std::string(),
                                    outer > 1 ? fmt::format(" x {} batch", outer) : std::string());
@@ -525,11 +538,16 @@ private:
     // The task's Cube plan for this chip, carried in the stream as a
     // kernel carries its tiling data: a stream compiled once runs the same
     // plan on a changed chip as long as it fits there (docs/task-streams.md).
-    CubeBlocking planned_blocking(const KernelParams& p) {
+    // A kernel tiled by choose_cube plans its tasks for the context its
+    // estimate assumed (cube_plan_context); others as a core would alone.
+    CubeBlocking planned_blocking(const KernelParams& p, const CubeWork& w) {
         const timing::MatmulShape s{p.m, p.n, p.k, p.dtype, p.a_bytes};
         // Tiles of one op mostly share a shape.
-        if (!blocking_key_.valid || !(blocking_key_.s == s))
-            blocking_key_ = {true, s, cube_blocking(timing::plan_matmul(s, chip_))};
+        if (!blocking_key_.valid || !(blocking_key_.s == s)) {
+            const timing::PlanContext where =
+                cube_where_ ? cube_plan_context(w, chip_, cube_where_->active, cube_where_->shared) : timing::PlanContext{};
+            blocking_key_ = {true, s, cube_blocking(timing::plan_matmul(s, chip_, where))};
+        }
         return blocking_key_.b;
     }
 
@@ -542,7 +560,7 @@ private:
         if (dst != Space::hbm)
             for (Region& r : t.writes) r.space = dst;
         t.est_cycles = cube_task_cycles(w, chip_, chip_.cube.count);
-        t.params.blocking = planned_blocking(t.params);
+        t.params.blocking = planned_blocking(t.params, w);
         if (tasks_.size() >= kMaxCompiledTasks) too_many_tasks(plan_.kernels[static_cast<std::size_t>(t.kernel)].name, tasks_.size() + 1);
         tasks_.push_back(std::move(t));
     }
@@ -887,7 +905,12 @@ private:
         bool valid = false;
         timing::MatmulShape s;
         CubeBlocking b;
-    } blocking_key_;  // the last shape planned_blocking planned, and its plan
+    } blocking_key_;  // the last shape planned_blocking planned (this kernel), and its plan
+    struct CubeWhere {
+        int active = 0;     // cores the kernel's tiles keep streaming
+        double shared = 0;  // share of a tile's loads other tiles fetched first
+    };
+    std::optional<CubeWhere> cube_where_;  // set by choose_cube for the kernel being tiled
 };
 
 }  // namespace
