@@ -541,6 +541,85 @@ TEST_CASE("compiler: a bad forced tiling or an unknown node is an input error wi
     CHECK_THAT(error_of([&] { read_workload_params(section); }), Contains("expected an integer in [1, 4096]"));
 }
 
+TEST_CASE("compiler: a forced split-K count and a FormatConvert's tile count", "[compiler][tiler]") {
+    const ChipParams ax = chip(kAx300);
+    const Graph bert = read_graph(model_file("bert_layer"));
+    // BERT's Q projection (M 128, N 768, K 768, result to GM): 2 x 4 blocks
+    // in 2 K parts, each part writing its whole block (atomic add).
+    CompileOptions opt;
+    opt.tiling["attn.q.matmul"] = ForcedTiling{2, 4, 0, 2};
+    const CompileResult r = compile(bert, ax, opt);
+    CHECK(tiling(r, "attn.q.matmul").forced);
+    CHECK(tiling(r, "attn.q.matmul").tiles == 2 * 4 * 2);
+    std::set<std::uint64_t> k_extents;
+    for (const Task& t : r.stream.tasks)
+        if (op_of(r.stream, t) == "attn.q.matmul") k_extents.insert(t.params.k);
+    CHECK(k_extents == std::set<std::uint64_t>{384});
+    // A Cube kernel with a fused epilogue (FFN up: bias + GELU) cannot split K,
+    // and K has at most K / 16 parts.
+    opt.tiling = {{"ffn.up.matmul", ForcedTiling{1, 4, 0, 2}}};
+    std::string err = error_of([&] { compile(bert, ax, opt); });
+    CHECK_THAT(err, Contains("workload.tiling.ffn.up.matmul.k_blocks: 2 K parts"));
+    CHECK_THAT(err, Contains("goes to GM unfused"));
+    opt.tiling = {{"attn.q.matmul", ForcedTiling{1, 1, 0, 64}}};
+    CHECK_THAT(error_of([&] { compile(bert, ax, opt); }), Contains("K = 768 has at most 48 blocks of 16"));
+    // The FormatConvert nodes the layout pass inserts take a tile count by the
+    // name the compile report gives them; a misspelt one gets a did-you-mean.
+    const Graph cbr = read_graph(model_file("convbnrelu"));
+    CompileOptions fc;
+    fc.tiling["trans_x_NC1HWC0"] = ForcedTiling{0, 0, 7};
+    const CompileResult c = compile(cbr, ax, fc);
+    CHECK(tasks_of(c.stream, "trans_x_NC1HWC0") == 7);
+    CHECK(tiling(c, "trans_x_NC1HWC0").forced);
+    fc.tiling = {{"trans_x_NC1HWCO", ForcedTiling{0, 0, 7}}};
+    err = error_of([&] { compile(cbr, ax, fc); });
+    CHECK_THAT(err, Contains("workload.tiling.trans_x_NC1HWCO: no node of that name"));
+    CHECK_THAT(err, Contains("did you mean 'trans_x_NC1HWC0'"));
+}
+
+TEST_CASE("compiler: a row-wise kernel is cut into the fewest tiles with its largest tile", "[compiler][tiler]") {
+    // ConvBNReLU's input conversion on a2 (56 rows): 48 vector cores ask for
+    // 48 tiles, but 48 tiles of 56 rows still have tiles of 2 rows, as 28
+    // do; the other 20 would only pay dispatch and task starts.
+    const CompileResult r = compile(read_graph(model_file("convbnrelu")), chip(kA2), CompileOptions{});
+    CHECK(tasks_of(r.stream, "trans_x_NC1HWC0") == 28);
+    for (const Task& t : r.stream.tasks) {
+        if (op_of(r.stream, t) != "trans_x_NC1HWC0") continue;
+        const std::string& label = r.stream.name(t.tile);  // n0/r<lo>-<hi>
+        CAPTURE(label);
+        const auto dash = label.find('-');
+        REQUIRE(label.rfind("n0/r", 0) == 0);
+        REQUIRE(dash != std::string::npos);
+        CHECK(std::stoi(label.substr(dash + 1)) - std::stoi(label.substr(4, dash - 4)) == 2);
+    }
+}
+
+TEST_CASE("compiler: a producer is split into waves by how its Cube consumer runs", "[compiler][tiler]") {
+    // ConvBNReLU on ax300: the conv runs in several waves over the 4 Cube
+    // cores, so its input conversion is cut finer than one wave, rows first:
+    // the first Cube wave starts after the first small tiles, and later ones
+    // find their rows ready. With 8 vector cores the same holds (one wave of
+    // 8 tiles would make every Cube tile wait for all of them).
+    for (const int vectors : {4, 8}) {
+        ChipParams c = chip(kAx300);
+        c.vector.count = vectors;
+        const CompileResult r = compile(read_graph(model_file("convbnrelu")), c, CompileOptions{});
+        CAPTURE(vectors);
+        CHECK(tasks_of(r.stream, "trans_x_NC1HWC0") > static_cast<std::size_t>(vectors));
+    }
+    // BERT-512 on a2: the softmax feeds p·v, whose 24 tiles are one wave of
+    // the 24 Cube cores: each waits for its rows either way, so the softmax
+    // is not cut into more waves than its size needs, at any HBM latency.
+    std::set<std::size_t> softmax_tiles;
+    for (const double latency : {300.0, 150.0}) {
+        ChipParams c = chip(kA2);
+        c.hbm.latency_ns = latency;
+        const CompileResult r = compile(read_graph(model_file("bert_layer"), {{"seq_len", 512}}), c, CompileOptions{});
+        softmax_tiles.insert(tasks_of(r.stream, "attn.softmax"));
+    }
+    CHECK(softmax_tiles.size() == 1);
+}
+
 TEST_CASE("compiler: compiled streams always carry reads and writes", "[compiler][stream]") {
     const ChipParams ax = chip(kAx300);
     for (const std::string name : {"convbnrelu", "resnet50", "bert_layer", "segnet"}) {

@@ -66,12 +66,19 @@ json task(const std::string& id, const std::string& stream, const std::vector<st
     return j;
 }
 
-// A matmul with its operands and result resident in L1: no GM traffic.
+// A matmul with its operands and result resident in L1: no GM traffic. It
+// carries its plan (tiling data), so these tests time the pipes the way the
+// comments work them out: one base tile of the whole padded m x n, K in
+// steps as deep as ax300's L0A/L0B halves hold (32 KB over the wider side).
 json l1_matmul(const std::string& id, const std::string& stream, std::uint64_t m, std::uint64_t k, std::uint64_t n,
                const std::string& dtype = "fp16", const std::vector<std::string>& wait = {},
                const std::vector<std::string>& signal = {}) {
+    const std::uint64_t elt = dtype == "int8" ? 1 : 2, fk = dtype == "int8" ? 32 : 16;
+    const std::uint64_t m0 = (m + 15) / 16 * 16, n0 = (n + 15) / 16 * 16;
+    const std::uint64_t k0 = std::min((k + fk - 1) / fk * fk, 32768 / (std::max(m0, n0) * elt) / fk * fk);
     return task(id, stream, wait, signal, "matmul",
-                {{"m", m}, {"k", k}, {"n", n}, {"dtype", dtype}, {"src", "l1"}, {"dst", "l1"}});
+                {{"m", m}, {"k", k}, {"n", n}, {"dtype", dtype}, {"src", "l1"}, {"dst", "l1"},
+                 {"l0_tile", {m0, n0, k0}}, {"l1_block", {m0, n0, k0}}, {"l1_keep", "ab"}});
 }
 
 // A vector op on data resident in UB: V pipe only.
@@ -140,6 +147,20 @@ TEST_CASE("die: a lone L1-resident fp16 matmul costs dispatch + start + fill + M
     CHECK(n(s, "memory.hbm.write_bytes") == 0);
     CHECK(n(s, "memory.transfers") == 0);
     CHECK(n(s, "units.cube.utilization") == Approx(1280.0 / (1312.0 * 4)));
+}
+
+TEST_CASE("die: a core plans a lone matmul for its shortest pipe schedule", "[die][cube]") {
+    // The same 64x1024x64 fp16 without a carried plan: the core ranks its
+    // candidate blocks by the pipe schedule and takes two column blocks of
+    // 32, each with 4 K steps of 256: a smaller first MTE1 (96 cycles) and a
+    // smaller last drain (64x32x2 B / 128 = 32 cycles), the first block's
+    // drain hidden behind the second block's M. The M work is the same.
+    json mm = l1_matmul("mm", "c", 64, 1024, 64);
+    for (const char* key : {"l0_tile", "l1_block", "l1_keep"}) mm["params"].erase(key);
+    const Stats s = simulate(kAx300, jsonl({mm}));
+    CHECK(n(s, "cores.cube0.pipes.m.busy_cycles") == 4.0 * (1024 / 16) * 4);
+    CHECK(n(s, "cores.cube0.busy_cycles") == S + 96 + 1024 + 32);  // 1216
+    CHECK(n(s, "total_cycles") == D + S + 96 + 1024 + 32);  // 1248, against 1312 with the one-block plan
 }
 
 TEST_CASE("die: a lone matmul with ragged shapes pays the rounded-up fractals", "[die][cube]") {

@@ -445,15 +445,18 @@ TEST_CASE("host: on the compute-bound ResNet-50 at batch 32 async and pipeline h
         const double e2e = num(s[m], "host.end_to_end_ns");
         CHECK(e2e < sync);
         // The launch path runs ahead of the device; its serial costs (pool
-        // growth, wake-ups, a launch thread ~80% busy, the first op's host
-        // stages before the device starts) show as up to a tenth (measured
-        // on a2: async 1471.3 us end to end over 1337.2 us of device time).
-        CHECK(e2e < 1.12 * device);
-        // Idle: 6.0% async (the device got faster when the L2 began to
-        // count every region's hits, so the same host costs show more).
-        CHECK(num(s[m], "host.device_idle_fraction") < 0.075);
+        // growth, wake-ups, the launch thread, the first op's host stages
+        // before the device starts) show. Measured on a2 (1193.8 us of
+        // device time): pipeline 1272.7 us end to end (idle 4.7%); async
+        // 1415.4 us (idle 10.1%): its one launch thread takes ~18 us per op
+        // against the device's ~15.5, so it is the bound where pipeline
+        // spreads the stages over three threads.
+        const bool async = std::string(m) == "async";
+        CHECK(e2e < (async ? 1.25 : 1.12) * device);
+        CHECK(num(s[m], "host.device_idle_fraction") < (async ? 0.15 : 0.075));
         CHECK(num(s[m], "host.peak_device_memory_bytes") <= num(s["sync"], "host.peak_device_memory_bytes"));
     }
+    CHECK(num(s["pipeline"], "host.end_to_end_ns") < num(s["async"], "host.end_to_end_ns"));
     CHECK(num(s["sync"], "host.drains") == 0);
     CHECK(num(s["sync"], "host.launches") > 70);
 }

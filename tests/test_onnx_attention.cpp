@@ -130,10 +130,12 @@ TEST_CASE("onnx attention: at seq 512 the fused kernel keeps scores out of HBM a
         WARN(chip << ": attention HBM-backed bytes " << att.hbm << " in " << att.tasks << " tasks vs op by op "
                   << chain.hbm << " in " << chain.tasks << " tasks");
         // The fused kernel writes only its output to HBM-backed memory; op by
-        // op, every score-sized intermediate goes there (scores, scaled and
-        // masked, probabilities) besides the layout conversions.
+        // op, score-sized intermediates go there (the scaled and masked
+        // scores and the probabilities at least: the compiler may keep the
+        // raw scores in UB by fusing the scale into the q·kᵀ kernel, as it
+        // does on ax300) besides the layout conversions.
         CHECK(att.hbm_write == out_bytes);
-        CHECK(chain.hbm_write >= 3 * score_bytes);
+        CHECK(chain.hbm_write >= 2 * score_bytes);
         CHECK(2 * att.hbm < chain.hbm);
         // And fewer layout conversions: q, kᵀ, v, the mask and the context
         // are read and written in plain (ND) form.

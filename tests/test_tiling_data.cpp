@@ -135,9 +135,10 @@ TEST_CASE("tiling data: halving HBM latency does not re-cut BERT-512's projectio
     }
     CHECK(tiles[0] == 24);
     CHECK(tiles[1] == tiles[0]);
-    // Less latency: not slower by more than the sign test's 1% would allow
-    // after the softmax's near-tie (r = 1.024 with it, docs/validation.md).
-    CHECK(cycles[1] <= cycles[0] * 1.03);
+    // Less latency: not slower (the sign test's 1%). It was 1.024 when the
+    // softmax before p·v was cut into more waves at 150 ns: its consumer is
+    // one wave of Cube tiles, which waits for the last rows either way.
+    CHECK(cycles[1] <= cycles[0] * 1.01);
 }
 
 TEST_CASE("tiling data: a Cube plan made for more L0C or L1 is refused where it does not fit", "[cube][tiling]") {
@@ -236,7 +237,10 @@ TEST_CASE("tiling data: a compiled stream keeps its plans when buffers grow and 
                                       "--emit-tasks", stream});
     SHOW(c);
     REQUIRE(c.code == 0);
-    int cube_tasks = 0, vector_tasks = 0, over_64k = 0;
+    // A smaller L0C than a2's 128 KB that some of the conv tiles' plans fit
+    // and some do not.
+    const std::uint64_t small_l0c = 48 * 1024;
+    int cube_tasks = 0, vector_tasks = 0, misfits = 0;
     {
         std::ifstream in(stream);
         for (std::string line; std::getline(in, line);) {
@@ -247,9 +251,14 @@ TEST_CASE("tiling data: a compiled stream keeps its plans when buffers grow and 
                 ++cube_tasks;
                 CHECK(p.at("l0_tile").size() == 3);
                 CHECK(p.at("l1_block").size() == 3);
-                // Accumulators held over several K steps need m1 x n1 x 4 B of L0C.
+                // A base tile's accumulators double-buffered in L0C, and a
+                // block's held over several K steps: m0 x n0 x 4 B in half of
+                // it, m1 x n1 x 4 B in all of it.
+                const std::uint64_t m0 = p.at("l0_tile")[0], n0 = p.at("l0_tile")[1];
                 const std::uint64_t m1 = p.at("l1_block")[0], n1 = p.at("l1_block")[1], k1 = p.at("l1_block")[2];
-                if (p.at("k").get<std::uint64_t>() > k1 && m1 * n1 * timing::kAccBytes > 64 * 1024) ++over_64k;
+                if (m0 * n0 * timing::kAccBytes > small_l0c / 2 ||
+                    (p.at("k").get<std::uint64_t>() > k1 && m1 * n1 * timing::kAccBytes > small_l0c))
+                    ++misfits;
             } else if (t.at("kernel") == "vector" || t.at("kernel") == "copy") {
                 ++vector_tasks;
                 CHECK(p.at("ub_chunk").get<std::uint64_t>() >= 1);
@@ -266,16 +275,17 @@ TEST_CASE("tiling data: a compiled stream keeps its plans when buffers grow and 
                                                         "chip.buffers.ub_kb=384"});
     CHECK(big.at("total_cycles") == base.at("total_cycles"));
     CHECK(big.at("units").at("cube").at("replanned_tasks") == 0);
-    // Half the L0C: the conv tiles with 75 KB of accumulators no longer fit
-    // (those with 50 KB do); the cores plan those tasks for the smaller chip.
-    const nlohmann::json half = run_stats(tmp, stream, {"chip.buffers.l0c_kb=64"});
-    CAPTURE(cube_tasks, over_64k);
-    REQUIRE(over_64k > 0);
-    CHECK(half.at("units").at("cube").at("replanned_tasks") == over_64k);
+    // A smaller L0C: the conv tiles whose accumulators no longer fit are
+    // planned by the cores for the smaller chip, the others run as compiled.
+    const nlohmann::json smaller = run_stats(tmp, stream, {"chip.buffers.l0c_kb=48"});
+    CAPTURE(cube_tasks, misfits);
+    REQUIRE(misfits > 0);
+    REQUIRE(misfits < cube_tasks);
+    CHECK(smaller.at("units").at("cube").at("replanned_tasks") == misfits);
     // ... and the summary says so.
-    const Result said = run_npusim(tmp, {"run", "--chip", kA2, "--workload", stream, "--set", "chip.buffers.l0c_kb=64"});
+    const Result said = run_npusim(tmp, {"run", "--chip", kA2, "--workload", stream, "--set", "chip.buffers.l0c_kb=48"});
     CHECK(said.code == 0);
-    CHECK_THAT(said.out, Contains(std::to_string(over_64k) + " cube tasks re-planned"));
+    CHECK_THAT(said.out, Contains(std::to_string(misfits) + " cube tasks re-planned"));
     const Result quiet = run_npusim(tmp, {"run", "--chip", kA2, "--workload", stream});
     CHECK_THAT(quiet.out, !Contains("re-planned"));
     // A UB of 8 KB cannot hold the compiled chunks (up to 16 KB).
@@ -309,4 +319,31 @@ TEST_CASE("tiling data: a partial or malformed Cube plan is a clear error, exit 
     const Result zero = run(R"(,"l0_tile":[0,64,64],"l1_block":[64,64,64])");
     CHECK(zero.code == 2);
     CHECK_THAT(zero.err, Contains("params.l0_tile[0]"));
+}
+
+TEST_CASE("tiling data: a vector task's chunks are planned for its kernel's cores, not the chip's", "[tiling][vector][e2e]") {
+    // ConvBNReLU on a2 with its conversions forced to 24 tiles: 24 vector
+    // cores stream them whether the die has 48 or 96, so the compiled chunks
+    // are the same (planned for 96 cores streaming, each core's share of HBM
+    // would be half of what it gets: other chunks).
+    TempDir tmp;
+    std::vector<std::vector<std::uint64_t>> chunks;
+    for (const char* vectors : {"48", "96"}) {
+        const std::string stream = tmp.path(std::string("cbr_") + vectors + ".jsonl");
+        const Result c = run_npusim(tmp, {"compile", "--chip", kA2, "--workload", kSrc + "/models/convbnrelu.json", "-q",
+                                          "--set", std::string("chip.cores.vector.count=") + vectors, "--set",
+                                          R"(workload.tiling={"trans_x_NC1HWC0":{"tiles":24},"trans_relu1_NCHW":{"tiles":24}})",
+                                          "--emit-tasks", stream});
+        SHOW(c);
+        REQUIRE(c.code == 0);
+        std::vector<std::uint64_t> v;
+        std::ifstream in(stream);
+        for (std::string line; std::getline(in, line);) {
+            const nlohmann::json t = nlohmann::json::parse(line);
+            if (t.contains("kernel") && t.at("kernel") == "vector") v.push_back(t.at("params").at("ub_chunk"));
+        }
+        chunks.push_back(v);
+    }
+    REQUIRE(chunks[0].size() == 48);
+    CHECK(chunks[0] == chunks[1]);
 }

@@ -47,6 +47,8 @@ public:
         return end;
     }
 
+    bool has_work(int stage, std::uint64_t tile) override { return !cost_(stage, tile).none; }
+
     bool begin_stage(int stage, std::uint64_t tile) override {
         const StageCost c = cost_(stage, tile);
         if (c.none) return false;

@@ -20,15 +20,16 @@ bool TilePipeline::ready(int s) const {
     return true;
 }
 
-bool TilePipeline::can_start(int s) const {
+bool TilePipeline::can_start(int s, Host& host) const {
     if (!ready(s)) return false;
     if (!(port_mask_ >> s & 1u)) return true;
     // The port moves one stage's bytes at a time; loads (earlier stages)
     // go first, so the next tile's data is on its way while stores wait,
-    // whatever order simultaneous events arrive in.
+    // whatever order simultaneous events arrive in. A stage with no work on
+    // this tile neither waits for the port nor takes it.
     for (int o = 0; o < stages_; ++o) {
         if (!(port_mask_ >> o & 1u) || o == s) continue;
-        if (busy_[o] || (o < s && ready(o))) return false;
+        if (busy_[o] || (o < s && ready(o))) return !host.has_work(s, next_[s]);
     }
     return true;
 }
@@ -40,7 +41,7 @@ void TilePipeline::kick(Host& host) {
     while (progress) {
         progress = false;
         for (int s = stages_ - 1; s >= 0; --s) {
-            while (can_start(s)) {
+            while (can_start(s, host)) {
                 const std::uint64_t t = next_[s]++;
                 busy_[s] = true;
                 if (host.begin_stage(s, t)) break;

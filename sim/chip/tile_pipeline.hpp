@@ -4,8 +4,8 @@
 // finished it and a buffer between s and s+1 is free (depth 2 = double
 // buffering). So a tile costs the max of its stages in steady state plus
 // fill and drain. Stages in `port_mask` are transfers through the core's one
-// GM port: at most one of them moves bytes at a time (later stages first),
-// so a core copying in and out at once gets the port's rate in total.
+// GM port: at most one of them moves bytes at a time (loads first), so a
+// core copying in and out at once gets the port's rate in total.
 // Plain C++: the core supplies time and work.
 #pragma once
 #include <array>
@@ -21,6 +21,10 @@ public:
         // Start `stage` on `tile`. Return false if it has no work (it then
         // completes at once); otherwise call stage_done(stage) when it ends.
         virtual bool begin_stage(int stage, std::uint64_t tile) = 0;
+        // Whether `stage` has work on `tile`, asked only of a port stage the
+        // port holds up: one with none (FixPipe while L0C accumulates) passes
+        // at once and neither waits for the port nor takes it.
+        virtual bool has_work(int stage, std::uint64_t tile) = 0;
         virtual ~Host() = default;
     };
 
@@ -40,7 +44,7 @@ public:
 
 private:
     bool ready(int s) const;      // input produced and a buffer free
-    bool can_start(int s) const;  // ... and its port free
+    bool can_start(int s, Host& host) const;  // ... and its port free (or it has no work)
 
     int stages_ = 0;
     int depth_ = 2;

@@ -1,6 +1,7 @@
 #include "chip/timing.hpp"
 
 #include <algorithm>
+
 #include <array>
 #include <utility>
 #include <cmath>
@@ -76,7 +77,37 @@ double a_gm_ratio(const MatmulShape& p) {
 }
 }  // namespace
 
+namespace {
+MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, const PlanContext& where, bool quick);
+
+MatmulTiling plan_matmul_cached(const MatmulShape& p, const ChipParams& chip, const PlanContext& where, bool quick) {
+    // The compiler asks for the same tile shapes many times (every block
+    // count that rounds to it, the estimate and the carried plan) and a core
+    // for every task of an op: plans are kept per shape, place and chip.
+    std::string key;
+    const auto add = [&key](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    add(p.m), add(p.n), add(p.k), add(p.dtype), add(p.a_bytes), add(p.src), add(p.dst);
+    add(where.active), add(where.rereads_hit), add(where.warm), add(quick);
+    add(chip.clock_ghz), add(chip.cube), add(chip.buffers), add(chip.l2), add(chip.hbm);
+    thread_local std::unordered_map<std::string, MatmulTiling> cache;
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+    if (cache.size() >= 65536) cache.clear();
+    const MatmulTiling t = plan_matmul_uncached(p, chip, where, quick);
+    cache.emplace(std::move(key), t);
+    return t;
+}
+}  // namespace
+
 MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip, const PlanContext& where) {
+    return plan_matmul_cached(p, chip, where, false);
+}
+
+MatmulTiling plan_matmul_quick(const MatmulShape& p, const ChipParams& chip, const PlanContext& where) {
+    return plan_matmul_cached(p, chip, where, true);
+}
+
+namespace {
+MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, const PlanContext& where, bool quick) {
     MatmulTiling t;
     t.elt = dtype_bytes(p.dtype);
     const CubeBudget bud(chip, p.dtype);
@@ -96,84 +127,118 @@ MatmulTiling plan_matmul(const MatmulShape& p, const ChipParams& chip, const Pla
     t.k0 = std::min(kpad, bud.k0_max(t.m0, t.n0));
     t.a_gm_ratio = a_gm_ratio(p);
 
-    // L1 blocks: whole base tiles (or the whole padded extent), A and B
-    // blocks double-buffered in L1; the fewest GM bytes win.
+    // L1 blocks: whole base tiles (or the whole padded extent) doubling up
+    // to it, and the squarest blocks whose accumulators fill L0C or a half
+    // or a quarter of it (most reuse per byte); A and B double-buffered in
+    // L1. The fewest GM bytes among the largest base tile's blocks pick the
+    // first plan (`t`), which the pipe schedule then ranks against the
+    // others below. The blocks of smaller base tiles (the halvings of the
+    // largest, in the same order) join too: two halvings for a quick plan,
+    // down to one fractal for the full one, whose squarest blocks also go
+    // down to kMinSide. So the full plan's candidates on a chip with a
+    // larger L0C or L1 include every candidate of the smaller chip (its
+    // largest base tile is a halving of this one's), and the plan it ranks
+    // fastest is never slower by the schedule.
     const double a_total = static_cast<double>(p.m * p.k * elt) * t.a_gm_ratio;
     const double b_total = static_cast<double>(p.k * p.n * elt);
-    auto sizes = [](std::uint64_t base, std::uint64_t full) {
-        std::array<std::uint64_t, 24> v{};
-        std::size_t n = 0;
-        for (std::uint64_t x = base; x < full && n + 2 < v.size(); x *= 2) v[n++] = x;
-        v[n++] = full;
-        return std::make_pair(v, n);
+    const auto ladder = [](std::uint64_t base, std::uint64_t full) {
+        std::vector<std::uint64_t> v;
+        for (std::uint64_t x = base; x < full; x *= 2) v.push_back(x);
+        v.push_back(full);
+        return v;
     };
-    auto [ms, n_ms] = sizes(t.m0, mpad);
-    auto [ns, n_ns] = sizes(t.n0, npad);
-    // Also the squarest block whose accumulators fill L0C (most reuse per byte).
-    const auto side = static_cast<std::uint64_t>(std::sqrt(static_cast<double>(l0c_full / kAccBytes)));
-    ms[n_ms++] = std::min(mpad, std::max(sm, side / sm * sm));
-    ns[n_ns++] = std::min(npad, std::max(sn, side / sn * sn));
-    const auto [ks, n_ks] = sizes(t.k0, kpad);
+    constexpr std::uint64_t kMinSide = 64;  // smaller squarest blocks reuse too little to be worth ranking
+    std::vector<std::uint64_t> sides;
+    for (std::uint64_t share = 1; quick ? share <= 4 : l0c_full / share / kAccBytes >= kMinSide * kMinSide; share *= 2)
+        sides.push_back(static_cast<std::uint64_t>(std::sqrt(static_cast<double>(l0c_full / share / kAccBytes))));
     double best = -1;
     std::uint64_t best_block = 0;
     std::vector<std::pair<double, MatmulTiling>> seen;  // every block that fits, with its bytes
-    for (std::size_t i = 0; i < n_ms; ++i)
-        for (std::size_t j = 0; j < n_ns; ++j)
-            for (std::size_t l = 0; l < n_ks; ++l) {
-                const std::uint64_t m1 = ms[i], n1 = ns[j], k1 = ks[l];
-                if (!bud.block_fits_l1(m1, n1, k1) && !(i == 0 && j == 0 && l == 0)) continue;
-                const std::uint64_t kb = ceil_div(p.k, k1);
-                if (kb > 1 && !bud.acc_fits_l0c(m1, n1) && !(i == 0 && j == 0)) continue;
-                const std::uint64_t mb = ceil_div(p.m, m1), nb = ceil_div(p.n, n1);
-                // What stays in L1: A panels when K is one block or A fits
-                // beside B's blocks; B when it is one block or fits beside A's.
-                const bool a_fits = bud.a_fits(p, n1, k1), b_fits = bud.b_fits(p, m1, k1), both = bud.both_fit(p);
-                bool a_keep = kb == 1 || a_fits, b_keep = (kb == 1 && nb == 1) || b_fits;
-                if (a_keep && b_keep && !both && kb > 1) {
-                    // A and B do not both fit: keep the one that saves more.
-                    if (a_total * static_cast<double>(nb - 1) >= b_total * static_cast<double>(mb - 1)) b_keep = false;
-                    else a_keep = false;
-                }
-                const double bytes = a_total * static_cast<double>(a_keep ? 1 : nb) +
-                                     b_total * static_cast<double>(b_keep ? 1 : mb);
-                {
-                    MatmulTiling g = t;
+    const auto blocks = [&](const MatmulTiling base, bool pick) {
+        std::vector<std::uint64_t> ms = ladder(base.m0, mpad), ns = ladder(base.n0, npad);
+        const std::vector<std::uint64_t> ks = ladder(base.k0, kpad);
+        for (const std::uint64_t side : sides) {
+            ms.push_back(std::min(mpad, std::max(sm, side / sm * sm)));
+            ns.push_back(std::min(npad, std::max(sn, side / sn * sn)));
+        }
+        for (std::size_t i = 0; i < ms.size(); ++i)
+            for (std::size_t j = 0; j < ns.size(); ++j)
+                for (std::size_t l = 0; l < ks.size(); ++l) {
+                    const std::uint64_t m1 = ms[i], n1 = ns[j], k1 = ks[l];
+                    // A block of one base tile always goes.
+                    const bool one_base_tile = i == 0 && j == 0;
+                    if (!bud.block_fits_l1(m1, n1, k1) && !(one_base_tile && l == 0)) continue;
+                    const std::uint64_t kb = ceil_div(p.k, k1);
+                    if (kb > 1 && !bud.acc_fits_l0c(m1, n1) && !one_base_tile) continue;
+                    const std::uint64_t mb = ceil_div(p.m, m1), nb = ceil_div(p.n, n1);
+                    // What stays in L1: A panels when K is one block or A fits
+                    // beside B's blocks; B when it is one block or fits beside A's.
+                    const bool a_fits = bud.a_fits(p, n1, k1), b_fits = bud.b_fits(p, m1, k1), both = bud.both_fit(p);
+                    bool a_keep = kb == 1 || a_fits, b_keep = (kb == 1 && nb == 1) || b_fits;
+                    if (a_keep && b_keep && !both && kb > 1) {
+                        // A and B do not both fit: keep the one that saves more.
+                        if (a_total * static_cast<double>(nb - 1) >= b_total * static_cast<double>(mb - 1)) b_keep = false;
+                        else a_keep = false;
+                    }
+                    const double bytes = a_total * static_cast<double>(a_keep ? 1 : nb) +
+                                         b_total * static_cast<double>(b_keep ? 1 : mb);
+                    MatmulTiling g = base;
+                    // A block narrower than the base tile holds one, that narrow.
+                    g.m0 = std::min(g.m0, m1), g.n0 = std::min(g.n0, n1);
                     g.m1 = m1, g.n1 = n1, g.k1 = k1, g.mb = mb, g.nb = nb, g.kb = kb;
                     g.a_panel_reused = a_keep, g.b_reused = b_keep;
                     seen.emplace_back(bytes, g);
+                    if (!pick) continue;
+                    // Ties: the larger output block, then the shorter K step
+                    // (a shorter pipe fill and drain).
+                    const std::uint64_t block = m1 * n1;
+                    if (best >= 0 && (bytes > best || (bytes == best && (block < best_block ||
+                                                                         (block == best_block && k1 >= t.k1)))))
+                        continue;
+                    best = bytes;
+                    best_block = block;
+                    t = g;
                 }
-                // Ties: the larger output block, then the shorter K step
-                // (a shorter pipe fill and drain).
-                const std::uint64_t block = m1 * n1;
-                if (best >= 0 && (bytes > best || (bytes == best && (block < best_block ||
-                                                                     (block == best_block && k1 >= t.k1)))))
-                    continue;
-                best = bytes;
-                best_block = block;
-                t.m1 = m1, t.n1 = n1, t.k1 = k1;
-                t.mb = mb, t.nb = nb, t.kb = kb;
-                t.a_panel_reused = a_keep;
-                t.b_reused = b_keep;
-            }
+    };
+    const MatmulTiling largest = t;
+    blocks(largest, true);
+    MatmulTiling smaller = largest;
+    for (int h = 0; (quick ? h < 2 : true) && (smaller.m0 > sm || smaller.n0 > sn); ++h) {
+        if (smaller.n0 > sn && (smaller.n0 >= smaller.m0 || smaller.m0 == sm)) smaller.n0 = round_up(smaller.n0 / 2, sn);
+        else smaller.m0 = round_up(smaller.m0 / 2, sm);
+        smaller.k0 = std::min(kpad, bud.k0_max(smaller.m0, smaller.n0));
+        blocks(smaller, false);
+    }
     // A block so large that the task is one step loads everything before
     // the Cube starts, though it moves no more bytes than a few K steps: so
     // a bigger L1 could make a task slower. Then the pipe schedule where the
     // task runs picks among the blocks that move as few bytes.
-    std::vector<MatmulTiling> ties;
-    for (const auto& [bytes, g] : seen)
-        if (bytes == best && g.mb * g.nb * g.kb > 1) ties.push_back(g);
-    if (t.mb * t.nb * t.kb == 1 && !ties.empty()) {
-        const int active = where.active > 0 ? where.active : chip.cube.count;
-        const auto schedule = [&](const MatmulTiling& g) {
-            return matmul_pipe_cycles(p, g, chip, active, where.rereads_hit, 64, where.warm);
-        };
-        double fastest = schedule(t);
-        for (const MatmulTiling& g : ties) {
-            const double c = schedule(g);
-            if (c < fastest) fastest = c, t = g;
-        }
+    // Every block, ranked by the pipe schedule where the task runs (the
+    // rule above breaks its ties): the fewest bytes is not always the
+    // fastest plan (a block that fills L1 or L0C exposes its whole load or
+    // drain), and a larger buffer only adds candidates, so it never makes the
+    // chosen plan slower by the schedule. A quick plan (a search rating many
+    // tile shapes) ranks only the blocks within kByteSlack of the fewest
+    // bytes, kMaxRanked of them at most: never faster than the full plan.
+    constexpr double kByteSlack = 1.10;
+    constexpr std::size_t kMaxRanked = 24;
+    std::stable_sort(seen.begin(), seen.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    const auto schedule = [&](const MatmulTiling& g) { return matmul_plan_cycles(p, g, chip, where); };
+    double fastest = schedule(t);
+    std::size_t ranked = 0;
+    for (const auto& [bytes, g] : seen) {
+        if (quick && (bytes > best * kByteSlack || ranked++ >= kMaxRanked)) break;
+        const double c = schedule(g);
+        if (c < fastest * (1 - 1e-9)) fastest = c, t = g;
     }
     return t;
+}
+}  // namespace
+
+double matmul_plan_cycles(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, const PlanContext& where) {
+    // Stepped exactly for 64 block steps, then extrapolated at the steady rate.
+    const int active = where.active > 0 ? where.active : chip.cube.count;
+    return matmul_pipe_cycles(s, g, chip, active, where.rereads_hit, 64, where.warm);
 }
 
 bool adopt_matmul_tiling(const MatmulShape& p, MatmulTiling& t, const ChipParams& chip) {
@@ -209,6 +274,13 @@ double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const Chi
                           bool rereads_hit, std::uint64_t exact_tiles, double warm) {
     // Stores allocate in the write-back L2: they move at the core's L2 write rate.
     const double out_rate = core_transfer_bytes_per_cycle(chip, CoreType::cube, 1.0, active, true);
+    const bool gm_in = s.src == Space::hbm || s.src == Space::l2, gm_out = s.dst == Space::hbm || s.dst == Space::l2;
+    if (s.src == Space::l2) warm = 1.0;
+    // A load's cycles: hits at the L2 rate, misses at the HBM share (as
+    // core_transfer_cycles, with the two rates found once per schedule).
+    const double per_hit = 1.0 / core_transfer_bytes_per_cycle(chip, CoreType::cube, 1.0, active);
+    const double per_miss = 1.0 / core_transfer_bytes_per_cycle(chip, CoreType::cube, 0.0, active);
+    const double load_latency = warm * gm_write_latency_cycles(chip) + (1 - warm) * hbm_latency_cycles(chip);
     CubeTile c;
     std::uint64_t planned = ~std::uint64_t{0};
     const auto cost = [&](int stage, std::uint64_t tile) {
@@ -216,23 +288,22 @@ double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const Chi
         switch (stage) {
             case 0: {
                 const std::uint64_t bytes = c.a_gm_bytes + c.b_bytes;
-                if (bytes == 0) return StageCost{true, 0, 0};
+                if (bytes == 0 || !gm_in) return StageCost{true, 0, 0};
                 const double rereads = rereads_hit ? static_cast<double>(c.reread_bytes()) : 0.0;
                 const double hits = std::max(rereads, warm * static_cast<double>(bytes));
-                return StageCost{false,
-                                 core_transfer_cycles(chip, CoreType::cube, static_cast<double>(bytes), hits, active),
-                                 warm * gm_write_latency_cycles(chip) + (1 - warm) * hbm_latency_cycles(chip)};
+                return StageCost{false, hits * per_hit + (static_cast<double>(bytes) - hits) * per_miss, load_latency};
             }
             case 1: return StageCost{false, c.mte1_cycles, 0};
             case 2: return StageCost{false, c.m_cycles, 0};
             default:
                 if (c.out_bytes == 0) return StageCost{true, 0, 0};
+                if (!gm_out) return StageCost{false, fixpipe_local_cycles(chip, c.out_bytes), 0};
                 return StageCost{false, transfer_cycles(static_cast<double>(c.out_bytes), out_rate),
                                  gm_write_latency_cycles(chip)};
         }
     };
-    // MTE2 and FixPipe share the core's GM port.
-    return pipelined_cycles(4, g.tiles(), 2, cost, exact_tiles, 0b1001u);
+    // MTE2 and FixPipe share the core's GM port (when both go through it).
+    return pipelined_cycles(4, g.tiles(), 2, cost, exact_tiles, (gm_in ? 1u : 0u) | (gm_out ? 0b1000u : 0u));
 }
 
 CubeTile cube_tile(const MatmulShape& p, const MatmulTiling& g, const ChipParams& chip, std::uint64_t tile) {
@@ -307,7 +378,7 @@ VectorPlan plan_with_chunk(const VectorShape& s, std::uint64_t chunk) {
     return p;
 }
 
-VectorPlan plan_vector_uncached(const VectorShape& s, const ChipParams& chip) {
+VectorPlan plan_vector_uncached(const VectorShape& s, const ChipParams& chip, const VectorContext& where) {
     // Candidates: the largest chunk UB and tile_kb allow
     // (vector_chunk_bytes), then halvings of it (whole rows, or whole
     // repeats) down to kMinChunk. A shorter chunk fills and drains the pipes
@@ -319,10 +390,10 @@ VectorPlan plan_vector_uncached(const VectorShape& s, const ChipParams& chip) {
     const std::uint64_t largest = vector_chunk_bytes(s, chip);
     const std::uint64_t row = s.row_bytes, repeat = static_cast<std::uint64_t>(chip.vector.repeat_bytes);
     const bool whole_rows = row > 0 && row < s.bytes && largest % row == 0;
-    const int vectors = std::max(1, chip.vector.count);
+    const int vectors = where.active > 0 ? std::min(where.active, std::max(1, chip.vector.count)) : std::max(1, chip.vector.count);
     VectorPlan best = plan_with_chunk(s, largest);
     if (s.bytes <= repeat) return best;
-    double best_t = vector_pipe_cycles(s, best, chip, vectors, kExactTiles);
+    double best_t = vector_pipe_cycles(s, best, chip, vectors, kExactTiles, where.warm);
     std::uint64_t prev = largest;
     for (int h = 1; (largest >> h) >= kMinChunk; ++h) {
         std::uint64_t c = largest >> h;
@@ -331,15 +402,16 @@ VectorPlan plan_vector_uncached(const VectorShape& s, const ChipParams& chip) {
         if (c < std::min(repeat, largest) || c == prev) break;
         prev = c;
         const VectorPlan p = plan_with_chunk(s, c);
-        const double t = vector_pipe_cycles(s, p, chip, vectors, kExactTiles);
+        const double t = vector_pipe_cycles(s, p, chip, vectors, kExactTiles, where.warm);
         if (t < best_t * (1 - 1e-9)) best = p, best_t = t;
     }
     return best;
 }
 
-std::string vector_plan_key(const VectorShape& p, const ChipParams& chip) {
+std::string vector_plan_key(const VectorShape& p, const ChipParams& chip, const VectorContext& where) {
     std::string k;
     const auto add = [&k](const auto& v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    add(where.active), add(where.warm), add(p.src), add(p.dst);
     add(p.bytes), add(p.out_bytes), add(p.dtype), add(p.row_bytes), add(p.cycles_per_repeat), add(p.copy);
     add(chip.clock_ghz), add(chip.vector), add(chip.buffers), add(chip.l2), add(chip.hbm);
     return k;
@@ -360,20 +432,24 @@ bool adopt_vector_chunk(const VectorShape& s, std::uint64_t chunk, const ChipPar
     return true;
 }
 
-VectorPlan plan_vector(const VectorShape& s, const ChipParams& chip) {
+VectorPlan plan_vector(const VectorShape& s, const ChipParams& chip, const VectorContext& where) {
     thread_local std::unordered_map<std::string, VectorPlan> cache;
-    std::string key = vector_plan_key(s, chip);
+    std::string key = vector_plan_key(s, chip, where);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
     if (cache.size() >= 65536) cache.clear();
-    const VectorPlan p = plan_vector_uncached(s, chip);
+    const VectorPlan p = plan_vector_uncached(s, chip, where);
     cache.emplace(std::move(key), p);
     return p;
 }
 
 double vector_pipe_cycles(const VectorShape& s, const VectorPlan& p, const ChipParams& chip, int active,
-                          std::uint64_t exact_tiles) {
-    // Loads miss (cold input); stores allocate in the write-back L2.
-    const double rate = core_transfer_bytes_per_cycle(chip, CoreType::vector, 0.0, active);
+                          std::uint64_t exact_tiles, double warm) {
+    // Loads from HBM hit L2 in the `warm` share (the rest miss), loads from
+    // an L2-resident space always hit; stores allocate in the write-back L2.
+    // UB in place moves nothing, L1 moves over the core's UB path.
+    const double hit = s.src == Space::l2 ? 1.0 : std::clamp(warm, 0.0, 1.0);
+    const double rate = core_transfer_bytes_per_cycle(chip, CoreType::vector, hit, active);
+    const double latency = hit * gm_write_latency_cycles(chip) + (1 - hit) * hbm_latency_cycles(chip);
     const double out_rate = core_transfer_bytes_per_cycle(chip, CoreType::vector, 1.0, active, true);
     VectorTile c;
     std::uint64_t planned = ~std::uint64_t{0};
@@ -381,11 +457,13 @@ double vector_pipe_cycles(const VectorShape& s, const VectorPlan& p, const ChipP
         if (tile != planned) c = vector_tile(p, s, chip, tile), planned = tile;
         switch (stage) {
             case 0:
-                if (c.in_bytes == 0) return StageCost{true, 0, 0};
-                return StageCost{false, transfer_cycles(static_cast<double>(c.in_bytes), rate), hbm_latency_cycles(chip)};
+                if (c.in_bytes == 0 || s.src == Space::ub) return StageCost{true, 0, 0};
+                if (s.src == Space::l1) return StageCost{false, ub_move_cycles(chip, c.in_bytes), 0};
+                return StageCost{false, transfer_cycles(static_cast<double>(c.in_bytes), rate), latency};
             case 1: return s.copy ? StageCost{true, 0, 0} : StageCost{false, c.v_cycles, 0};
             default:
-                if (c.out_bytes == 0) return StageCost{true, 0, 0};
+                if (c.out_bytes == 0 || s.dst == Space::ub) return StageCost{true, 0, 0};
+                if (s.dst == Space::l1) return StageCost{false, ub_move_cycles(chip, c.out_bytes), 0};
                 return StageCost{false, transfer_cycles(static_cast<double>(c.out_bytes), out_rate),
                                  gm_write_latency_cycles(chip)};
         }

@@ -28,8 +28,13 @@ struct MatmulShape {
     // GM bytes of operand A; 0 = m·k·elt (smaller for a convolution whose
     // im2col matrix the core expands on-chip).
     std::uint64_t a_bytes = 0;
+    // Where the operands come from and the result goes: GM (hbm, l2; the
+    // l2 space always hits) through the core's port, or core-local (L1
+    // operands need no MTE2; a UB / L1 result leaves FixPipe off the port).
+    Space src = Space::hbm, dst = Space::hbm;
     bool operator==(const MatmulShape& o) const {
-        return m == o.m && n == o.n && k == o.k && dtype == o.dtype && a_bytes == o.a_bytes;
+        return m == o.m && n == o.n && k == o.k && dtype == o.dtype && a_bytes == o.a_bytes && src == o.src &&
+               dst == o.dst;
     }
 };
 
@@ -65,6 +70,12 @@ struct PlanContext {
     double warm = 0;
 };
 MatmulTiling plan_matmul(const MatmulShape& s, const ChipParams& chip, const PlanContext& where = {});
+// The same, ranking only the blocks that move nearly as few bytes as the
+// fewest: for a search that rates many tile shapes (the compiler's tiler).
+// Never faster by the pipe schedule than plan_matmul's plan.
+MatmulTiling plan_matmul_quick(const MatmulShape& s, const ChipParams& chip, const PlanContext& where = {});
+// The pipe schedule plan_matmul ranks plans by, where they run.
+double matmul_plan_cycles(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, const PlanContext& where);
 // A plan made elsewhere (a compiled task's tiling data: m0..k1 and the two
 // reuse flags set) on this chip: fills in the block counts and returns
 // whether its base tile, L1 blocks and kept operands fit this chip's
@@ -114,6 +125,9 @@ struct VectorShape {
     std::uint64_t row_bytes = 0;  // independent rows of this many input bytes; 0 = contiguous
     double cycles_per_repeat = 1;
     bool copy = false;            // no V work
+    // Where the input is read from and the output goes: GM (hbm, l2) through
+    // the core's port, L1 over the core's UB move, UB in place (no move).
+    Space src = Space::hbm, dst = Space::hbm;
 };
 
 // Bytes of input one chunk moves through UB: tile_kb, what fits UB with
@@ -127,7 +141,16 @@ struct VectorPlan {
     std::uint64_t pieces = 1;  // chunks per row when a row is longer than a chunk
     std::uint64_t tiles = 0;   // chunks
 };
-VectorPlan plan_vector(const VectorShape& s, const ChipParams& chip);
+// Where a vector task runs, for plan_vector's choice of chunk: `active`
+// vector cores streaming beside it (0: all the chip's) and the `warm` share
+// of its GM input that L2 holds (an earlier kernel's output). A core that
+// plans a task alone knows neither (every core streaming, cold input); the
+// compiler knows the kernel the task belongs to.
+struct VectorContext {
+    int active = 0;
+    double warm = 0;
+};
+VectorPlan plan_vector(const VectorShape& s, const ChipParams& chip, const VectorContext& where = {});
 // The plan of chunks of `chunk` input bytes (a compiled task's tiling
 // data) if such chunks fit this chip's UB, double-buffered with their
 // output, and keep whole rows where the plan would; else false.
@@ -136,7 +159,7 @@ bool adopt_vector_chunk(const VectorShape& s, std::uint64_t chunk, const ChipPar
 // (MTE2, V, MTE3; MTE2 and MTE3 share the GM port) while `active` cores
 // stream: loads from HBM, stores into the write-back L2.
 double vector_pipe_cycles(const VectorShape& s, const VectorPlan& p, const ChipParams& chip, int active,
-                          std::uint64_t exact_tiles = 4096);
+                          std::uint64_t exact_tiles = 4096, double warm = 0);
 
 // V repeats of `bytes` of input that start on a row boundary or lie within
 // one row: each row (or the contiguous run) rounds up to whole repeats of

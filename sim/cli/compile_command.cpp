@@ -24,7 +24,7 @@ namespace npusim::cli {
 namespace po = boost::program_options;
 
 int compile_command(const Args& args) {
-    std::string chip_file, workload_file, out_file;
+    std::string chip_file, workload_file, out_file, estimates_file;
     std::vector<std::string> sets;
     bool quiet = false;
     po::options_description opts("npusim compile options");
@@ -34,6 +34,9 @@ int compile_command(const Args& args) {
         ("workload", po::value(&workload_file)->required(), "model graph (.json) or ONNX model (.onnx)")
         ("set", po::value(&sets), "override PATH=VALUE in the run document (repeatable)")
         ("emit-tasks", po::value(&out_file)->required(), "write the task stream (JSON Lines) here")
+        ("estimates", po::value(&estimates_file),
+         "write the cost model's estimate of each task here (CSV: id,op,core_type,est_cycles), to set beside "
+         "the run's task times (tools/estimate_accuracy.py)")
         ("quiet,q", po::bool_switch(&quiet), "no report on stdout");
     if (!parse_options(args, opts)) return 0;
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
@@ -47,6 +50,22 @@ int compile_command(const Args& args) {
     OutputFile out(out_file);
     write_task_stream(r.stream, out.stream());
     out.commit();
+    if (!estimates_file.empty()) {
+        OutputFile est(estimates_file);
+        // Names come from the graph: quoted, as CSV quotes them.
+        const auto quoted = [](const std::string& s) {
+            std::string q = "\"";
+            for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+            return q + "\"";
+        };
+        est.stream() << "id,op,core_type,est_cycles\n";
+        for (std::size_t i = 0; i < r.stream.tasks.size(); ++i) {
+            const Task& t = r.stream.tasks[i];
+            est.stream() << fmt::format("{},{},{},{:.1f}\n", quoted(t.id), quoted(r.stream.name(t.op)),
+                                        to_string(t.core_type), r.est_cycles[i]);
+        }
+        est.commit();
+    }
     if (!quiet) std::cout << r.summary() << fmt::format("  stream -> {}\n", out_file);
     return 0;
 }

@@ -45,6 +45,19 @@ void add_attention_workspaces(Graph& g, KernelPlan& plan) {
     }
 }
 
+// workload.tiling names nodes of the graph, or the FormatConvert nodes the
+// layout pass inserted (trans_<tensor>_<layout>, as the compile report
+// lists them).
+void check_forced_names(const Graph& g, const std::string& file, const CompileOptions& opt) {
+    std::vector<std::string> names;
+    for (const auto& n : g.nodes) names.push_back(n.name);
+    for (const auto& entry : opt.tiling) {
+        const std::string& name = entry.first;
+        if (std::find(names.begin(), names.end(), name) == names.end())
+            throw InputError(fmt::format("workload.tiling.{}: no node of that name in {}{}", name, file, did_you_mean(name, names)));
+    }
+}
+
 }  // namespace
 
 CompileResult compile(const Graph& input, const ChipParams& chip, const CompileOptions& opt) {
@@ -53,6 +66,7 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
     if (opt.fold_bn)
         for (auto& n : fold_batchnorm(g)) r.notes.push_back(n);
     for (auto& n : assign_layouts(g, opt.input_layout, opt.hoist_layout)) r.notes.push_back(n);
+    check_forced_names(g, input.file, opt);
     KernelPlan plan = form_kernels(g, opt, chip);
     add_attention_workspaces(g, plan);
     r.notes.insert(r.notes.end(), plan.notes.begin(), plan.notes.end());
@@ -80,6 +94,7 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
     }
     std::vector<int> tile_no(plan.kernels.size(), 0);
     ts.tasks.reserve(tasks.size());
+    r.est_cycles.reserve(tasks.size());
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         const TileTask& tt = tasks[i];
         const Kernel& k = plan.kernels[static_cast<std::size_t>(tt.kernel)];
@@ -107,6 +122,9 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
             r.format_convert_bytes += t.params.bytes;
         }
         t.line = static_cast<std::uint32_t>(i + 1);
+        r.est_cycles.push_back(tt.est_cycles);
+
+
         ts.tasks.push_back(std::move(t));
     }
     r.events = ts.events.size();
@@ -169,15 +187,7 @@ CompileResult compile_workload(const WorkloadParams& w, const ChipParams& chip) 
     const Graph g = onnx_import::is_onnx_file_name(w.file)
                         ? read_graph_text(onnx_import::import_model(w.file, graph_dims(w.graph)), w.file)
                         : read_graph(w.file, graph_dims(w.graph));
-    const CompileOptions opt(w.graph);
-    std::vector<std::string> names;
-    for (const auto& n : g.nodes) names.push_back(n.name);
-    for (const auto& entry : opt.tiling) {
-        const std::string& name = entry.first;
-        if (std::find(names.begin(), names.end(), name) == names.end())
-            throw InputError(fmt::format("workload.tiling.{}: no node of that name in {}{}", name, w.file, did_you_mean(name, names)));
-    }
-    return compile(g, chip, opt);
+    return compile(g, chip, CompileOptions(w.graph));
 }
 
 }  // namespace npusim::compiler

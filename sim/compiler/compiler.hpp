@@ -31,6 +31,10 @@ struct CompileResult {
     std::size_t events = 0;
     std::size_t edges_before_reduction = 0, edges_after_reduction = 0;
     std::uint64_t gm_bytes = 0;            // bytes all tasks read + write in GM
+    // The cost model's estimate of each task of `stream`, in its order:
+    // cycles from its start on a core to its end, where the tiler put it
+    // (its kernel's cores streaming, its inputs where they are).
+    std::vector<double> est_cycles;
 
     void report(Stats& s) const;           // compile.* statistics
     std::string summary() const;           // human-readable

@@ -17,6 +17,8 @@ timing::VectorShape vector_shape(const VectorWork& w) {
     s.row_bytes = w.row_bytes;
     s.cycles_per_repeat = w.cycles_per_repeat;
     s.copy = w.copy;
+    s.src = w.src;
+    s.dst = w.dst;
     return s;
 }
 
@@ -26,7 +28,7 @@ double task_overhead_cycles(CoreType t, const ChipParams& chip) {
     return timing::task_start_cycles(t, chip) + timing::dispatch_cycles(chip);
 }
 
-double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, double shared_hits) {
+double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, double shared_hits, bool full) {
     // The tile plan and pipe work of the cube core (chip/timing.hpp), with
     // operands from GM and the result written back to GM.
     timing::MatmulShape s;
@@ -34,11 +36,13 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, d
     s.n = w.n;
     s.k = w.k;
     s.dtype = w.dtype == DType::int8 ? DType::int8 : DType::fp16;  // as the tiler emits tasks
+    s.src = w.src;
+    s.dst = w.dst;
     const std::uint64_t b_bytes = w.k * w.n * static_cast<std::uint64_t>(dtype_bytes(s.dtype));
     s.a_bytes = w.gm_in_bytes > b_bytes ? w.gm_in_bytes - b_bytes : 0;
     if (s.m == 0 || s.n == 0 || s.k == 0) return task_overhead_cycles(CoreType::cube, chip);
     const timing::PlanContext where = cube_plan_context(w, chip, active, shared_hits);
-    const timing::MatmulTiling g = timing::plan_matmul(s, chip, where);
+    const timing::MatmulTiling g = full ? timing::plan_matmul(s, chip, where) : timing::plan_matmul_quick(s, chip, where);
     return timing::matmul_pipe_cycles(s, g, chip, where.active, where.rereads_hit, 4096, where.warm) +
            task_overhead_cycles(CoreType::cube, chip);
 }
@@ -56,12 +60,12 @@ timing::PlanContext cube_plan_context(const CubeWork& w, const ChipParams& chip,
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active) {
     // The chunk plan and pipe work of the vector core, GM in and out.
     const timing::VectorShape s = vector_shape(w);
-    const timing::VectorPlan p = timing::plan_vector(s, chip);
-    return timing::vector_pipe_cycles(s, p, chip, active) + task_overhead_cycles(CoreType::vector, chip);
+    const timing::VectorPlan p = timing::plan_vector(s, chip, timing::VectorContext{active, w.warm});
+    return timing::vector_pipe_cycles(s, p, chip, active, 4096, w.warm) + task_overhead_cycles(CoreType::vector, chip);
 }
 
-std::uint64_t vector_task_chunk(const VectorWork& w, const ChipParams& chip) {
-    return timing::plan_vector(vector_shape(w), chip).chunk;
+std::uint64_t vector_task_chunk(const VectorWork& w, const ChipParams& chip, int active) {
+    return timing::plan_vector(vector_shape(w), chip, timing::VectorContext{active, w.warm}).chunk;
 }
 
 std::int64_t grouped_conv_cube_n(std::int64_t out_channels, std::int64_t groups) {

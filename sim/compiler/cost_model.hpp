@@ -20,6 +20,7 @@ struct CubeWork {
     std::uint64_t gm_in_bytes = 0;  // A (as read, e.g. conv input rows) + B
     std::uint64_t out_bytes = 0;
     DType dtype = DType::fp16;
+    Space src = Space::hbm, dst = Space::hbm;  // as the task's params say
 };
 
 struct VectorWork {
@@ -29,20 +30,24 @@ struct VectorWork {
     bool copy = false;  // no V pipe work
     DType dtype = DType::fp16;
     std::uint64_t row_bytes = 0;  // independent rows of this many input bytes; 0 = contiguous
+    Space src = Space::hbm, dst = Space::hbm;
+    double warm = 0;  // share of a GM input that L2 holds (an earlier kernel's output)
 };
 
 // Cycles of one task, with `active` cores of its type streaming at once
 // (they share HBM evenly).
 // `shared_hits`: the share of the task's loads that other tiles of its
 // kernel fetched first (operand blocks several tiles read), served by L2.
-double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, double shared_hits = 0);
+// `full`: with the plan the task will carry (plan_matmul); else with the
+// quick plan a search rates its many tile shapes by (plan_matmul_quick).
+double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, double shared_hits = 0, bool full = false);
 // Where such a task runs, as plan_matmul weighs it: cube_task_cycles plans
 // the task for this context, and the tiler carries the same plan in the
 // stream, so the plan that runs is the one the kernel's tiling was chosen by.
 timing::PlanContext cube_plan_context(const CubeWork& w, const ChipParams& chip, int active, double shared_hits);
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active);
 // Input bytes per UB chunk of the vector core's plan for that work.
-std::uint64_t vector_task_chunk(const VectorWork& w, const ChipParams& chip);
+std::uint64_t vector_task_chunk(const VectorWork& w, const ChipParams& chip, int active);
 // Fixed cost every task pays: dispatch plus kernel entry.
 double task_overhead_cycles(CoreType t, const ChipParams& chip);
 

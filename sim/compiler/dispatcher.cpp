@@ -110,12 +110,18 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
     std::vector<std::vector<int>> succ(n);
     for (std::size_t t = 0; t < n; ++t)
         for (int p : preds[t]) succ[static_cast<std::size_t>(p)].push_back(static_cast<int>(t));
+    double top = 0;
     for (std::size_t i = n; i-- > 0;) {
         double m = 0;
         for (int s : succ[i]) m = std::max(m, bottom[static_cast<std::size_t>(s)]);
         bottom[i] = tasks[i].est_cycles + m;
-        out[i].priority = static_cast<int>(std::min(1e6, std::floor(bottom[i] / 1000.0)));
+        top = std::max(top, bottom[i]);
     }
+    // In millionths of the longest (the stream's priority range): the order
+    // of the bottom levels, not rounded to a coarse unit whose boundaries
+    // would sort tiles of one kernel by an estimate's last digits.
+    for (std::size_t i = 0; i < n; ++i)
+        out[i].priority = top > 0 ? static_cast<int>(std::floor(bottom[i] / top * 1e6)) : 0;
     return out;
 }
 

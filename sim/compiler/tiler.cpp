@@ -88,6 +88,9 @@ public:
                 case KernelKind::attention: attention(static_cast<int>(k), choice); break;
             }
             tile_count_[k] = static_cast<int>(tasks_.size()) - first_tile_[k];
+            plan_vector_tasks(kn, static_cast<std::size_t>(first_tile_[k]));
+            if (choice.est_cycles == 0 && tile_count_[k] > 0 && tasks_.back().core == CoreType::vector)
+                choice.est_cycles = tasks_.back().est_cycles * static_cast<double>(ceil_div(tile_count_[k], std::max(1, chip_.vector.count)));
             choice.tiles = tile_count_[k];
             choices.push_back(choice);
         }
@@ -155,9 +158,11 @@ private:
             cw.dtype = T(x).dtype;
             return cw;
         };
-        const auto [mb, nb, ks] = choose_cube(k, N, Ho, O, K, work, choice, "row blocks per image", "channel blocks", 1, false);
-        (void)ks;
         const Space dst = cube_dst(ki);
+        const auto [mb, nb, ks] =
+            choose_cube(k, N, Ho, O, K, work, choice, "row blocks per image", "channel blocks", 1, false, dst);
+        (void)ks;
+        if (dry_cut_) return dry_result(choice, N * mb * nb);
         for (i64 b = 0; b < N; ++b)
             for (const auto& [h0, h1] : split(Ho, mb))
                 for (const auto& [o0, o1] : split(O, nb, 16)) {
@@ -232,7 +237,8 @@ private:
         // output (in L2), so each part writes its whole block; a fused
         // epilogue would see a partial sum, so only for a GM result.
         const auto [mb, nb, ks] =
-            choose_cube(k, batch, M, N, K, work, choice, "row blocks", "column blocks", 16, dst == Space::hbm);
+            choose_cube(k, batch, M, N, K, work, choice, "row blocks", "column blocks", 16, dst == Space::hbm, dst);
+        if (dry_cut_) return dry_result(choice, batch * mb * nb * ks);
         for (i64 b = 0; b < batch; ++b)
             for (const auto& [m0, m1] : split(M, mb, 16))
                 for (const auto& [n0, n1] : split(N, nb, 16))
@@ -429,8 +435,7 @@ private:
                 t.params.dtype = T(q).dtype == DType::int8 ? DType::int8 : DType::fp16;
                 // p in L1 already (coupled): only v streams in; else both from L2.
                 if (prob_space == Space::l1) t.params.a_bytes = 1;
-                finish_cube(t, Space::hbm, pv_work(m1 - m0));
-                tasks_.back().params.src = prob_space == Space::l1 ? Space::hbm : Space::l2;
+                finish_cube(t, Space::hbm, pv_work(m1 - m0), prob_space == Space::l1 ? Space::hbm : Space::l2);
             }
     }
 
@@ -443,8 +448,14 @@ private:
     // tile), the scalar cores' serial dispatch of every tile, and half a
     // tile a consumer sees exposed; split-K parts each write their block.
     template <class Work>
-    CubeBlocks choose_cube(const Kernel& k, i64 outer, i64 rows, i64 cols, i64 K, Work work, TilingChoice& choice,
-                           const char* rows_name, const char* cols_name, i64 row_unit, bool split_k) {
+    CubeBlocks choose_cube(const Kernel& k, i64 outer, i64 rows, i64 cols, i64 K, Work work_in, TilingChoice& choice,
+                           const char* rows_name, const char* cols_name, i64 row_unit, bool split_k, Space dst) {
+        // Each tile as finish_cube will emit it: its result where it goes.
+        const auto work = [&](i64 r, i64 c, i64 kp) {
+            CubeWork w = work_in(r, c, kp);
+            w.dst = out_space(dst, w.out_bytes);
+            return w;
+        };
         const int cubes = std::max(1, chip_.cube.count);
         CubeBlocks best_b;
         // One tile's cycles per distinct shape (many block counts round to
@@ -456,8 +467,12 @@ private:
         // tiles' copies. Counting every tile's bytes as HBM traffic would
         // make finer blocks look HBM-bound and fewer, larger blocks (idle
         // cores) win when HBM is slower.
-        const std::uint64_t unique_bytes = static_cast<std::uint64_t>(outer) * work(rows, cols, K).gm_in_bytes;
-        const bool fits_l2 = static_cast<double>(unique_bytes) <= chip_.l2.size_mb * 1024.0 * 1024.0;
+        const std::uint64_t all_unique = static_cast<std::uint64_t>(outer) * work(rows, cols, K).gm_in_bytes;
+        const bool fits_l2 = static_cast<double>(all_unique) <= chip_.l2.size_mb * 1024.0 * 1024.0;
+        // Of those, an earlier kernel's output is in L2 already: only the
+        // rest (weights, graph inputs) comes from HBM, once.
+        const auto unique_bytes = static_cast<std::uint64_t>(
+            static_cast<double>(all_unique) * (1.0 - warm_input_share(k)));
         const auto tile_cycles = [&](const CubeBlocks& b, i64 tiles) {
             const i64 r = ceil_div(rows, b.m * row_unit) * row_unit, c = ceil_div(cols, b.n * 16) * 16;
             const i64 kp = b.k > 1 ? ceil_div(K, b.k * 16) * 16 : K;
@@ -480,19 +495,29 @@ private:
                                     std::max(1, chip_.scalar.count);
             return std::max(waves, dispatch) + 0.5 * t;
         };
-        if (const ForcedTiling* f = forced(k); f && (f->m_blocks > 0 || f->n_blocks > 0)) {
+        if (const ForcedTiling* f = forced(k); f && (f->m_blocks > 0 || f->n_blocks > 0 || f->k_blocks > 0)) {
+            const std::string& name = g_.nodes[static_cast<std::size_t>(k.nodes[0])].name;
             best_b.m = std::max(1, f->m_blocks);
             best_b.n = std::max(1, f->n_blocks);
+            best_b.k = std::max(1, f->k_blocks);
             if (best_b.m > ceil_div(rows, row_unit) || best_b.n > ceil_div(cols, 16))
                 throw InputError(fmt::format("workload.tiling.{}: {} x {} blocks, but the op has {} rows (at most {} "
                                              "blocks of {}) and {} columns (at most {} blocks of 16)",
-                                             g_.nodes[static_cast<std::size_t>(k.nodes[0])].name, best_b.m, best_b.n, rows,
-                                             ceil_div(rows, row_unit), row_unit, cols, ceil_div(cols, 16)));
+                                             name, best_b.m, best_b.n, rows, ceil_div(rows, row_unit), row_unit, cols,
+                                             ceil_div(cols, 16)));
+            if (best_b.k > 1 && !split_k)
+                throw InputError(fmt::format("workload.tiling.{}.k_blocks: {} K parts, but only a MatMul whose result "
+                                             "goes to GM unfused can split K (its parts add into the result)",
+                                             name, best_b.k));
+            if (best_b.k > ceil_div(K, 16))
+                throw InputError(fmt::format("workload.tiling.{}.k_blocks: {} K parts, but K = {} has at most {} blocks "
+                                             "of 16", name, best_b.k, K, ceil_div(K, 16)));
             choice.forced = true;
         } else {
             // Up to four waves of tiles per image, beyond the core count.
             const i64 per_outer = std::max<i64>(64, 4 * cubes);
             const i64 k_units = ceil_div(K, 16);
+            std::vector<std::pair<double, CubeBlocks>> rated;
             double best = std::numeric_limits<double>::max();
             for (i64 ks = 1; ks <= (split_k ? std::min<i64>(k_units, 8) : 1); ks *= 2) {
                 if (ks > 1 && outer * ks > per_outer) break;
@@ -500,13 +525,16 @@ private:
                     for (i64 nb = 1; nb <= std::min<i64>(ceil_div(cols, 16), per_outer / (ks * mb)); ++nb) {
                         const CubeBlocks b{mb, nb, ks};
                         const double est = estimate(b);
-                        if (est < best * 0.999) {
-                            best = est;
-                            best_b = b;
-                        }
+                        rated.emplace_back(est, b);
+                        best = std::min(best, est);
                     }
                 }
             }
+            // The least estimate; of equal ones (block counts that round to
+            // the same tiles), the fewest tiles.
+            i64 fewest = std::numeric_limits<i64>::max();
+            for (const auto& [est, b] : rated)
+                if (est <= best && b.m * b.n * b.k < fewest) fewest = b.m * b.n * b.k, best_b = b;
         }
         const i64 tiles = outer * best_b.m * best_b.n * best_b.k;
         choice.est_cycles = static_cast<double>(ceil_div(tiles, cubes)) * tile_cycles(best_b, tiles);
@@ -541,7 +569,7 @@ private:
     // A kernel tiled by choose_cube plans its tasks for the context its
     // estimate assumed (cube_plan_context); others as a core would alone.
     CubeBlocking planned_blocking(const KernelParams& p, const CubeWork& w) {
-        const timing::MatmulShape s{p.m, p.n, p.k, p.dtype, p.a_bytes};
+        const timing::MatmulShape s{p.m, p.n, p.k, p.dtype, p.a_bytes, p.src, p.dst};
         // Tiles of one op mostly share a shape.
         if (!blocking_key_.valid || !(blocking_key_.s == s)) {
             const timing::PlanContext where =
@@ -551,22 +579,28 @@ private:
         return blocking_key_.b;
     }
 
-    void finish_cube(TileTask& t, Space dst, const CubeWork& w) {
-        // In place in UB only if the tile leaves room to double-buffer.
-        if (dst == Space::ub && sum_bytes(t.writes) * 2 > static_cast<std::uint64_t>(chip_.buffers.ub_kb) * 1024)
-            dst = Space::l2;
-        t.params.src = Space::hbm;
-        t.params.dst = dst;
+    // In place in UB only if the tile leaves room to double-buffer.
+    Space out_space(Space dst, std::uint64_t out_bytes) const {
+        return dst == Space::ub && out_bytes * 2 > static_cast<std::uint64_t>(chip_.buffers.ub_kb) * 1024 ? Space::l2 : dst;
+    }
+
+    void finish_cube(TileTask& t, Space dst, CubeWork w, Space src = Space::hbm) {
+        dst = out_space(dst, sum_bytes(t.writes));
+        t.params.src = w.src = src;
+        t.params.dst = w.dst = dst;
         if (dst != Space::hbm)
             for (Region& r : t.writes) r.space = dst;
-        t.est_cycles = cube_task_cycles(w, chip_, chip_.cube.count);
+        // As choose_cube rated it: its kernel's cores streaming, its shared
+        // and warm operand bytes L2 hits.
+        t.est_cycles = cube_where_ ? cube_task_cycles(w, chip_, cube_where_->active, cube_where_->shared, true)
+                                   : cube_task_cycles(w, chip_, chip_.cube.count, 0, true);
         t.params.blocking = planned_blocking(t.params, w);
         if (tasks_.size() >= kMaxCompiledTasks) too_many_tasks(plan_.kernels[static_cast<std::size_t>(t.kernel)].name, tasks_.size() + 1);
         tasks_.push_back(std::move(t));
     }
 
     // ---- Vector ------------------------------------------------------------
-    i64 vector_tiles(const Kernel& k, std::uint64_t bytes) const {
+    i64 vector_tiles(const Kernel& k, std::uint64_t bytes) {
         if (const ForcedTiling* f = forced(k); f && f->tiles > 0) return f->tiles;
         const i64 vectors = std::max(1, chip_.vector.count);
         // Align with a Cube producer's tiles so tile-level events line up,
@@ -597,8 +631,9 @@ private:
     // vector cores streaming as it has tiles (at most all).
     double vector_tile_cycles(const Kernel& k, std::uint64_t bytes, i64 n) const {
         const auto per = static_cast<std::uint64_t>(n);
-        return vector_task_cycles(VectorWork{bytes / per, bytes / per, k.cycles_per_repeat, false}, chip_,
-                                  static_cast<int>(std::min<i64>(n, std::max(1, chip_.vector.count))));
+        VectorWork w{bytes / per, bytes / per, k.cycles_per_repeat, false};
+        w.warm = warm_input_share(k);
+        return vector_task_cycles(w, chip_, static_cast<int>(std::min<i64>(n, std::max(1, chip_.vector.count))));
     }
 
     // One wave of small tiles can cost more in the scalar cores' serial
@@ -625,32 +660,72 @@ private:
         return tiles;
     }
 
-    // A Vector kernel that feeds a Cube kernel (an input FormatConvert) in
-    // one wave finishes all its tiles together, and the Cube waits for all
-    // of them. In w waves (row order) the first Cube blocks' input is ready
-    // after about two small tiles, but the last rows arrive later by what
-    // the extra tiles cost (each pays start, dispatch and latency): split
-    // only when the start brought forward outweighs the end pushed back.
-    i64 producer_waves(const Kernel& k, std::uint64_t bytes, i64 tiles) const {
+    // How a Cube kernel will be cut, asked before it is tiled (a producer
+    // pipelining into it): its tile count and one tile's estimate.
+    struct CubeCut {
+        i64 tiles = 0;
+        double tile_cycles = 0;
+    };
+    void dry_result(const TilingChoice& choice, i64 tiles) {
+        const i64 waves = ceil_div(tiles, std::max(1, chip_.cube.count));
+        *dry_cut_ = CubeCut{tiles, choice.est_cycles / static_cast<double>(std::max<i64>(1, waves))};
+    }
+    std::optional<CubeCut> cube_cut(int ki) {
+        const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+        if (k.core != CoreType::cube || (k.kind != KernelKind::conv && k.kind != KernelKind::matmul)) return std::nullopt;
+        // choose_cube leaves the plan context of the kernel it chose for.
+        const auto where = cube_where_;
+        const auto key = blocking_key_;
+        std::optional<CubeCut> cut = CubeCut{};
+        dry_cut_ = &cut;
+        TilingChoice scratch;
+        if (k.kind == KernelKind::conv) conv(ki, scratch);
+        else matmul(ki, scratch);
+        dry_cut_ = nullptr;
+        cube_where_ = where;
+        blocking_key_ = key;
+        if (cut->tiles == 0) return std::nullopt;
+        return cut;
+    }
+
+    // A Vector kernel that feeds a Cube kernel (an input FormatConvert, a
+    // softmax before p·v) in one wave finishes all its tiles together, and
+    // the Cube waits for them. Cut into w waves (row order), its rows are
+    // ready a wave at a time; the Cube kernel's waves (its own tiling, asked
+    // ahead: cube_cut) each start when the rows they read are ready and the
+    // wave before has run. The w with the earliest Cube end wins: more waves
+    // let a Cube kernel of several waves start sooner, but each tile pays
+    // its start and latency again, and a Cube kernel of one wave waits for
+    // its last rows either way.
+    i64 producer_waves(const Kernel& k, std::uint64_t bytes, i64 tiles) {
         const i64 vectors = std::max(1, chip_.vector.count);
         if (tiles > vectors) return 1;
-        bool feeds_cube = false;
-        for (const Kernel& c : plan_.kernels)
-            if (c.core == CoreType::cube && std::find(c.inputs.begin(), c.inputs.end(), k.output) != c.inputs.end())
-                feeds_cube = true;
         // Under op sync the Cube waits for every tile anyway.
-        if (!feeds_cube || opt_.sync != SyncGranularity::tile) return 1;
-        const auto tile_cycles = [&](i64 n) { return vector_tile_cycles(k, bytes, n); };
-        const double one = tile_cycles(tiles);
-        i64 best_w = 1;
-        double best_gain = 0;
-        for (i64 w = 2; w <= 8; w *= 2) {
-            const double small = tile_cycles(tiles * w);
-            const double gain = (one - 2 * small) - (static_cast<double>(w) * small - one);
-            if (gain > best_gain) {
-                best_gain = gain;
-                best_w = w;
+        if (opt_.sync != SyncGranularity::tile) return 1;
+        std::optional<CubeCut> cut;
+        for (std::size_t c = 0; c < plan_.kernels.size() && !cut; ++c) {
+            const Kernel& ck = plan_.kernels[c];
+            if (ck.core == CoreType::cube && std::find(ck.inputs.begin(), ck.inputs.end(), k.output) != ck.inputs.end())
+                cut = cube_cut(static_cast<int>(c));
+        }
+        if (!cut) return 1;
+        const i64 cube_waves = ceil_div(cut->tiles, std::max(1, chip_.cube.count));
+        const auto cube_end = [&](i64 w) {
+            const double small = vector_tile_cycles(k, bytes, tiles * w);
+            const i64 producer_waves = ceil_div(tiles * w, vectors);
+            double t = 0;
+            for (i64 j = 0; j < cube_waves; ++j) {
+                // Rows the first j + 1 Cube waves read: produced after this many waves.
+                const i64 ready_waves = ceil_div((j + 1) * producer_waves, cube_waves);
+                t = std::max(t, static_cast<double>(ready_waves) * small) + cut->tile_cycles;
             }
+            return t;
+        };
+        i64 best_w = 1;
+        double best = cube_end(1);
+        for (i64 w = 2; w <= 8; w *= 2) {
+            const double end = cube_end(w);
+            if (end < best * (1 - 1e-9)) best = end, best_w = w;
         }
         return best_w;
     }
@@ -659,6 +734,20 @@ private:
         throw InputError(fmt::format("{}: kernel {}: the graph would compile to {} or more tasks, more than the limit of {}; "
                                      "use a smaller batch or smaller shapes",
                                      g_.file, kernel, tasks, kMaxCompiledTasks));
+    }
+
+    // The share of a kernel's input bytes that an earlier kernel wrote and
+    // the write-back L2 still holds (the tensor fits half of it): those
+    // loads hit L2. Graph inputs and weights come from HBM the first time.
+    double warm_input_share(const Kernel& k) const {
+        const double l2 = chip_.l2.size_mb * 1024.0 * 1024.0;
+        double all = 0, warm = 0;
+        for (int in : k.inputs) {
+            const auto bytes = static_cast<double>(mem_.bytes(in));
+            all += bytes;
+            if (!T(in).is_const && producer_kernel(in) >= 0 && bytes <= l2 / 2) warm += bytes;
+        }
+        return all > 0 ? warm / all : 0.0;
     }
 
     int producer_kernel(int t) const {
@@ -682,6 +771,29 @@ private:
         return t;
     }
 
+    // The UB chunk plan of each Vector task of the kernel whose tasks start
+    // at `first`, made where the kernel runs: as many vector cores streaming
+    // as it has tiles (at most all). It travels with the task, as the Cube
+    // plan does (planned_blocking), so a stream compiled for a chip with
+    // more vector cores than its kernels fill runs the chunks it would on a
+    // chip with just enough.
+    void plan_vector_tasks(const Kernel& k, std::size_t first) {
+        int n = 0;
+        for (std::size_t i = first; i < tasks_.size(); ++i) n += tasks_[i].core == CoreType::vector;
+        const int active = std::min(n, std::max(1, chip_.vector.count));
+        const double warm = warm_input_share(k);
+        for (std::size_t i = first; i < tasks_.size(); ++i) {
+            TileTask& t = tasks_[i];
+            if (t.core != CoreType::vector) continue;
+            const VectorWork vw{t.params.bytes, t.params.out_bytes, t.params.cycles_per_repeat,
+                                t.type == npusim::Kernel::copy, t.params.dtype, t.params.row_bytes,
+                                t.params.src, t.params.dst, warm};
+            t.est_cycles = vector_task_cycles(vw, chip_, active);
+            const std::uint64_t chunk = vector_task_chunk(vw, chip_, active);  // at most UB
+            t.params.ub_chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(chunk, 0xffffffffu));
+        }
+    }
+
     void finish_vector(TileTask& t, double cycles_per_out_repeat) {
         t.params.bytes = std::max<std::uint64_t>(1, t.params.bytes);
         // The V pipe counts repeats of input; scale the per-output cost.
@@ -691,12 +803,8 @@ private:
                 : std::max(0.01, cycles_per_out_repeat * static_cast<double>(t.params.out_bytes) /
                                      static_cast<double>(t.params.bytes));
         if (t.type == npusim::Kernel::copy) t.params.out_bytes = t.params.bytes;
-        VectorWork vw{t.params.bytes, t.params.out_bytes, t.params.cycles_per_repeat, t.type == npusim::Kernel::copy,
-                      t.params.dtype, t.params.row_bytes};
-        t.est_cycles = vector_task_cycles(vw, chip_, chip_.vector.count);
-        // The chunk plan travels with the task, as the Cube plan does (planned_blocking).
-        const std::uint64_t chunk = vector_task_chunk(vw, chip_);  // at most UB
-        t.params.ub_chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(chunk, 0xffffffffu));
+        // Its estimate and UB chunk plan come when the kernel's tiles are all
+        // known (plan_vector_tasks).
         if (tasks_.size() >= kMaxCompiledTasks) too_many_tasks(plan_.kernels[static_cast<std::size_t>(t.kernel)].name, tasks_.size() + 1);
         tasks_.push_back(std::move(t));
     }
@@ -770,7 +878,6 @@ private:
             t.params.dtype = T(k.inputs[0]).dtype;  // contiguous: lanes by the input's elements
             finish_vector(t, k.cycles_per_repeat);
         }
-        choice.est_cycles = tasks_.empty() ? 0 : tasks_.back().est_cycles * ceil_div(tiles, chip_.vector.count);
     }
 
     // A Vector kernel fused behind a Cube kernel: one tile per Cube tile,
@@ -822,7 +929,13 @@ private:
         const bool reduce_other = n.op == OpType::ReduceSum && ob.c1 != ib.c1 && ob.r1 == ib.r1;
         // Split the batch first, then rows (channels for GlobalAvgPool).
         const i64 outer = ob.b1;
-        const i64 per = std::max<i64>(1, ceil_div(tiles, outer));
+        // Rows (channel units) per image are the grain: the largest tile sets
+        // the kernel's wave, so cut into the fewest tiles with that largest
+        // tile (56 rows in 48 tiles have tiles of 2 rows, as 28 tiles do, and
+        // the 20 more only cost dispatch and task starts).
+        const i64 units = gap ? ceil_div(ob.c1, channel_unit) : ob.r1;
+        i64 per = std::max<i64>(1, ceil_div(tiles, outer));
+        if (!forced(k)) per = ceil_div(units, ceil_div(units, std::min(per, units)));
         const std::uint64_t row = row_bytes(n, T(in));
         choice.forced = forced(k) != nullptr;
         int i = 0;
@@ -911,6 +1024,7 @@ private:
         double shared = 0;  // share of a tile's loads other tiles fetched first
     };
     std::optional<CubeWhere> cube_where_;  // set by choose_cube for the kernel being tiled
+    std::optional<CubeCut>* dry_cut_ = nullptr;  // cube_cut in progress: choose only, emit nothing
 };
 
 }  // namespace

@@ -129,7 +129,7 @@ void read_dims(WorkloadParams& w, const json& v) {
 // workload.tiling: node names are the graph's (checked when it is compiled);
 // each entry's keys and values are checked here.
 void read_tiling(WorkloadParams& w, const json& v) {
-    static const std::vector<std::string> keys = {"m_blocks", "n_blocks", "tiles"};
+    static const std::vector<std::string> keys = {"m_blocks", "n_blocks", "k_blocks", "tiles"};
     w.graph.tiling.clear();
     for (auto it = v.begin(); it != v.end(); ++it) {
         const std::string where = "workload.tiling." + it.key();
@@ -144,6 +144,7 @@ void read_tiling(WorkloadParams& w, const json& v) {
             const int n = static_cast<int>(kv->get<std::int64_t>());
             if (kv.key() == "m_blocks") f.m_blocks = n;
             else if (kv.key() == "n_blocks") f.n_blocks = n;
+            else if (kv.key() == "k_blocks") f.k_blocks = n;
             else f.tiles = n;
         }
         w.graph.tiling[it.key()] = f;
@@ -515,7 +516,7 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Values for the graph's symbolic dimensions, e.g. `{\"seq_len\": 256}` (unset ones keep the graph's defaults).")
                     .apply_workload(read_dims));
     k.push_back(Key("workload.tiling", VT::object).kind("graph").def(json::object())
-                    .meaning("Forced tilings by node name, e.g. `{\"conv1\": {\"m_blocks\": 2, \"n_blocks\": 8}}` (`tiles` for Vector ops).")
+                    .meaning("Forced tilings by node name (or an inserted FormatConvert's, as the compile report lists it), e.g. `{\"conv1\": {\"m_blocks\": 2, \"n_blocks\": 8}}`; `k_blocks` splits a MatMul's K, `tiles` cuts a Vector op.")
                     .apply_workload(read_tiling));
     // Host runtime (docs/design.md §1.2, docs/host.md).
     k.push_back(Key("workload.host_mode", VT::enumeration).kind("graph").def("off")

@@ -30,6 +30,7 @@ struct ForcedTiling {
     int m_blocks = 0;  // rows (conv: output-row blocks per image; matmul: M blocks)
     int n_blocks = 0;  // output channels / columns blocks
     int tiles = 0;     // vector ops: number of tiles
+    int k_blocks = 0;  // matmul: split-K parts (atomic-add into a GM result)
 };
 
 struct GraphWorkload {

@@ -95,6 +95,10 @@ void AiCore::check_gm_reads(const Task& t) {
     }
 }
 
+bool AiCore::has_work(int stage, std::uint64_t tile) {
+    return work(ctx_.stream.tasks[task_], stage, tile).kind != StageWork::Kind::none;
+}
+
 bool AiCore::begin_stage(int stage, std::uint64_t tile) {
     const Task& t = ctx_.stream.tasks[task_];
     StageWork w = work(t, stage, tile);

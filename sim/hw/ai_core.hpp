@@ -89,6 +89,7 @@ private:
     void on_arrived(std::uint64_t stage);
 
     bool begin_stage(int stage, std::uint64_t tile) override;
+    bool has_work(int stage, std::uint64_t tile) override;
     void wake(std::uint64_t action) override;
     void end_stage(int stage);          // compute stage finished
     void record_stage(int stage);       // busy time and trace slice up to now

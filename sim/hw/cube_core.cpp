@@ -16,7 +16,7 @@ std::uint64_t CubeCore::plan(const Task& t) {
     // op): their plan is the last one's.
     const KernelParams& p = t.params;
     const CubeBlocking& b = p.blocking;
-    const timing::MatmulShape shape{p.m, p.n, p.k, p.dtype, p.a_bytes};
+    const timing::MatmulShape shape{p.m, p.n, p.k, p.dtype, p.a_bytes, p.src, p.dst};
     if (!planned_ || !(shape == shape_) || !(b == blocking_)) {
         planned_ = true;
         shape_ = shape;
@@ -49,11 +49,15 @@ StageWork CubeCore::work(const Task& t, int stage, std::uint64_t tile) {
             w.transfer.space = p.src;
             w.transfer.bytes = bytes;
             w.transfer.cap_bytes_per_ps = gm_cap_;
-            // The input stream holds A (a_total_ bytes in all) then B, L1
-            // blocks in loop order.
+            // The input stream holds A (a_total_ bytes in all) then B, each
+            // cut into its L1 blocks band by band: A's row band mi is tm x k,
+            // B's K band ki is tk x n. Edge blocks are shorter, so a block's
+            // offset counts the bytes before it exactly (whole bands at the
+            // full block size, then this band's blocks at its extent): a
+            // block never reaches past its operand into the next one.
             const std::uint64_t a_off = static_cast<std::uint64_t>(std::llround(
-                static_cast<double>((c.mi * g.kb + c.ki) * g.m1 * g.k1 * elt) * g.a_gm_ratio));
-            const std::uint64_t b_off = a_total_ + (c.ki * g.nb + c.ni) * g.k1 * g.n1 * elt;
+                static_cast<double>((c.mi * g.m1 * shape_.k + c.tm * c.ki * g.k1) * elt) * g.a_gm_ratio));
+            const std::uint64_t b_off = a_total_ + (c.ki * g.k1 * shape_.n + c.tk * c.ni * g.n1) * elt;
             if (c.a_gm_bytes) in_map_.map(a_off, c.a_gm_bytes, w.transfer);
             if (c.b_bytes) in_map_.map(b_off, c.b_bytes, w.transfer);
             return w;

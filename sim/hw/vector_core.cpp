@@ -20,6 +20,8 @@ timing::VectorShape VectorCore::shape_of(const Task& t) {
     s.row_bytes = p.row_bytes;
     s.cycles_per_repeat = p.cycles_per_repeat;
     s.copy = t.kernel == Kernel::copy;
+    s.src = p.src;
+    s.dst = p.dst;
     return s;
 }
 
@@ -30,6 +32,7 @@ std::uint64_t VectorCore::plan(const Task& t) {
     const bool same = planned_ && s.bytes == shape_.bytes && s.out_bytes == shape_.out_bytes &&
                       s.row_bytes == shape_.row_bytes && s.dtype == shape_.dtype &&
                       s.cycles_per_repeat == shape_.cycles_per_repeat && s.copy == shape_.copy &&
+                      s.src == shape_.src && s.dst == shape_.dst &&
                       t.params.ub_chunk == chunk_;
     shape_ = s;
     if (!same) {
