@@ -446,9 +446,9 @@ TEST_CASE("host: on the compute-bound ResNet-50 at batch 32 async and pipeline h
         CHECK(e2e < sync);
         // The launch path runs ahead of the device; its serial costs (pool
         // growth, wake-ups, the launch thread, the first op's host stages
-        // before the device starts) show. Measured on a2 (1193.8 us of
-        // device time): pipeline 1272.7 us end to end (idle 4.7%); async
-        // 1415.4 us (idle 10.1%): its one launch thread takes ~18 us per op
+        // before the device starts) show. Measured on a2 (1193.6 us of
+        // device time): pipeline 1275.8 us end to end (idle 4.6%); async
+        // 1416.4 us (idle 9.9%): its one launch thread takes ~18 us per op
         // against the device's ~15.5, so it is the bound where pipeline
         // spreads the stages over three threads.
         const bool async = std::string(m) == "async";
