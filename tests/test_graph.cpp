@@ -14,6 +14,8 @@
 #include "compiler/graph_reader.hpp"
 #include "compiler/shape_inference.hpp"
 
+#include "support/build_paths.hpp"
+
 using namespace npusim;
 using namespace npusim::compiler;
 using Catch::Matchers::Contains;

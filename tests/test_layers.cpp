@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "support/build_paths.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {

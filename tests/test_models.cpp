@@ -31,6 +31,8 @@
 #include "tasks/stream_reader.hpp"
 #include "tasks/task.hpp"
 
+#include "support/build_paths.hpp"
+
 using namespace npusim;
 using Catch::Matchers::Contains;
 

@@ -27,6 +27,8 @@
 #include "tasks/stream_checks.hpp"
 #include "tasks/stream_reader.hpp"
 
+#include "support/build_paths.hpp"
+
 using namespace npusim;
 using json = nlohmann::json;
 

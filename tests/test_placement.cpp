@@ -16,6 +16,8 @@
 #include "config/run_config.hpp"
 #include "tasks/task.hpp"
 
+#include "support/build_paths.hpp"
+
 using namespace npusim;
 using namespace npusim::compiler;
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "support/build_paths.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -20,6 +20,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/build_paths.hpp"
+
 #include <sys/wait.h>
 
 #include <chrono>
