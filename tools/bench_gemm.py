@@ -17,6 +17,9 @@ LADDER = [(128, 128, 128), (512, 512, 512), (1000, 1000, 1000), (1024, 1024, 102
 
 
 def main():
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        print(__doc__)
+        return
     npusim = sys.argv[1] if len(sys.argv) > 1 else "build/npusim"
     chip_file = sys.argv[2] if len(sys.argv) > 2 else "configs/chips/a2.json"
     chip = json.load(open(chip_file))
