@@ -207,8 +207,16 @@ TEST_CASE("L2 and HBM keys: bad geometry exits 2 naming the key", "[whatif][conf
                           Case{"chip.l2.slices=0", "chip.l2.slices"},
                           Case{"chip.hbm.efficiency=1.5", "chip.hbm.efficiency"},
                           Case{"chip.hbm.chanels=8", "did you mean 'channels'"},
-                          Case{"chip.l2.way=8", "did you mean 'ways'"}}) {
-        const Result r = run_npusim(tmp, {"run", "--chip", kA2, "--workload", f, "--set", c.set, "-q"});
+                          Case{"chip.l2.way=8", "did you mean 'ways'"},
+                          // 1024 ways x 16 KB regions = 16 MB: a2's L2 cut to 8 MB holds less than one set
+                          Case{"chip.l2.ways=1024,chip.l2.size_mb=8", "holds less than one set: chip.l2.ways = 1024"}}) {
+        std::vector<std::string> args = {"run", "--chip", kA2, "--workload", f, "-q"};
+        for (std::size_t at = 0; at != std::string::npos;) {  // comma-separated settings, one --set each
+            const std::size_t comma = c.set.find(',', at);
+            args.insert(args.end(), {"--set", c.set.substr(at, comma == std::string::npos ? comma : comma - at)});
+            at = comma == std::string::npos ? comma : comma + 1;
+        }
+        const Result r = run_npusim(tmp, args);
         INFO(c.set << ": " << r.err);
         CHECK(r.code == 2);
         CHECK(r.err.find(c.expect) != std::string::npos);

@@ -436,6 +436,14 @@ void cross_checks(const json& doc, const Sources& sources) {
     if (l2_bytes < static_cast<double>(line))
         fail(label_of("chip.l2.line_bytes", "chip.l2.size_mb") + ": chip.l2.size_mb must hold at least one line of chip.l2.line_bytes = " +
              std::to_string(line) + " B");
+    // Fewer bytes than one set would leave the cache to shrink its ways or
+    // its tag block behind the user's back: refuse instead.
+    const std::int64_t set_kb = ways * region_kb;
+    if (l2_bytes < static_cast<double>(set_kb) * 1024)
+        fail(label_of("chip.l2.ways", "chip.l2.size_mb") + ": chip.l2.size_mb = " +
+             nlohmann::json(l2_bytes / (1024 * 1024)).dump() + " MB holds less than one set: chip.l2.ways = " +
+             std::to_string(ways) + " x chip.l2.region_kb = " + std::to_string(region_kb) + " KB = " + std::to_string(set_kb) +
+             " KB (fewer ways or a larger L2)");
 
     // A DataBlock's header is overhead on its payload, and a receiver plane
     // must be able to hold at least one whole block to accept anything.

@@ -286,7 +286,7 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Cache line: the unit of tags, fills and dirty write-backs to HBM (divides region_kb).")
                     .field(&ChipParams::l2, &L2Params::line_bytes));
     k.push_back(integer("chip.l2.ways").unit("ways").at_least(1).at_most(1024)
-                    .meaning("Associativity, a power of two; replacement is LRU with dynamic (bimodal) insertion against cyclic thrashing.")
+                    .meaning("Associativity, a power of two; one set (ways x region_kb) must fit in size_mb. Replacement is LRU with dynamic (bimodal) insertion against cyclic thrashing.")
                     .field(&ChipParams::l2, &L2Params::ways));
     k.push_back(integer("chip.l2.slices").unit("slices").at_least(1).at_most(256)
                     .meaning("L2 banks; a transfer on few slices moves at most at those slices' share of bandwidth_gbps.")
