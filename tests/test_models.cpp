@@ -364,6 +364,37 @@ TEST_CASE("L2Cache: dirty lines reach HBM only when evicted, and a larger L2 def
     CHECK(big == 0);
 }
 
+TEST_CASE("L2Cache: eager clean writes back the oldest dirty lines of half-full sets, and their eviction is then free",
+          "[models][l2]") {
+    // One set of 4 ways, one 64 B line per way.
+    L2Cache l2 = small_l2();
+    l2.write(0, 64);  // 1 of 4 ways valid: no eviction in prospect
+    CHECK(l2.clean(1 << 20) == 0);
+    CHECK(l2.dirty_lines() == 1);
+    l2.write(64, 64);  // 2 of 4: half full
+    l2.read(128, 64);
+    CHECK(l2.any_filling_set());
+    // One block (the oldest dirty one) per set and call.
+    CHECK(l2.clean(64) == 64);
+    CHECK(l2.dirty_lines() == 1);
+    CHECK(l2.counters().cleaned == 1);
+    CHECK(l2.clean(64) == 64);
+    CHECK(l2.dirty_lines() == 0);
+    CHECK(l2.clean(64) == 0);
+    // Cleaned lines stay valid (reads hit) and leave without a write-back.
+    CHECK(hits(l2, 0, 128) == 128);
+    std::uint64_t written_back = 0;
+    for (std::uint64_t a = 4; a < 12; ++a) written_back += l2.read(a * 64, 64).dirty_evicted_bytes;
+    CHECK(written_back == 0);
+    CHECK(l2.counters().evictions >= 3);
+    // Without the clean, the same eviction pays: line 0 rewritten and evicted.
+    L2Cache dirty = small_l2();
+    dirty.write(0, 128);
+    std::uint64_t paid = 0;
+    for (std::uint64_t a = 4; a < 12; ++a) paid += dirty.read(a * 64, 64).dirty_evicted_bytes;
+    CHECK(paid == 128);
+}
+
 TEST_CASE("L2Cache: a range on one slice is all on its busiest slice, a long range spreads over the slices", "[models][l2]") {
     L2Geometry g;
     g.capacity_bytes = 8ull << 20;

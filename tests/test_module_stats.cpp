@@ -110,6 +110,7 @@ TEST_CASE("memory system: its report alone gives the bytes per tier, the L2 hits
     CHECK(n(s, "memory.l2.dirty_evictions") == 0);
     CHECK(n(s, "memory.l2.dirty_eviction_bytes") == 0);
     CHECK(n(s, "memory.l2.dirty_resident_bytes") == 16 * 1024);
+    CHECK(n(s, "memory.l2.clean_bytes") == 0);  // no set half full: nothing to clean early
     CHECK(n(s, "memory.l2.hit_bytes") == kib64);
     CHECK(n(s, "memory.l2.miss_bytes") == kib64);
     CHECK(n(s, "memory.l2.write_bytes") == 16 * 1024);
@@ -123,6 +124,7 @@ TEST_CASE("memory system: its report alone gives the bytes per tier, the L2 hits
                                            "memory.l2.hits", "memory.l2.misses", "memory.l2.write_hits",
                                            "memory.l2.write_misses", "memory.l2.evictions", "memory.l2.dirty_evictions",
                                            "memory.l2.dirty_eviction_bytes", "memory.l2.dirty_resident_bytes",
+                                           "memory.l2.clean_bytes",
                                            "memory.transfers", "units.hbm.utilization", "units.l2.utilization", "units.hbm.bound_fraction", "units.l2.bound_fraction"});
 
     // An empty span reports no utilisation rather than dividing by zero.

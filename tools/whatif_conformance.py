@@ -191,7 +191,13 @@ def fractions(s):
     return {
         "T": T,
         "ns": get(s, "total_ns", 1.0),
-        "hbm": get(s, "units.hbm.utilization"),
+        # HBM demand: without the L2's eager write-backs, which only fill
+        # time HBM had nothing else to do (a narrower HBM leaves them less
+        # idle time, not the run less) ...
+        "hbm": get(s, "units.hbm.utilization") * (1 - get(s, "memory.l2.clean_bytes") / max(
+            get(s, "memory.hbm.read_bytes") + get(s, "memory.hbm.write_bytes"), 1)),
+        # ... and with them: all the HBM traffic a larger L2 could save
+        "hbm_all": get(s, "units.hbm.utilization"),
         "l2": get(s, "units.l2.utilization"),
         # share of the run each tier's bandwidth was the limit (demand above it)
         "hbm_bound": get(s, "units.hbm.bound_fraction"),
@@ -248,7 +254,7 @@ def band(kind, factor, fr, chip_doc, mode):
         if fr["footprint"] <= min(l2, l2 * factor):
             return ("+" if grows else "-"), 1 - TOL, 1 + TOL, False
         if grows:
-            return "+", 1 - fr["hbm"] - SLACK, 1 + TOL, False
+            return "+", 1 - fr["hbm_all"] - SLACK, 1 + TOL, False
         return "-", 1 - TOL, 1 + extra + SLACK, extra >= MUST_MOVE
     elif kind in ("cube_count", "vector_count"):
         t = "cube" if kind == "cube_count" else "vector"

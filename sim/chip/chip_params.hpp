@@ -57,6 +57,7 @@ struct L2Params {
     int line_bytes = 512;          // cache line: unit of tags, fills and dirty write-backs
     int ways = 16;                 // associativity (a power of two)
     int slices = 16;               // banks, each bandwidth_gbps / slices; lines hashed to slices
+    bool eager_writeback = true;   // write dirty lines back while HBM is idle
 };
 
 struct HbmParams {

@@ -62,7 +62,7 @@ class Tiler {
 public:
     Tiler(const Graph& g, const KernelPlan& plan, const MemoryPlan& mem, const ChipParams& chip, const CompileOptions& opt)
         : g_(g), plan_(plan), mem_(mem), chip_(chip), opt_(opt), first_tile_(plan.kernels.size(), -1),
-          tile_count_(plan.kernels.size(), 0) {}
+          tile_count_(plan.kernels.size(), 0), k_parts_(plan.kernels.size(), 1) {}
 
     std::vector<TileTask> run(std::vector<TilingChoice>& choices) {
         for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
@@ -239,6 +239,7 @@ private:
         const auto [mb, nb, ks] =
             choose_cube(k, batch, M, N, K, work, choice, "row blocks", "column blocks", 16, dst == Space::hbm, dst);
         if (dry_cut_) return dry_result(choice, batch * mb * nb * ks);
+        k_parts_[static_cast<std::size_t>(ki)] = static_cast<int>(ks);
         for (i64 b = 0; b < batch; ++b)
             for (const auto& [m0, m1] : split(M, mb, 16))
                 for (const auto& [n0, n1] : split(N, nb, 16))
@@ -612,9 +613,11 @@ private:
         for (int in : k.inputs) {
             const int p = producer_kernel(in);
             if (p < 0 || plan_.kernels[static_cast<std::size_t>(p)].core != CoreType::cube) continue;
-            // Fused attention writes its output from one tile in three (p·v).
+            // Fused attention writes its output from one tile in three (p·v);
+            // split-K parts add into one block: a consumer tile waits for all.
             const int out_tiles = tile_count_[static_cast<std::size_t>(p)] /
-                                  (plan_.kernels[static_cast<std::size_t>(p)].kind == KernelKind::attention ? 3 : 1);
+                                  (plan_.kernels[static_cast<std::size_t>(p)].kind == KernelKind::attention ? 3 : 1) /
+                                  k_parts_[static_cast<std::size_t>(p)];
             if (out_tiles >= consumers / 2) return out_tiles;
         }
         constexpr std::uint64_t kMaxTaskBytes = 256 * 1024, kMinTaskBytes = 8 * 1024;
@@ -1013,6 +1016,7 @@ private:
     const CompileOptions& opt_;
     std::vector<int> first_tile_;
     std::vector<int> tile_count_;
+    std::vector<int> k_parts_;  // a Cube kernel's split-K parts per output block
     std::vector<TileTask> tasks_;
     struct {
         bool valid = false;

@@ -291,6 +291,9 @@ std::vector<KeySpec> build_keys() {
     k.push_back(integer("chip.l2.slices").unit("slices").at_least(1).at_most(256)
                     .meaning("L2 banks; a transfer on few slices moves at most at those slices' share of bandwidth_gbps.")
                     .field(&ChipParams::l2, &L2Params::slices));
+    k.push_back(Key("chip.l2.eager_writeback", ValueType::boolean)
+                    .meaning("While HBM has no transfer in flight, the L2 writes its oldest dirty lines back (one interleave block per HBM channel at a time) and keeps them clean, so a later eviction costs no HBM time; false: dirty lines reach HBM only when evicted.")
+                    .field(&ChipParams::l2, &L2Params::eager_writeback));
 
     // --- chip.hbm -------------------------------------------------------
     k.push_back(number("chip.hbm.bandwidth_gbps").unit("GB/s").required().above(0).at_most(kMaxGbps).plausible(50, 20000)

@@ -43,13 +43,13 @@ void Hbm::refresh_capacity(std::uint64_t now_ps) {
     share_.set_capacity(now_ps, peak_ * timing::hbm_efficiency(p_, w));
 }
 
-void Hbm::add(std::uint64_t now_ps, std::uint64_t bytes, bool write, double cap, std::uint32_t token) {
+void Hbm::add(std::uint64_t now_ps, std::uint64_t bytes, bool write, double cap, std::uint32_t token, bool background) {
     (write ? active_writes_ : active_reads_) += 1;
     refresh_capacity(now_ps);
     const double c = std::min(cap, channel_cap(bytes));
     if (token >= demand_of_.size()) demand_of_.resize(token + 1, 0.0);
-    demand_of_[token] = c;
-    demand_ += c;
+    demand_of_[token] = background ? 0.0 : c;
+    demand_ += demand_of_[token];
     share_.add(now_ps, static_cast<double>(bytes), c, token | (write ? kWriteBit : 0));
 }
 

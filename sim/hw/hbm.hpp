@@ -24,8 +24,12 @@ public:
     explicit Hbm(const HbmParams& hbm);
 
     // Starts a flow of `bytes` (read or write) capped at the engine's
-    // `cap` and at what the channels it covers can move.
-    void add(std::uint64_t now_ps, std::uint64_t bytes, bool write, double cap_bytes_per_ps, std::uint32_t token);
+    // `cap` and at what the channels it covers can move. A `background`
+    // flow (the L2's eager write-back) takes its share of bandwidth but
+    // adds no queueing latency: the controller serves reads ahead of it.
+    void add(std::uint64_t now_ps, std::uint64_t bytes, bool write, double cap_bytes_per_ps, std::uint32_t token,
+             bool background = false);
+    bool idle() const { return active_reads_ + active_writes_ == 0; }
     std::uint64_t next_finish_ps() { return share_.next_finish_ps(); }
     // Tokens of the flows done by now, in finishing order.
     void pop_finished(std::uint64_t now_ps, std::vector<std::uint64_t>& tokens);

@@ -35,6 +35,7 @@ L2Cache::L2Cache(const L2Geometry& g)
     }
     if ((line_ & (line_ - 1)) == 0) line_shift_ = __builtin_ctzll(line_);
     if ((block_ & (block_ - 1)) == 0) block_shift_ = __builtin_ctzll(block_);
+    clean_min_valid_ = std::max<std::uint64_t>(1, ways_ / 2);
     slice_bytes_.assign(slices_, 0);
     request_slice_bytes_.assign(slices_, 0);
 }
@@ -54,11 +55,26 @@ std::uint64_t L2Cache::slice_of(std::uint64_t block) const {
     return slices_ == 1 ? 0 : mix(block) % slices_;
 }
 
-std::uint64_t L2Cache::dirty_lines() const {
-    if (!ways_mem_) return 0;
-    std::uint64_t n = 0;
-    for (std::uint64_t i = 0; i < sets_ * ways_; ++i) n += static_cast<std::uint64_t>(__builtin_popcountll(dirty_[i]));
-    return n;
+std::uint64_t L2Cache::clean(std::uint64_t max_bytes) {
+    std::uint64_t bytes = 0;
+    const std::uint64_t scan = std::min(sets_, kCleanScanSets);
+    for (std::uint64_t scanned = 0; dirty_count_ > 0 && filling_sets_ > 0 && bytes < max_bytes && scanned < scan; ++scanned) {
+        const std::uint64_t base = clean_cursor_ * ways_;
+        if (++clean_cursor_ == sets_) clean_cursor_ = 0;
+        std::uint64_t v = ways_, v_stamp = UINT64_MAX;
+        std::uint64_t valid = 0;
+        for (std::uint64_t w = 0; w < ways_; ++w) {
+            valid += tags_[base + w] != 0;
+            if (dirty_[base + w] != 0 && stamps_[base + w] < v_stamp) v = w, v_stamp = stamps_[base + w];
+        }
+        if (v == ways_ || valid < clean_min_valid_) continue;
+        const auto lines = static_cast<std::uint64_t>(__builtin_popcountll(dirty_[base + v]));
+        dirty_[base + v] = 0;
+        dirty_count_ -= lines;
+        counters_.cleaned += lines;
+        bytes += lines * line_;
+    }
+    return bytes;
 }
 
 std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out) {
@@ -69,7 +85,7 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
     ++clock_;
     // One pass: the block's way, or else the victim (an invalid way first,
     // else the least recent).
-    std::uint64_t v = 0, v_stamp = UINT64_MAX;
+    std::uint64_t v = 0, v_stamp = UINT64_MAX, invalid = 0;
     for (std::uint64_t w = 0; w < ways_; ++w) {
         if (tags[w] == tag) {
             stamps[w] = clock_;
@@ -77,9 +93,13 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
             const std::uint64_t added = covered & ~valid_[base + w];
             valid_[base + w] |= covered;
             resident_ += static_cast<std::uint64_t>(__builtin_popcountll(added));
-            if (write) dirty_[base + w] |= covered;
+            if (write) {
+                dirty_count_ += static_cast<std::uint64_t>(__builtin_popcountll(covered & ~dirty_[base + w]));
+                dirty_[base + w] |= covered;
+            }
             return present;
         }
+        invalid += tags[w] == 0;
         const std::uint64_t age = tags[w] == 0 ? 0 : stamps[w] + 1;  // invalid ways rank first
         if (age < v_stamp) {
             v = w;
@@ -102,10 +122,14 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
         counters_.dirty_evictions += dirty;
         out.dirty_evicted_bytes += dirty * line_;
         resident_ -= lines;
+        dirty_count_ -= dirty;
+    } else if (invalid == ways_ - clean_min_valid_ + 1) {
+        ++filling_sets_;  // it reaches clean_min_valid_ valid ways now
     }
     tags[v] = tag;
     valid_[base + v] = covered;
     dirty_[base + v] = write ? covered : 0;
+    if (write) dirty_count_ += static_cast<std::uint64_t>(__builtin_popcountll(covered));
     resident_ += static_cast<std::uint64_t>(__builtin_popcountll(covered));
     // Bimodal insertion: at the LRU end (the evicted block's age), so a
     // block that is not reused soon is the next to go; every 32nd at the

@@ -45,6 +45,7 @@ struct L2Counters {
     std::uint64_t hits = 0, misses = 0;  // line lookups of reads
     std::uint64_t write_hits = 0, write_misses = 0;
     std::uint64_t evictions = 0, dirty_evictions = 0;
+    std::uint64_t cleaned = 0;  // dirty lines written back early by clean()
 };
 
 class L2Cache {
@@ -57,6 +58,15 @@ public:
     // dirty; HBM sees them only when they are evicted.
     L2Access write(std::uint64_t addr, std::uint64_t bytes);
 
+    // Eager write-back: marks clean the oldest dirty block of each set at
+    // least half full (evictions in prospect; a nearly empty set has
+    // nothing to gain and a full one no time left), scanning at most
+    // kCleanScanSets sets round-robin from where the last call stopped,
+    // until `max_bytes` are collected; returns the bytes to write to HBM.
+    // The lines stay valid: their eviction is then free.
+    std::uint64_t clean(std::uint64_t max_bytes);
+    bool any_filling_set() const { return filling_sets_ > 0; }
+
     // Bytes on the busiest slice over every access since the last call (a
     // transfer of many ranges moves no faster than its busiest slice);
     // restarts the count.
@@ -64,7 +74,7 @@ public:
 
     const L2Counters& counters() const { return counters_; }
     std::uint64_t resident_lines() const { return resident_; }
-    std::uint64_t dirty_lines() const;
+    std::uint64_t dirty_lines() const { return dirty_count_; }
     std::uint64_t line_bytes() const { return line_; }
     std::uint64_t sets() const { return sets_; }
     std::uint64_t ways() const { return ways_; }
@@ -103,6 +113,11 @@ private:
     std::uint64_t bip_count_ = 0;
     int psel_ = 0;
     std::uint64_t resident_ = 0;  // valid lines
+    std::uint64_t dirty_count_ = 0;  // dirty lines
+    std::uint64_t clean_min_valid_ = 1;  // ways / 2
+    std::uint64_t filling_sets_ = 0;     // sets with clean_min_valid_ ways valid (never shrinks: no invalidation)
+    std::uint64_t clean_cursor_ = 0;  // next set clean() looks at
+    static constexpr std::uint64_t kCleanScanSets = 64;  // bounds one call's cost
     L2Counters counters_;
     std::vector<std::uint64_t> slice_bytes_;  // reused per access
     std::vector<std::uint64_t> request_slice_bytes_;  // since take_busiest_slice_bytes

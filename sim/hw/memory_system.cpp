@@ -1,6 +1,7 @@
 #include "hw/memory_system.hpp"
 
 #include "hw/address_map.hpp"
+#include "chip/timing.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -60,6 +61,12 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, WakeScheduler& schedule
       l2_bytes_per_ps_(gbps_to_bytes_per_ps(chip.l2.bandwidth_gbps)),
       l2_slice_bytes_per_ps_(gbps_to_bytes_per_ps(chip.l2.bandwidth_gbps) / std::max(1, chip.l2.slices)),
       l2_latency_ps_(ns_to_ps(chip.l2.latency_ns)),
+      eager_writeback_(chip.l2.eager_writeback),
+      clean_chunk_bytes_(static_cast<std::uint64_t>(std::max(1, chip.hbm.channels)) *
+                         static_cast<std::uint64_t>(std::max(1, chip.hbm.interleave_bytes))),
+      // Just under what a write-only HBM moves: a chunk alone does not
+      // count as HBM-bound time.
+      clean_cap_bytes_per_ps_(0.999 * gbps_to_bytes_per_ps(chip.hbm.bandwidth_gbps) * timing::hbm_efficiency(chip.hbm, 1.0)),
       trace_(trace),
       trace_pid_(trace_pid) {}
 
@@ -72,6 +79,7 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
     p.cap = req.cap_bytes_per_ps;
     p.l2_cap = req.l2_cap_bytes_per_ps > 0 ? req.l2_cap_bytes_per_ps : req.cap_bytes_per_ps;
     p.write_back = false;
+    p.clean = false;
     p.latency_ps = l2_latency_ps_;
 
     std::uint64_t hbm_bytes = 0, l2_bytes = 0, busiest_slice = 0, dirty = 0;
@@ -128,6 +136,7 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
         start_l2(slot, l2_bytes);
     }
     if (dirty > 0) write_back(dirty);
+    maybe_clean();
     rearm();
     emit_counters();
 }
@@ -136,14 +145,13 @@ void MemorySystem::landed_write(std::uint64_t addr, std::uint64_t bytes) {
     const L2Access a = l2_.write(addr, bytes);
     l2_.take_busiest_slice_bytes();  // no share of L2 bandwidth to cap
     traffic_.l2_write_bytes += bytes;
-    if (a.dirty_evicted_bytes > 0) {
-        write_back(a.dirty_evicted_bytes);
-        rearm();
-    }
+    if (a.dirty_evicted_bytes > 0) write_back(a.dirty_evicted_bytes);
+    maybe_clean();
+    rearm();
 }
 
-void MemorySystem::write_back(std::uint64_t bytes) {
-    traffic_.dirty_eviction_bytes += bytes;
+void MemorySystem::write_back(std::uint64_t bytes, bool clean) {
+    (clean ? traffic_.clean_bytes : traffic_.dirty_eviction_bytes) += bytes;
     traffic_.hbm_write_bytes += bytes;
     const std::uint32_t slot = slots_.acquire();
     Pending& p = slots_[slot];
@@ -151,14 +159,24 @@ void MemorySystem::write_back(std::uint64_t bytes) {
     p.tag = 0;
     p.l2_bytes = 0;
     p.write_back = true;
-    p.cap = p.l2_cap = hbm_bytes_per_ps_;  // the L2's write buffer drains at HBM's pace
+    p.clean = clean;
+    p.cap = p.l2_cap = clean ? clean_cap_bytes_per_ps_ : hbm_bytes_per_ps_;  // the write buffer drains at HBM's pace
     p.latency_ps = 0;
-    start_hbm(slot, bytes, true);
+    start_hbm(slot, bytes, true, clean);
 }
 
-void MemorySystem::start_hbm(std::uint32_t slot, std::uint64_t bytes, bool write) {
+void MemorySystem::maybe_clean() {
+    if (!eager_writeback_ || cleaning_ || stream_done_ || !hbm_.idle() || !l2_.any_filling_set() || l2_.dirty_lines() == 0)
+        return;
+    const std::uint64_t bytes = l2_.clean(clean_chunk_bytes_);
+    if (bytes == 0) return;
+    cleaning_ = true;
+    write_back(bytes, true);
+}
+
+void MemorySystem::start_hbm(std::uint32_t slot, std::uint64_t bytes, bool write, bool background) {
     slots_[slot].latency_ps = UINT64_MAX;  // set from the load when the part ends
-    hbm_.add(now_ps(), bytes, write, slots_[slot].cap, slot);
+    hbm_.add(now_ps(), bytes, write, slots_[slot].cap, slot, background);
 }
 
 void MemorySystem::start_l2(std::uint32_t slot, std::uint64_t bytes) {
@@ -168,6 +186,7 @@ void MemorySystem::start_l2(std::uint32_t slot, std::uint64_t bytes) {
 void MemorySystem::part_done(std::uint32_t slot) {
     Pending& p = slots_[slot];
     if (p.write_back) {
+        if (p.clean) cleaning_ = false;
         slots_.release(slot);
         return;
     }
@@ -207,6 +226,7 @@ void MemorySystem::wake(std::uint64_t) {
         slots_.release(slot);
         p.client->transfer_done(p.tag);
     }
+    maybe_clean();
     rearm();
     emit_counters();
 }
@@ -256,6 +276,7 @@ void MemorySystem::report(Stats& s, const RunSpan& span) const {
     s.set("memory.l2.evictions", c.evictions);
     s.set("memory.l2.dirty_evictions", c.dirty_evictions);
     s.set("memory.l2.dirty_eviction_bytes", m.dirty_eviction_bytes);
+    s.set("memory.l2.clean_bytes", m.clean_bytes);
     s.set("memory.l2.dirty_resident_bytes", l2_.dirty_lines() * l2_.line_bytes());
     const double reads = static_cast<double>(m.l2_hit_bytes + m.l2_miss_bytes);
     s.set("memory.l2.hit_rate", reads > 0 ? static_cast<double>(m.l2_hit_bytes) / reads : 0.0);

@@ -4,7 +4,9 @@
 // share, each transfer also capped by its engine and by the L2 slices or HBM
 // channels its addresses cover), then pays the tier's latency. Dirty lines
 // the L2 evicts go to HBM as background writes that take HBM bandwidth but
-// hold up no core.
+// hold up no core. While HBM is idle the L2 writes its oldest dirty lines
+// back early (eager write-back, chip.l2.eager_writeback), so dirty data
+// made in compute-bound phases does not meet a later bandwidth-bound one.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -87,6 +89,7 @@ struct MemoryTraffic {
     std::uint64_t l2_write_bytes = 0;
     std::uint64_t l2_served_bytes = 0;  // moved through L2 bandwidth
     std::uint64_t dirty_eviction_bytes = 0;  // L2 write-backs (part of hbm_write_bytes)
+    std::uint64_t clean_bytes = 0;  // eager write-backs while HBM was idle (part of hbm_write_bytes)
     std::uint64_t transfers = 0;
 };
 
@@ -102,6 +105,10 @@ public:
     // ingress (at most a few hundred GB/s) is far below it.
     void landed_write(std::uint64_t addr, std::uint64_t bytes);
 
+    // The die's stream has finished: no more eager write-back (the run's
+    // end is its last task; cleaning after it would only add events).
+    void stream_done() { stream_done_ = true; }
+
     const MemoryTraffic& traffic() const { return traffic_; }
     // memory.hbm.*, memory.l2.*, memory.transfers and the share of each
     // tier's bandwidth used over the span (units.hbm, units.l2).
@@ -116,6 +123,7 @@ private:
         double cap;               // HBM part
         double l2_cap;            // engine and slice cap of the L2 part
         bool write_back = false;  // an L2 eviction's write: nobody waits for it
+        bool clean = false;       // an eager write-back chunk
     };
     struct Delivery {
         std::uint64_t t;
@@ -125,9 +133,11 @@ private:
     };
 
     void wake(std::uint64_t) override;
-    void start_hbm(std::uint32_t slot, std::uint64_t bytes, bool write);
+    void start_hbm(std::uint32_t slot, std::uint64_t bytes, bool write, bool background = false);
     void start_l2(std::uint32_t slot, std::uint64_t bytes);
-    void write_back(std::uint64_t bytes);
+    void write_back(std::uint64_t bytes, bool clean = false);
+    // One eager write-back chunk, if HBM is idle and no chunk is in flight.
+    void maybe_clean();
     void part_done(std::uint32_t slot);
     void rearm();
     void emit_counters();
@@ -147,6 +157,11 @@ private:
     double hbm_bytes_per_ps_, l2_bytes_per_ps_;  // each tier's peak bandwidth
     double l2_slice_bytes_per_ps_;
     std::uint64_t l2_latency_ps_;
+    bool eager_writeback_;
+    std::uint64_t clean_chunk_bytes_;  // one interleave block per HBM channel
+    double clean_cap_bytes_per_ps_;
+    bool cleaning_ = false;
+    bool stream_done_ = false;
     SlotPool<Pending> slots_;
     MemoryTraffic traffic_;
     TraceWriter* trace_;

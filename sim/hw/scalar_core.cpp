@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "chip/timing.hpp"
+#include "hw/memory_system.hpp"
 #include "mesh/mesh.hpp"
 #include "stats/run_span.hpp"
 #include "stats/stats.hpp"
@@ -281,7 +282,7 @@ void ScalarCore::wake(std::uint64_t action) {
             TaskTiming& tm = ctx_.timing[task];
             tm.end_ps = now_ps();
             tm.done = true;
-            ++done_;
+            count_done();
             emit_flows(task);
             signal(slot_running_[slot], task);
         } else {
@@ -295,6 +296,10 @@ void ScalarCore::wake(std::uint64_t action) {
     try_dispatch();
 }
 
+void ScalarCore::count_done() {
+    if (++done_ == ctx_.stream.tasks.size() && ctx_.memory) ctx_.memory->stream_done();
+}
+
 void ScalarCore::task_finished(CoreType type, int core, std::uint32_t task) {
     const int ti = type == CoreType::cube ? 0 : 1;
     const auto c = static_cast<std::size_t>(core);
@@ -303,7 +308,7 @@ void ScalarCore::task_finished(CoreType type, int core, std::uint32_t task) {
     q.front = (q.front + 1) % queue_capacity_;
     --q.size;
     set_claimed(ti, c, q.claimed - 1);
-    ++done_;
+    count_done();
     emit_flows(task);  // now that both ends of each arrow are known
     if (ctx_.link.mesh) {  // (the descriptor is cold here: read only in a System)
         const Task& t = ctx_.stream.tasks[task];

@@ -185,6 +185,7 @@ private:
     std::uint64_t busy_ps_ = 0;
     std::uint64_t dispatched_ = 0;
     std::uint64_t done_ = 0;
+    void count_done();  // one more task finished
     std::uint64_t next_flow_id_ = 1;
 };
 
