@@ -408,6 +408,28 @@ TEST_CASE("L2Cache: a range on one slice is all on its busiest slice, a long ran
     CHECK(a.busiest_slice_bytes <= (1 << 20) / 8);
 }
 
+TEST_CASE("L2Cache: lines interleaved over the slices spread one block over them", "[models][l2]") {
+    L2Geometry g;
+    g.capacity_bytes = 8ull << 20;
+    g.line_bytes = 512;
+    g.slices = 16;
+    g.slice_block_bytes = 16384;  // 32 lines per tag
+    g.slice_interleave_bytes = 1024;  // 2 lines per slice unit: 16 units per block
+    L2Cache l2(g);
+    CHECK(l2.write(0, 16384).busiest_slice_bytes == 1024);  // one unit on each slice
+    CHECK(l2.write(1 << 20, 4096).busiest_slice_bytes == 1024);  // 4 units on 4 slices
+    CHECK(l2.write(2 << 20, 512).busiest_slice_bytes == 512);
+    // Several ranges of one request add up slice by slice.
+    l2.take_busiest_slice_bytes();
+    l2.write(4 << 20, 16384);
+    l2.write(5 << 20, 16384);
+    CHECK(l2.take_busiest_slice_bytes() == 2048);
+    // A unit as large as the block: each block on one slice, as before.
+    g.slice_interleave_bytes = 16384;
+    L2Cache coarse(g);
+    CHECK(coarse.write(0, 16384).busiest_slice_bytes == 16384);
+}
+
 // ---------------------------------------------------------------------------
 // HBM: channels, read/write mix, queueing latency (hw/hbm).
 

@@ -53,7 +53,8 @@ struct L2Params {
     double size_mb = 192;
     double bandwidth_gbps = 5000;  // aggregate, all cores
     double latency_ns = 100;
-    int region_kb = 4;             // slice interleave: blocks of this size hashed to slices
+    int region_kb = 4;             // tag block: one tag covers this many bytes of lines
+    int interleave_bytes = 512;    // slice interleave: consecutive units of this size on consecutive slices
     int line_bytes = 512;          // cache line: unit of tags, fills and dirty write-backs
     int ways = 16;                 // associativity (a power of two)
     int slices = 16;               // banks, each bandwidth_gbps / slices; lines hashed to slices

@@ -280,8 +280,11 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Latency of an L2 hit.")
                     .field(&ChipParams::l2, &L2Params::latency_ns));
     k.push_back(integer("chip.l2.region_kb").unit("KB").at_least(1).at_most(kMaxKb)
-                    .meaning("Tag block and slice interleave: one tag covers this many bytes of lines (a multiple of line_bytes, at most 64 lines), each block hashed to a slice.")
+                    .meaning("Tag block: one tag covers this many bytes of lines (a multiple of line_bytes, at most 64 lines) and is replaced whole.")
                     .field(&ChipParams::l2, &L2Params::region_kb));
+    k.push_back(integer("chip.l2.interleave_bytes").unit("B").at_least(1).at_most(kMaxKb * 1024)
+                    .meaning("Slice interleave: consecutive units of this many bytes (whole lines, at least one) go to consecutive slices, from a slice hashed per tag block; a unit as large as region_kb puts each block on one slice.")
+                    .field(&ChipParams::l2, &L2Params::interleave_bytes));
     k.push_back(integer("chip.l2.line_bytes").unit("B").at_least(32).at_most(65536)
                     .meaning("Cache line: the unit of tags, fills and dirty write-backs to HBM (divides region_kb).")
                     .field(&ChipParams::l2, &L2Params::line_bytes));

@@ -36,6 +36,8 @@ L2Cache::L2Cache(const L2Geometry& g)
     if ((line_ & (line_ - 1)) == 0) line_shift_ = __builtin_ctzll(line_);
     if ((block_ & (block_ - 1)) == 0) block_shift_ = __builtin_ctzll(block_);
     clean_min_valid_ = std::max<std::uint64_t>(1, ways_ / 2);
+    unit_lines_ = g.slice_interleave_bytes == 0 ? lines_per_block_
+                                                 : std::max<std::uint64_t>(1, g.slice_interleave_bytes / line_);
     slice_bytes_.assign(slices_, 0);
     request_slice_bytes_.assign(slices_, 0);
 }
@@ -48,7 +50,24 @@ std::uint64_t L2Cache::take_busiest_slice_bytes() {
         busiest = std::max(busiest, b);
         b = 0;
     }
+    busiest += request_uniform_bytes_;
+    request_uniform_bytes_ = 0;
     return busiest;
+}
+
+void L2Cache::spread(std::uint64_t block, std::uint64_t first, std::uint64_t last, std::uint64_t served) {
+    if (slices_ == 1 || unit_lines_ >= lines_per_block_) {
+        slice_bytes_[slice_of(block)] += served;
+        return;
+    }
+    // Unit j of the block is on slice (hash + j) mod slices; the bytes
+    // split evenly over the units the lines cover (edge lines clipped).
+    const std::uint64_t u0 = first / unit_lines_, n = last / unit_lines_ - u0 + 1;
+    const std::uint64_t start = slice_of(block) + u0;
+    const std::uint64_t per = served / n;
+    uniform_bytes_ += n / slices_ * per;  // whole rounds over every slice
+    for (std::uint64_t i = 0; i < n % slices_; ++i) slice_bytes_[(start + i) % slices_] += per;
+    slice_bytes_[start % slices_] += served % n;
 }
 
 std::uint64_t L2Cache::slice_of(std::uint64_t block) const {
@@ -187,7 +206,7 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
         out.miss_bytes += (hi - lo) - hit_bytes;
         const std::uint64_t served = write ? hi - lo : hit_bytes;  // bytes the slice serves
         if (served > 0) {
-            slice_bytes_[slice_of(block)] += served;
+            spread(block, first, last, served);
             touched_slice = true;
         }
         lo = hi;
@@ -202,6 +221,9 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
             request_slice_bytes_[i] += slice_bytes_[i];
             slice_bytes_[i] = 0;
         }
+        out.busiest_slice_bytes += uniform_bytes_;
+        request_uniform_bytes_ += uniform_bytes_;
+        uniform_bytes_ = 0;
         request_touched_ = true;
     }
     return out;

@@ -11,7 +11,9 @@
 //
 // Sectored: one tag per block of slice_block_bytes (at most 64 lines), each
 // line valid and dirty on its own (fills and write-backs stay per line);
-// a block lives on one slice and is replaced whole. One lookup per block a
+// a block is replaced whole. Its lines are interleaved over the slices in
+// units of slice_interleave_bytes (whole lines), starting from a slice
+// hashed from the block, so a long range spreads over every slice. One lookup per block a
 // transfer touches, no events: the caller times the bytes. Tags live in one
 // array allocated on first use (calloc: pages the run never touches cost no
 // memory), sized capacity / block.
@@ -28,7 +30,8 @@ struct L2Geometry {
     std::uint64_t line_bytes = 128;
     std::uint64_t ways = 16;
     std::uint64_t slices = 1;
-    std::uint64_t slice_block_bytes = 4096;  // consecutive bytes on one slice
+    std::uint64_t slice_block_bytes = 4096;  // one tag
+    std::uint64_t slice_interleave_bytes = 0;  // consecutive bytes on one slice (0: the whole block)
 };
 
 // What one access did, in bytes of the requested range (edge lines clipped).
@@ -100,6 +103,8 @@ private:
     // `set`; returns those that were present (hits).
     std::uint64_t touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out);
     std::uint64_t slice_of(std::uint64_t block) const;
+    // Counts `served` bytes of lines [first, last] of `block` on their slices.
+    void spread(std::uint64_t block, std::uint64_t first, std::uint64_t last, std::uint64_t served);
 
     std::uint64_t line_, ways_, sets_, slices_, slice_block_;
     std::uint64_t block_ = 0, lines_per_block_ = 1;
@@ -119,7 +124,9 @@ private:
     std::uint64_t clean_cursor_ = 0;  // next set clean() looks at
     static constexpr std::uint64_t kCleanScanSets = 64;  // bounds one call's cost
     L2Counters counters_;
+    std::uint64_t unit_lines_ = 1;  // lines per slice interleave unit
     std::vector<std::uint64_t> slice_bytes_;  // reused per access
+    std::uint64_t uniform_bytes_ = 0, request_uniform_bytes_ = 0;  // on every slice alike
     std::vector<std::uint64_t> request_slice_bytes_;  // since take_busiest_slice_bytes
     bool request_touched_ = false;
 };

@@ -47,6 +47,7 @@ L2Geometry l2_geometry(const L2Params& l2) {
     g.ways = static_cast<std::uint64_t>(l2.ways);
     g.slices = static_cast<std::uint64_t>(l2.slices);
     g.slice_block_bytes = static_cast<std::uint64_t>(l2.region_kb) * 1024;
+    g.slice_interleave_bytes = static_cast<std::uint64_t>(l2.interleave_bytes);
     return g;
 }
 }  // namespace
