@@ -24,6 +24,11 @@ namespace npusim::compiler {
 
 namespace {
 
+// Beyond this many Cube kernels the variants cost too much compile time
+// (ResNet-50's 53 convolutions: each variant is another full tiling).
+constexpr long kMaxExploredCubeKernels = 16;
+constexpr double kExploreMargin = 0.02;
+
 // Each fused attention kernel hands its score tiles between Cube and Vector
 // through a workspace [heads, S, Sk] (addresses for the sync pass; the bytes
 // stay in UB / L2). A tensor of the compiled graph only: the op table and
@@ -67,22 +72,71 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         for (auto& n : fold_batchnorm(g)) r.notes.push_back(n);
     for (auto& n : assign_layouts(g, opt.input_layout, opt.hoist_layout)) r.notes.push_back(n);
     check_forced_names(g, input.file, opt);
-    KernelPlan plan = form_kernels(g, opt, chip);
-    add_attention_workspaces(g, plan);
+    const Graph g_laid = g;
+    struct Variant {
+        Graph g;
+        KernelPlan plan;
+        std::vector<TilingChoice> tilings;
+        std::vector<TileTask> tasks;
+        SyncPlan sync;
+        std::vector<Placement> where;
+        double makespan = 0;
+        int cubes = 0;
+    };
+    const auto plan_for = [&](const ChipParams& c) {
+        Variant v;
+        v.g = g_laid;
+        v.cubes = c.cube.count;
+        v.plan = form_kernels(v.g, opt, c);
+        add_attention_workspaces(v.g, v.plan);
+        const MemoryPlan mem(v.g);
+        v.tasks = tile_kernels(v.g, v.plan, mem, c, opt, v.tilings);
+        if (v.tasks.empty()) throw InputError(fmt::format("{}: the graph compiles to no tasks", v.g.file));
+        // The tiles exist; the sync plan and the stream are still to come.
+        check_memory_budget(fmt::format("{}: compiling its {} tasks", v.g.file, v.tasks.size()),
+                            static_cast<std::uint64_t>(v.tasks.size()) * kCompileBytesPerTask,
+                            "make the graph smaller with a lower --set workload.batch=N or --set workload.dims.NAME=N, or "
+                            "force fewer tiles with --set workload.tiling.NODE={\"tiles\": N}");
+        v.sync = insert_sync(v.tasks, v.plan, opt.sync);
+        v.where = place_tasks(v.tasks, v.sync.preds, c);
+        for (const auto& p : v.where) v.makespan = std::max(v.makespan, p.est_end);
+        return v;
+    };
+    // Planned for every Cube core, a kernel's tiling sees only its own
+    // estimate: one wave of larger tiles can beat two of smaller ones there
+    // and lose in the graph, where coarser tiles start later behind their
+    // producers (BERT-512 on a2 ran 2-5% slower on 36-64 cube cores than on
+    // 32). Planning for fewer cores and keeping the plan whose list
+    // schedule ends first makes a larger chip, by that estimate, never worse.
+    // A variant must win by kExploreMargin: below it the list schedule's
+    // error (1-2% against the run) would pick at random.
+    Variant best = plan_for(chip);
+    const auto cube_kernels = std::count_if(best.plan.kernels.begin(), best.plan.kernels.end(),
+                                            [](const Kernel& k) { return k.core == CoreType::cube; });
+    const int all = chip.cube.count, step = all < 8 ? 1 : 4;
+    if (opt.explore_cube_cores && cube_kernels > 0 && cube_kernels <= kMaxExploredCubeKernels) {
+        for (int c = all - step; c >= (all + 1) / 2; c -= step) {
+            ChipParams less = chip;
+            less.cube.count = c;
+            Variant v = plan_for(less);
+            if (v.makespan < best.makespan * (1 - kExploreMargin)) best = std::move(v);
+        }
+        if (best.cubes < all)
+            r.notes.push_back(fmt::format("explore cube cores: planned for {} of the {} cube cores (estimated {:.0f} "
+                                          "cycles, at least 2% fewer than with more; tried every {} from {} down to {})",
+                                          best.cubes, all, best.makespan, step, all, (all + 1) / 2));
+    }
+    r.cube_cores_planned = best.cubes;
+    g = std::move(best.g);
+    KernelPlan plan = std::move(best.plan);
+    r.tilings = std::move(best.tilings);
+    std::vector<TileTask> tasks = std::move(best.tasks);
+    const SyncPlan sync = std::move(best.sync);
+    const std::vector<Placement> where = std::move(best.where);
     r.notes.insert(r.notes.end(), plan.notes.begin(), plan.notes.end());
     r.kernels = plan.kernels.size();
-    const MemoryPlan mem(g);
-    std::vector<TileTask> tasks = tile_kernels(g, plan, mem, chip, opt, r.tilings);
-    if (tasks.empty()) throw InputError(fmt::format("{}: the graph compiles to no tasks", g.file));
-    // The tiles exist; the sync plan and the stream are still to come.
-    check_memory_budget(fmt::format("{}: compiling its {} tasks", g.file, tasks.size()),
-                        static_cast<std::uint64_t>(tasks.size()) * kCompileBytesPerTask,
-                        "make the graph smaller with a lower --set workload.batch=N or --set workload.dims.NAME=N, or "
-                        "force fewer tiles with --set workload.tiling.NODE={\"tiles\": N}");
-    const SyncPlan sync = insert_sync(tasks, plan, opt.sync);
     r.edges_before_reduction = sync.edges_before;
     r.edges_after_reduction = sync.edges_after;
-    const std::vector<Placement> where = place_tasks(tasks, sync.preds, chip);
 
     TaskStream ts;
     ts.file = g.file + " (compiled)";
@@ -164,6 +218,7 @@ void CompileResult::report(Stats& s) const {
     s.set("compile.sync_edges_before_reduction", static_cast<std::uint64_t>(edges_before_reduction));
     s.set("compile.sync_waits", static_cast<std::uint64_t>(edges_after_reduction));
     s.set("compile.gm_region_bytes", gm_bytes);
+    s.set("compile.cube_cores_planned", static_cast<std::uint64_t>(cube_cores_planned));
 }
 
 std::string CompileResult::summary() const {

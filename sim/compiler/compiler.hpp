@@ -29,6 +29,7 @@ struct CompileResult {
     std::size_t format_converts = 0;       // FormatConvert tasks
     std::uint64_t format_convert_bytes = 0;
     std::size_t events = 0;
+    int cube_cores_planned = 0;            // the chip's, or fewer (explore_cube_cores)
     std::size_t edges_before_reduction = 0, edges_after_reduction = 0;
     std::uint64_t gm_bytes = 0;            // bytes all tasks read + write in GM
     // The cost model's estimate of each task of `stream`, in its order:

@@ -11,6 +11,7 @@ CompileOptions::CompileOptions(const GraphWorkload& w)
       fuse_activation(w.passes.fuse_activation),
       fuse_vector(w.passes.fuse_vector),
       hoist_layout(w.passes.hoist_layout),
+      explore_cube_cores(w.passes.explore_cube_cores),
       boundary(w.fusion_boundary),
       tiling(w.tiling) {}
 

@@ -25,6 +25,7 @@ struct CompileOptions {
     bool fuse_activation;
     bool fuse_vector;
     bool hoist_layout;
+    bool explore_cube_cores;
     FusionBoundary boundary;
     std::map<std::string, ForcedTiling> tiling;  // by graph node name
 };

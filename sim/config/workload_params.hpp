@@ -22,7 +22,7 @@ enum class FusionBoundary : std::uint8_t { automatic, fuse, split };
 enum class HostMode : std::uint8_t { off, sync, async, pipeline, hetero };
 
 struct CompilerPasses {
-    bool fold_bn{}, fuse_activation{}, fuse_vector{}, hoist_layout{};
+    bool fold_bn{}, fuse_activation{}, fuse_vector{}, hoist_layout{}, explore_cube_cores{};
 };
 
 // One entry of workload.tiling: it names only what it forces, 0 = free.

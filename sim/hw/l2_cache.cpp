@@ -63,11 +63,18 @@ void L2Cache::spread(std::uint64_t block, std::uint64_t first, std::uint64_t las
     // Unit j of the block is on slice (hash + j) mod slices; the bytes
     // split evenly over the units the lines cover (edge lines clipped).
     const std::uint64_t u0 = first / unit_lines_, n = last / unit_lines_ - u0 + 1;
-    const std::uint64_t start = slice_of(block) + u0;
+    const std::uint64_t start = (slice_of(block) + u0) % slices_;
     const std::uint64_t per = served / n;
-    uniform_bytes_ += n / slices_ * per;  // whole rounds over every slice
-    for (std::uint64_t i = 0; i < n % slices_; ++i) slice_bytes_[(start + i) % slices_] += per;
-    slice_bytes_[start % slices_] += served % n;
+    std::uint64_t rest = n;
+    if (n >= slices_) {
+        uniform_bytes_ += n / slices_ * per;  // whole rounds over every slice
+        rest = n % slices_;
+    }
+    for (std::uint64_t i = 0, s = start; i < rest; ++i) {
+        slice_bytes_[s] += per;
+        if (++s == slices_) s = 0;
+    }
+    slice_bytes_[start] += served - per * n;
 }
 
 std::uint64_t L2Cache::slice_of(std::uint64_t block) const {
