@@ -123,8 +123,8 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         }
         if (best.cubes < all)
             r.notes.push_back(fmt::format("explore cube cores: planned for {} of the {} cube cores (estimated {:.0f} "
-                                          "cycles, at least 2% fewer than with more; tried every {} from {} down to {})",
-                                          best.cubes, all, best.makespan, step, all, (all + 1) / 2));
+                                          "cycles, at least {:.0f}% fewer than with more; tried every {} from {} down to {})",
+                                          best.cubes, all, best.makespan, kExploreMargin * 100, step, all, (all + 1) / 2));
     }
     r.cube_cores_planned = best.cubes;
     g = std::move(best.g);

@@ -13,8 +13,8 @@
 // line valid and dirty on its own (fills and write-backs stay per line);
 // a block is replaced whole. Its lines are interleaved over the slices in
 // units of slice_interleave_bytes (whole lines), starting from a slice
-// hashed from the block, so a long range spreads over every slice. One lookup per block a
-// transfer touches, no events: the caller times the bytes. Tags live in one
+// hashed from the block, so a long range spreads over every slice. One
+// lookup per block a transfer touches, no events: the caller times the bytes. Tags live in one
 // array allocated on first use (calloc: pages the run never touches cost no
 // memory), sized capacity / block.
 #pragma once
