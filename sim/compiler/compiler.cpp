@@ -99,7 +99,7 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
                             "force fewer tiles with --set workload.tiling.NODE={\"tiles\": N}");
         v.sync = insert_sync(v.tasks, v.plan, opt.sync);
         v.where = place_tasks(v.tasks, v.sync.preds, c);
-        for (const auto& p : v.where) v.makespan = std::max(v.makespan, p.est_end);
+        v.makespan = schedule_end(v.tasks, v.sync.preds, v.where, c);
         return v;
     };
     // Planned for every Cube core, a kernel's tiling sees only its own
