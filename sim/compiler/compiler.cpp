@@ -83,21 +83,21 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         double makespan = 0;
         int cubes = 0;
     };
-    const auto plan_for = [&](const ChipParams& c) {
+    const auto plan_for = [&](const ChipParams& c, const CompileOptions& o) {
         Variant v;
         v.g = g_laid;
         v.cubes = c.cube.count;
-        v.plan = form_kernels(v.g, opt, c);
+        v.plan = form_kernels(v.g, o, c);
         add_attention_workspaces(v.g, v.plan);
         const MemoryPlan mem(v.g);
-        v.tasks = tile_kernels(v.g, v.plan, mem, c, opt, v.tilings);
+        v.tasks = tile_kernels(v.g, v.plan, mem, c, o, v.tilings);
         if (v.tasks.empty()) throw InputError(fmt::format("{}: the graph compiles to no tasks", v.g.file));
         // The tiles exist; the sync plan and the stream are still to come.
         check_memory_budget(fmt::format("{}: compiling its {} tasks", v.g.file, v.tasks.size()),
                             static_cast<std::uint64_t>(v.tasks.size()) * kCompileBytesPerTask,
                             "make the graph smaller with a lower --set workload.batch=N or --set workload.dims.NAME=N, or "
                             "force fewer tiles with --set workload.tiling.NODE={\"tiles\": N}");
-        v.sync = insert_sync(v.tasks, v.plan, opt.sync);
+        v.sync = insert_sync(v.tasks, v.plan, o.sync);
         v.where = place_tasks(v.tasks, v.sync.preds, c);
         v.makespan = schedule_end(v.tasks, v.sync.preds, v.where, c);
         return v;
@@ -110,7 +110,7 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
     // schedule ends first makes a larger chip, by that estimate, never worse.
     // A variant must win by kExploreMargin: below it the list schedule's
     // error (1-2% against the run) would pick at random.
-    Variant best = plan_for(chip);
+    Variant best = plan_for(chip, opt);
     const auto cube_kernels = std::count_if(best.plan.kernels.begin(), best.plan.kernels.end(),
                                             [](const Kernel& k) { return k.core == CoreType::cube; });
     const int all = chip.cube.count, step = all < 8 ? 1 : 4;
@@ -118,13 +118,42 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         for (int c = all - step; c >= (all + 1) / 2; c -= step) {
             ChipParams less = chip;
             less.cube.count = c;
-            Variant v = plan_for(less);
+            Variant v = plan_for(less, opt);
             if (v.makespan < best.makespan * (1 - kExploreMargin)) best = std::move(v);
         }
         if (best.cubes < all)
             r.notes.push_back(fmt::format("explore cube cores: planned for {} of the {} cube cores (estimated {:.0f} "
                                           "cycles, at least {:.0f}% fewer than with more; tried every {} from {} down to {})",
                                           best.cubes, all, best.makespan, kExploreMargin * 100, step, all, (all + 1) / 2));
+    }
+    // The tiler chooses each Cube kernel's block counts by the kernel's own
+    // estimate; what its neighbours make of them (a conversion it waits
+    // for, a consumer waiting for its last rows) only the whole schedule
+    // sees. A 2048^3 MatMul behind its input conversion ran 6.7% / 9.2%
+    // slower with L0C / L0B doubled: the larger buffer let a plan win whose
+    // every tile reads all rows of A. So each Cube kernel's runners-up
+    // (kernel order, each kept if the whole plan ends kExploreMargin
+    // sooner, as above) are tried with the plan found so far.
+    if (opt.search_cube_plans && cube_kernels > 0 && cube_kernels <= kMaxExploredCubeKernels) {
+        ChipParams c = chip;
+        c.cube.count = best.cubes;
+        CompileOptions kept = opt;
+        const std::vector<TilingChoice> first = best.tilings;
+        for (const TilingChoice& tc : first) {
+            for (const TilingChoice::Blocks& b : tc.runners_up) {
+                CompileOptions o = kept;
+                o.tiling[tc.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
+                Variant v = plan_for(c, o);
+                if (v.makespan < best.makespan * (1 - kExploreMargin)) {
+                    r.notes.push_back(fmt::format("search cube plans: {} as {} x {}{} blocks (estimated {:.0f} cycles, "
+                                                  "{:.0f}% fewer)",
+                                                  tc.kernel, b.m, b.n, b.k > 1 ? fmt::format(" x {}", b.k) : "",
+                                                  v.makespan, (1 - v.makespan / best.makespan) * 100));
+                    best = std::move(v);
+                    kept = std::move(o);
+                }
+            }
+        }
     }
     r.cube_cores_planned = best.cubes;
     g = std::move(best.g);
@@ -226,7 +255,8 @@ std::string CompileResult::summary() const {
                                   tasks, events, format_converts, format_convert_bytes / 1024);
     for (const auto& n : notes) out += "  pass: " + n + "\n";
     for (const auto& t : tilings)
-        out += fmt::format("  tile: {:<40} {:>4} tasks  {}{}\n", t.kernel, t.tiles, t.shape, t.forced ? " (forced)" : "");
+        out += fmt::format("  tile: {:<40} {:>4} tasks  {}{}\n", t.kernel, t.tiles, t.shape,
+                           t.forced ? " (forced)" : t.searched ? " (plan search)" : "");
     return out;
 }
 

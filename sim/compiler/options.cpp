@@ -12,6 +12,7 @@ CompileOptions::CompileOptions(const GraphWorkload& w)
       fuse_vector(w.passes.fuse_vector),
       hoist_layout(w.passes.hoist_layout),
       explore_cube_cores(w.passes.explore_cube_cores),
+      search_cube_plans(w.passes.search_cube_plans),
       boundary(w.fusion_boundary),
       tiling(w.tiling) {}
 

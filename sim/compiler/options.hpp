@@ -26,6 +26,7 @@ struct CompileOptions {
     bool fuse_vector;
     bool hoist_layout;
     bool explore_cube_cores;
+    bool search_cube_plans;
     FusionBoundary boundary;
     std::map<std::string, ForcedTiling> tiling;  // by graph node name
 };

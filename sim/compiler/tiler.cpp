@@ -53,6 +53,10 @@ std::vector<std::pair<i64, i64>> split(i64 n, i64 parts, i64 unit = 1) {
     return out;
 }
 
+// How far behind the best estimate a Cube kernel's runner-up plans may be
+// (the plan search tries them in the whole graph's schedule).
+constexpr double kRunnerUpBand = 0.15;
+
 // Tasks one graph may compile to: bounds the compiler's memory and time (a
 // 2 TiB tensor would otherwise become millions of tiles). ResNet-50 at
 // batch 256 is about 28 000 tasks.
@@ -513,7 +517,8 @@ private:
             if (best_b.k > ceil_div(K, 16))
                 throw InputError(fmt::format("workload.tiling.{}.k_blocks: {} K parts, but K = {} has at most {} blocks "
                                              "of 16", name, best_b.k, K, ceil_div(K, 16)));
-            choice.forced = true;
+            choice.forced = !f->searched;
+            choice.searched = f->searched;
         } else {
             // Up to four waves of tiles per image, beyond the core count.
             const i64 per_outer = std::max<i64>(64, 4 * cubes);
@@ -536,6 +541,35 @@ private:
             i64 fewest = std::numeric_limits<i64>::max();
             for (const auto& [est, b] : rated)
                 if (est <= best && b.m * b.n * b.k < fewest) fewest = b.m * b.n * b.k, best_b = b;
+            // Runners-up for the plan search (compiler.cpp): this estimate
+            // cannot see the kernel's neighbours, and three kinds of plan are
+            // what they reward: more row blocks (a wave reads fewer rows, so
+            // it starts behind fewer of a row-cut producer's tiles), more
+            // tiles (waves that overlap a producer's and a consumer's), and
+            // tiles of whole rows (a row-cut consumer takes each row block
+            // as soon as its tiles end, not after the last column block).
+            // The best of each kind within kRunnerUpBand of the best estimate.
+            const auto count = [](const CubeBlocks& b) { return b.m * b.n * b.k; };
+            const auto runner_up = [&](auto kind) {
+                std::optional<std::pair<double, CubeBlocks>> r;
+                for (const auto& [est, b] : rated)
+                    if (kind(b) && est <= best * (1 + kRunnerUpBand) &&
+                        (!r || est < r->first || (est == r->first && count(b) < count(r->second))))
+                        r = std::make_pair(est, b);
+                return r;
+            };
+            choice.node = g_.nodes[static_cast<std::size_t>(k.nodes[0])].name;
+            const auto add = [&](const std::optional<std::pair<double, CubeBlocks>>& r) {
+                if (!r) return;
+                const TilingChoice::Blocks b{static_cast<int>(r->second.m), static_cast<int>(r->second.n),
+                                             static_cast<int>(r->second.k)};
+                for (const auto& o : choice.runners_up)
+                    if (o.m == b.m && o.n == b.n && o.k == b.k) return;
+                choice.runners_up.push_back(b);
+            };
+            add(runner_up([&](const CubeBlocks& b) { return b.m > best_b.m; }));
+            add(runner_up([&](const CubeBlocks& b) { return count(b) > count(best_b); }));
+            if (best_b.n > 1) add(runner_up([&](const CubeBlocks& b) { return b.n == 1 && b.m > 1; }));
         }
         const i64 tiles = outer * best_b.m * best_b.n * best_b.k;
         choice.est_cycles = static_cast<double>(ceil_div(tiles, cubes)) * tile_cycles(best_b, tiles);

@@ -3,6 +3,7 @@
 // pull in the tiler.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace npusim::compiler {
 
@@ -12,6 +13,14 @@ struct TilingChoice {
     int tiles = 0;
     double est_cycles = 0;
     bool forced = false;
+    bool searched = false;  // the plan search's choice (workload.passes.search_cube_plans)
+    // A Cube kernel the tiler chose for: its graph node and the runner-up
+    // block counts (rows, columns, K parts) the plan search tries.
+    struct Blocks {
+        int m = 1, n = 1, k = 1;
+    };
+    std::string node;
+    std::vector<Blocks> runners_up;
 };
 
 }  // namespace npusim::compiler

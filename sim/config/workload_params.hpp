@@ -22,7 +22,7 @@ enum class FusionBoundary : std::uint8_t { automatic, fuse, split };
 enum class HostMode : std::uint8_t { off, sync, async, pipeline, hetero };
 
 struct CompilerPasses {
-    bool fold_bn{}, fuse_activation{}, fuse_vector{}, hoist_layout{}, explore_cube_cores{};
+    bool fold_bn{}, fuse_activation{}, fuse_vector{}, hoist_layout{}, explore_cube_cores{}, search_cube_plans{};
 };
 
 // One entry of workload.tiling: it names only what it forces, 0 = free.
@@ -31,6 +31,7 @@ struct ForcedTiling {
     int n_blocks = 0;  // output channels / columns blocks
     int tiles = 0;     // vector ops: number of tiles
     int k_blocks = 0;  // matmul: split-K parts (atomic-add into a GM result)
+    bool searched = false;  // set by the compiler's plan search, not the user
 };
 
 struct GraphWorkload {
