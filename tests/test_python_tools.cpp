@@ -73,7 +73,7 @@ TEST_CASE("python tools: plot_sweep.py and plot_phases.py without matplotlib say
 
 TEST_CASE("python tools: the standard-library tools start without site-packages", "[tools]") {
     TempDir tmp;
-    for (const char* tool : {"check_trace.py", "whatif_conformance.py", "moe_calibration.py"}) {
+    for (const char* tool : {"check_trace.py", "whatif_conformance.py", "moe_calibration.py", "between_grid.py"}) {
         const Result r = run_program(tmp, "/usr/bin/python3", {"-S", kSrc + "/tools/" + tool, "--help"});
         INFO(tool);
         SHOW(r);

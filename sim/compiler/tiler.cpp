@@ -542,13 +542,15 @@ private:
             for (const auto& [est, b] : rated)
                 if (est <= best && b.m * b.n * b.k < fewest) fewest = b.m * b.n * b.k, best_b = b;
             // Runners-up for the plan search (compiler.cpp): this estimate
-            // cannot see the kernel's neighbours, and three kinds of plan are
+            // cannot see the kernel's neighbours, and four kinds of plan are
             // what they reward: more row blocks (a wave reads fewer rows, so
             // it starts behind fewer of a row-cut producer's tiles), more
-            // tiles (waves that overlap a producer's and a consumer's), and
-            // tiles of whole rows (a row-cut consumer takes each row block
-            // as soon as its tiles end, not after the last column block).
-            // The best of each kind within kRunnerUpBand of the best estimate.
+            // tiles (waves that overlap a producer's and a consumer's), fewer
+            // tiles (cores left to a kernel beside it, and less of the
+            // operands loaded twice), and tiles of whole rows (a row-cut
+            // consumer takes each row block as soon as its tiles end, not
+            // after the last column block). The best of each kind within
+            // kRunnerUpBand of the best estimate.
             const auto count = [](const CubeBlocks& b) { return b.m * b.n * b.k; };
             const auto runner_up = [&](auto kind) {
                 std::optional<std::pair<double, CubeBlocks>> r;
@@ -559,16 +561,18 @@ private:
                 return r;
             };
             choice.node = g_.nodes[static_cast<std::size_t>(k.nodes[0])].name;
+            choice.dims = fmt::format("{} {}x{}x{}x{} {}", rows_name, outer, rows, cols, K, split_k);
             const auto add = [&](const std::optional<std::pair<double, CubeBlocks>>& r) {
                 if (!r) return;
                 const TilingChoice::Blocks b{static_cast<int>(r->second.m), static_cast<int>(r->second.n),
-                                             static_cast<int>(r->second.k)};
+                                             static_cast<int>(r->second.k), count(r->second) < count(best_b)};
                 for (const auto& o : choice.runners_up)
                     if (o.m == b.m && o.n == b.n && o.k == b.k) return;
                 choice.runners_up.push_back(b);
             };
             add(runner_up([&](const CubeBlocks& b) { return b.m > best_b.m; }));
             add(runner_up([&](const CubeBlocks& b) { return count(b) > count(best_b); }));
+            add(runner_up([&](const CubeBlocks& b) { return count(b) < count(best_b); }));
             if (best_b.n > 1) add(runner_up([&](const CubeBlocks& b) { return b.n == 1 && b.m > 1; }));
         }
         const i64 tiles = outer * best_b.m * best_b.n * best_b.k;
@@ -1008,35 +1012,62 @@ private:
     }
 
     // Concat: each input copied into its place in the output.
+    // Each input copied into its place in the output, in row blocks: the
+    // kernel's tile count (vector_tiles over all its bytes) shared out by
+    // each input's bytes, so a large input is not one long copy on one
+    // core (segnet's skip joins copied an encoder map in one 170 us task).
+    // A join along W names the whole output per copy (the block model keeps
+    // W whole), so those stay one copy per input and image.
     void concat(int ki, TilingChoice& choice) {
         const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
         const Node& n = node(k);
         const Tensor& ot = T(k.output);
         i64 axis = n.attr_int("axis", 1);
         if (axis < 0) axis += static_cast<i64>(ot.shape.size());
+        std::uint64_t all = 0;
+        for (int in : k.inputs) all += mem_.bytes(in);
+        const i64 budget = vector_tiles(k, all);
         i64 offset = 0;
         int tiles = 0;
         for (int in : k.inputs) {
             const Block ib = full_block(T(in));
             const Shape& s = T(in).shape;
             const i64 extent = s[static_cast<std::size_t>(axis)];
+            // A 4-D block is (N, H rows, C columns) with W whole.
+            const bool four = s.size() == 4;
+            const bool cols = four ? axis == 1 : axis == static_cast<i64>(s.size()) - 1;
+            const bool rows = four ? axis == 2 : s.size() >= 2 && axis == static_cast<i64>(s.size()) - 2;
+            const double share = all > 0 ? static_cast<double>(mem_.bytes(in)) / static_cast<double>(all) : 1.0;
+            const i64 per_image = (cols || rows) ? std::clamp<i64>(static_cast<i64>(std::llround(
+                                                                        static_cast<double>(budget) * share /
+                                                                        static_cast<double>(std::max<i64>(1, ib.b1)))),
+                                                                    1, ib.r1)
+                                                 : 1;
             for (i64 b = 0; b < ib.b1; ++b) {
-                TileTask t = vector_task(ki, fmt::format("{}/n{}", T(in).name, b), npusim::Kernel::copy);
-                Block rb = ib, wb = full_block(ot);
-                rb.b0 = wb.b0 = b;
-                rb.b1 = wb.b1 = b + 1;
-                // A 4-D block is (N, H rows, C columns) with W whole: joining
-                // along W names the whole output (safe for sync).
-                const bool four = s.size() == 4;
-                const bool cols = four ? axis == 1 : axis == static_cast<i64>(s.size()) - 1;
-                const bool rows = four ? axis == 2 : s.size() >= 2 && axis == static_cast<i64>(s.size()) - 2;
-                if (cols) { wb.c0 = offset; wb.c1 = offset + extent; }
-                else if (rows) { wb.r0 = offset; wb.r1 = offset + extent; }
-                mem_.regions(in, rb, t.reads);
-                mem_.regions(k.output, wb, t.writes);
-                t.params.bytes = sum_bytes(t.reads);
-                finish_vector(t, 0);
-                ++tiles;
+                for (const auto& [r0, r1] : split(ib.r1, per_image)) {
+                    TileTask t = vector_task(ki, per_image > 1 ? fmt::format("{}/n{}/r{}-{}", T(in).name, b, r0, r1)
+                                                               : fmt::format("{}/n{}", T(in).name, b),
+                                             npusim::Kernel::copy);
+                    Block rb = ib, wb = full_block(ot);
+                    rb.b0 = wb.b0 = b;
+                    rb.b1 = wb.b1 = b + 1;
+                    if (cols) {
+                        wb.c0 = offset;
+                        wb.c1 = offset + extent;
+                        rb.r0 = wb.r0 = r0;
+                        rb.r1 = wb.r1 = r1;
+                    } else if (rows) {
+                        rb.r0 = r0;
+                        rb.r1 = r1;
+                        wb.r0 = offset + r0;
+                        wb.r1 = offset + r1;
+                    }
+                    mem_.regions(in, rb, t.reads);
+                    mem_.regions(k.output, wb, t.writes);
+                    t.params.bytes = sum_bytes(t.reads);
+                    finish_vector(t, 0);
+                    ++tiles;
+                }
             }
             offset += extent;
         }
