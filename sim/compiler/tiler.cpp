@@ -541,7 +541,7 @@ private:
             i64 fewest = std::numeric_limits<i64>::max();
             for (const auto& [est, b] : rated)
                 if (est <= best && b.m * b.n * b.k < fewest) fewest = b.m * b.n * b.k, best_b = b;
-            // Runners-up for the plan search (compiler.cpp): this estimate
+            // Runners-up for the plan search (plan_search.cpp): this estimate
             // cannot see the kernel's neighbours, and four kinds of plan are
             // what they reward: more row blocks (a wave reads fewer rows, so
             // it starts behind fewer of a row-cut producer's tiles), more

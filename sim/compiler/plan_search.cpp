@@ -1,0 +1,141 @@
+#include "compiler/plan_search.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "common/errors.hpp"
+#include "common/memory_budget.hpp"
+#include "compiler/fusion_pass.hpp"
+#include "compiler/memory_plan.hpp"
+
+namespace npusim::compiler {
+
+namespace {
+
+// Beyond this many Cube kernels the variants cost too much compile time
+// (ResNet-50's 53 convolutions: each variant is another full tiling).
+constexpr long kMaxExploredCubeKernels = 16;
+constexpr double kExploreMargin = 0.02;
+
+// Each fused attention kernel hands its score tiles between Cube and Vector
+// through a workspace [heads, S, Sk] (addresses for the sync pass; the bytes
+// stay in UB / L2). A tensor of the compiled graph only: the op table and
+// the host never see it.
+void add_attention_workspaces(Graph& g, KernelPlan& plan) {
+    for (Kernel& k : plan.kernels) {
+        if (k.kind != KernelKind::attention) continue;
+        const Shape& q = g.tensors[static_cast<std::size_t>(k.inputs[0])].shape;
+        const Shape& v = g.tensors[static_cast<std::size_t>(k.inputs[2])].shape;
+        std::int64_t heads = 1;
+        for (std::size_t i = 0; i + 2 < q.size(); ++i) heads *= q[i];
+        Tensor ws;
+        ws.name = k.name + ".scores";
+        ws.shape = {heads, q[q.size() - 2], v[v.size() - 2]};
+        ws.dtype = g.tensors[static_cast<std::size_t>(k.inputs[0])].dtype;
+        ws.layout = Layout::ND;
+        g.tensors.push_back(std::move(ws));
+        k.workspace = static_cast<int>(g.tensors.size() - 1);
+    }
+}
+
+}  // namespace
+
+PlannedGraph plan_graph(const Graph& laid, const ChipParams& chip, const CompileOptions& opt) {
+    PlannedGraph v;
+    v.g = laid;
+    v.cubes = chip.cube.count;
+    v.plan = form_kernels(v.g, opt, chip);
+    add_attention_workspaces(v.g, v.plan);
+    const MemoryPlan mem(v.g);
+    v.tasks = tile_kernels(v.g, v.plan, mem, chip, opt, v.tilings);
+    if (v.tasks.empty()) throw InputError(fmt::format("{}: the graph compiles to no tasks", v.g.file));
+    // The tiles exist; the sync plan and the stream are still to come.
+    check_memory_budget(fmt::format("{}: compiling its {} tasks", v.g.file, v.tasks.size()),
+                        static_cast<std::uint64_t>(v.tasks.size()) * kCompileBytesPerTask,
+                        "make the graph smaller with a lower --set workload.batch=N or --set workload.dims.NAME=N, or "
+                        "force fewer tiles with --set workload.tiling.NODE={\"tiles\": N}");
+    v.sync = insert_sync(v.tasks, v.plan, opt.sync);
+    v.where = place_tasks(v.tasks, v.sync.preds, chip);
+    v.makespan = schedule_end(v.tasks, v.sync.preds, v.where, chip);
+    return v;
+}
+
+PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileOptions& opt,
+                       std::vector<std::string>& notes) {
+    // Planned for every Cube core, a kernel's tiling sees only its own
+    // estimate: one wave of larger tiles can beat two of smaller ones there
+    // and lose in the graph, where coarser tiles start later behind their
+    // producers (BERT-512 on a2 ran 2-5% slower on 36-64 cube cores than on
+    // 32). Planning for fewer cores and keeping the plan whose list
+    // schedule ends first makes a larger chip, by that estimate, never worse.
+    // A variant must win by kExploreMargin: below it the list schedule's
+    // error (1-2% against the run) would pick at random.
+    PlannedGraph best = plan_graph(laid, chip, opt);
+    const auto cube_kernels = std::count_if(best.plan.kernels.begin(), best.plan.kernels.end(),
+                                            [](const Kernel& k) { return k.core == CoreType::cube; });
+    const int all = chip.cube.count, step = all < 8 ? 1 : 4;
+    if (opt.explore_cube_cores && cube_kernels > 0 && cube_kernels <= kMaxExploredCubeKernels) {
+        for (int c = all - step; c >= (all + 1) / 2; c -= step) {
+            ChipParams less = chip;
+            less.cube.count = c;
+            PlannedGraph v = plan_graph(laid, less, opt);
+            if (v.makespan < best.makespan * (1 - kExploreMargin)) best = std::move(v);
+        }
+        if (best.cubes < all)
+            notes.push_back(fmt::format("explore cube cores: planned for {} of the {} cube cores (estimated {:.0f} "
+                                        "cycles, at least {:.0f}% fewer than with more; tried every {} from {} down "
+                                        "to {})",
+                                        best.cubes, all, best.makespan, kExploreMargin * 100, step, all, (all + 1) / 2));
+    }
+    // The tiler chooses each Cube kernel's block counts by the kernel's own
+    // estimate; what its neighbours make of them (a conversion it waits
+    // for, a consumer waiting for its last rows, a kernel beside it) only
+    // the whole schedule sees. A 2048^3 MatMul behind its input conversion
+    // ran 6.7% / 9.2% slower with L0C / L0B doubled: the larger buffer let a
+    // plan win whose every tile reads all rows of A. So each Cube kernel's
+    // runners-up (kernel order, each kept if the whole plan ends
+    // kExploreMargin sooner, as above) are tried with the plan found so
+    // far, on every kernel of the same dims at once: BERT's q, k and v
+    // projections run side by side, and one of them alone in coarser tiles
+    // frees too little (48 cube cores: 0.4% by the schedule; all three 2.1%,
+    // and the run 5.4% faster).
+    if (opt.search_cube_plans && cube_kernels > 0 && cube_kernels <= kMaxExploredCubeKernels) {
+        ChipParams c = chip;
+        c.cube.count = best.cubes;
+        CompileOptions kept = opt;
+        const std::vector<TilingChoice> first = best.tilings;
+        std::set<std::string> searched;
+        for (const TilingChoice& tc : first) {
+            if (tc.runners_up.empty() || !searched.insert(tc.dims).second) continue;
+            const auto alike = std::count_if(first.begin(), first.end(), [&](const TilingChoice& other) {
+                return other.dims == tc.dims && !other.runners_up.empty();
+            });
+            for (const TilingChoice::Blocks& b : tc.runners_up) {
+                // Coarser tiles only pay where they leave cores to kernels
+                // alike running beside (alone, the schedule's preference for
+                // them is within its error: a 2048^3 MatMul's 3 x 12 x 2 ran
+                // 1.5% slower than the 12 x 1 x 8 it rated 0.8% worse).
+                if (b.fewer_tiles && alike < 2) continue;
+                CompileOptions o = kept;
+                for (const TilingChoice& other : first)
+                    if (other.dims == tc.dims && !other.runners_up.empty())
+                        o.tiling[other.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
+                PlannedGraph v = plan_graph(laid, c, o);
+                if (v.makespan < best.makespan * (1 - kExploreMargin)) {
+                    notes.push_back(fmt::format("search cube plans: {}{} as {} x {}{} blocks (estimated {:.0f} cycles, "
+                                                "{:.0f}% fewer)",
+                                                tc.kernel, alike > 1 ? fmt::format(" and {} alike", alike - 1) : "",
+                                                b.m, b.n, b.k > 1 ? fmt::format(" x {}", b.k) : "", v.makespan,
+                                                (1 - v.makespan / best.makespan) * 100));
+                    best = std::move(v);
+                    kept = std::move(o);
+                }
+            }
+        }
+    }
+    return best;
+}
+
+}  // namespace npusim::compiler

@@ -1,0 +1,43 @@
+// Passes 3-7 of the compiler (form kernels, tile, sync, place) for one
+// chip, and the searches over whole plans that pick among them: fewer Cube
+// cores (7b, explore_cube_cores) and each Cube kernel's runner-up blocks
+// (7c, search_cube_plans), each rated by the dispatched list schedule
+// (docs/compiler.md).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "chip/chip_params.hpp"
+#include "compiler/dispatcher.hpp"
+#include "compiler/graph.hpp"
+#include "compiler/kernel_plan.hpp"
+#include "compiler/options.hpp"
+#include "compiler/sync_pass.hpp"
+#include "compiler/tiler.hpp"
+#include "compiler/tiling_choice.hpp"
+
+namespace npusim::compiler {
+
+// One plan of a laid-out graph: its kernels, tiles, sync and placement, and
+// when the dispatched list schedule ends (schedule_end).
+struct PlannedGraph {
+    Graph g;
+    KernelPlan plan;
+    std::vector<TilingChoice> tilings;
+    std::vector<TileTask> tasks;
+    SyncPlan sync;
+    std::vector<Placement> where;
+    double makespan = 0;
+    int cubes = 0;  // the Cube cores it is planned for
+};
+
+// Passes 3-7 of `laid` (a graph after BN folding and layout) for `chip`.
+PlannedGraph plan_graph(const Graph& laid, const ChipParams& chip, const CompileOptions& opt);
+
+// The plan to emit: plan_graph for the chip, then the Cube-core
+// exploration and the Cube plan search as `opt` enables them. Their
+// choices are added to `notes` (the compile report).
+PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileOptions& opt,
+                       std::vector<std::string>& notes);
+
+}  // namespace npusim::compiler
