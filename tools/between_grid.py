@@ -54,6 +54,8 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "npusim"))
     ap.add_argument("--chips", default="a2,ax300")
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--params", default=",".join(PARAMS),
+                    help="the chip keys to sweep (default: all; --check needs all)")
     ap.add_argument("-j", type=int, default=2)
     ap.add_argument("--tolerance", type=float, default=0.01)
     ap.add_argument("--out", help="keep each run's statistics here (default: a temporary folder)")
@@ -69,6 +71,12 @@ def main():
             ap.error(f"--models: unknown model '{m}' (known: {', '.join(MODELS)})")
     if not os.access(args.bin, os.X_OK):
         ap.error(f"--bin: {args.bin} is not an executable npusim (build it first)")
+    params = args.params.split(",")
+    for k in params:
+        if k not in PARAMS:
+            ap.error(f"--params: unknown key '{k}' (known: {', '.join(PARAMS)})")
+    if (args.check or args.write_doc) and (set(params) != set(PARAMS) or set(models) != set(MODELS)):
+        ap.error("--check and --write-doc take the whole table: leave out --params and --models")
     chips = args.chips.split(",")
     for c in chips:
         if not os.path.exists(os.path.join(ROOT, "configs", "chips", c + ".json")):
@@ -90,7 +98,7 @@ def main():
         with open(stats) as f:
             return job, json.load(f)["total_cycles"], None
 
-    jobs = [(c, m, k, v) for c in chips for m in models for k in PARAMS for v in PARAMS[k]]
+    jobs = [(c, m, k, v) for c in chips for m in models for k in params for v in PARAMS[k]]
     cycles, errors = {}, []
     with concurrent.futures.ThreadPoolExecutor(max(1, args.j)) as ex:
         for job, cyc, err in ex.map(run, jobs):
@@ -100,7 +108,8 @@ def main():
     flagged = []
     for c in chips:
         for m in models:
-            for k, values in PARAMS.items():
+            for k in params:
+                values = PARAMS[k]
                 runs = [cycles[(c, m, k, v)] for v in values]
                 for i in range(1, len(values)):
                     a, b = runs[i - 1], runs[i]

@@ -270,8 +270,35 @@ bool adopt_matmul_tiling(const MatmulShape& p, MatmulTiling& t, const ChipParams
     return true;
 }
 
+namespace {
+double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
+                                   bool rereads_hit, std::uint64_t exact_tiles, double warm);
+}  // namespace
+
 double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
                           bool rereads_hit, std::uint64_t exact_tiles, double warm) {
+    // The compiler's whole-plan searches rate the same Cube tasks in every
+    // plan they try (a plan for fewer cores changes a few kernels' tiles):
+    // the stepped schedule is kept per task shape, plan, place and chip.
+    std::string key;
+    const auto add = [&key](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    add(s.m), add(s.n), add(s.k), add(s.dtype), add(s.a_bytes), add(s.src), add(s.dst);
+    add(g.m0), add(g.n0), add(g.k0), add(g.m1), add(g.n1), add(g.k1), add(g.mb), add(g.nb), add(g.kb);
+    add(g.elt), add(g.a_gm_ratio), add(g.a_panel_reused), add(g.b_reused);
+    add(active), add(rereads_hit), add(exact_tiles), add(warm);
+    add(chip.clock_ghz), add(chip.cube), add(chip.vector), add(chip.scalar), add(chip.buffers), add(chip.l2),
+        add(chip.hbm);
+    thread_local std::unordered_map<std::string, double> cache;
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+    if (cache.size() >= 65536) cache.clear();
+    const double c = matmul_pipe_cycles_uncached(s, g, chip, active, rereads_hit, exact_tiles, warm);
+    cache.emplace(std::move(key), c);
+    return c;
+}
+
+namespace {
+double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
+                                   bool rereads_hit, std::uint64_t exact_tiles, double warm) {
     // Stores allocate in the write-back L2: they move at the core's L2 write rate.
     const double out_rate = core_transfer_bytes_per_cycle(chip, CoreType::cube, 1.0, active, true);
     const bool gm_in = s.src == Space::hbm || s.src == Space::l2, gm_out = s.dst == Space::hbm || s.dst == Space::l2;
@@ -309,6 +336,7 @@ double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const Chi
     // MTE2 and FixPipe share the core's GM port (when both go through it).
     return pipelined_cycles(4, g.tiles(), 2, cost, exact_tiles, (gm_in ? 1u : 0u) | (gm_out ? 0b1000u : 0u));
 }
+}  // namespace
 
 CubeTile cube_tile(const MatmulShape& p, const MatmulTiling& g, const ChipParams& chip, std::uint64_t tile) {
     CubeTile c;
