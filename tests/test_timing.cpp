@@ -313,8 +313,11 @@ std::vector<double> run_over_estimate(const TempDir& tmp, const std::string& chi
     const Result c = run_npusim(tmp, args);
     SHOW(c);
     REQUIRE(c.code == 0);
-    const Result r = run_npusim(tmp, {"run", "--chip", chip, "--workload", stream, "-q", "--trace", trace,
-                                      "--trace-tasks-only", "--stats", tmp.path("s.json")});
+    std::vector<std::string> run_args = {"run", "--chip", chip, "--workload", stream, "-q", "--trace", trace,
+                                         "--trace-tasks-only", "--stats", tmp.path("s.json")};
+    for (const auto& s : sets)  // the stream is compiled: only the chip's settings apply
+        if (s.rfind("chip.", 0) == 0) run_args.insert(run_args.end(), {"--set", s});
+    const Result r = run_npusim(tmp, run_args);
     SHOW(r);
     REQUIRE(r.code == 0);
     const double ghz = read_json(tmp.path("s.json")).at("clock_ghz").get<double>();
@@ -359,9 +362,15 @@ TEST_CASE("timing: the compiler's estimates of a compiled model's tasks follow t
         const char* model;
         std::vector<std::string> sets;
         double within_10;  // share of tasks within 10% of their estimate at least
+        double median_lo = 0.95;
     };
+    // BERT-512 with 96 vector cores: kernels of 96 short tiles were
+    // estimated as if all streamed at once; the scalar slot dispatches one
+    // every 32 cycles, so they ran in 0.34-0.6 of it (median 0.853, 42% of
+    // the tasks within 10%; now 0.954 and 68%: compiler::vector_streams).
     for (const Case& c : {Case{"ax300", "bert_layer", {"workload.dims.seq_len=128"}, 0.85},
                           Case{"a2", "bert_layer", {"workload.dims.seq_len=128"}, 0.8},
+                          Case{"a2", "bert_layer", {"workload.dims.seq_len=512", "chip.cores.vector.count=96"}, 0.6, 0.9},
                           Case{"ax300", "convbnrelu", {}, 0.5}, Case{"a2", "resnet50", {}, 0.5}}) {
         CAPTURE(c.chip, c.model);
         std::vector<double> r = run_over_estimate(tmp, src + "/configs/chips/" + c.chip + ".json",
@@ -372,7 +381,7 @@ TEST_CASE("timing: the compiler's estimates of a compiled model's tasks follow t
         const double within = static_cast<double>(std::count_if(r.begin(), r.end(), [](double x) { return std::abs(x - 1) <= 0.1; })) /
                               static_cast<double>(r.size());
         CAPTURE(r.size(), median, within);
-        CHECK(median >= 0.95);
+        CHECK(median >= c.median_lo);
         CHECK(median <= 1.05);
         CHECK(within >= c.within_10);
     }

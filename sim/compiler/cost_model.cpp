@@ -64,6 +64,25 @@ double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int activ
     return timing::vector_pipe_cycles(s, p, chip, active, 4096, w.warm) + task_overhead_cycles(CoreType::vector, chip);
 }
 
+int vector_streams(const VectorWork& w, const ChipParams& chip, std::int64_t tiles) {
+    // Short tasks share L2 and HBM with fewer cores than the kernel has
+    // tiles: one scalar slot dispatches a task every dispatch_cycles, so
+    // 96 tasks of 1500 cycles never all stream together (BERT-512 on a2
+    // with 96 vector cores: tasks estimated at all 96 ran in 0.34-0.6 of
+    // it). Fewer streams make each task shorter, so it is iterated down
+    // to the count its own length supports.
+    int c = static_cast<int>(std::clamp<std::int64_t>(tiles, 1, std::max(1, chip.vector.count)));
+    const double interval = static_cast<double>(timing::dispatch_cycles(chip)) / std::max(1, chip.scalar.count);
+    if (interval <= 0) return c;
+    for (int i = 0; i < 16; ++i) {
+        const double t = vector_task_cycles(w, chip, c);
+        const int next = static_cast<int>(std::clamp<double>(std::ceil(t / interval), 1.0, static_cast<double>(c)));
+        if (next >= c) break;
+        c = next;
+    }
+    return c;
+}
+
 std::uint64_t vector_task_chunk(const VectorWork& w, const ChipParams& chip, int active) {
     return timing::plan_vector(vector_shape(w), chip, timing::VectorContext{active, w.warm}).chunk;
 }

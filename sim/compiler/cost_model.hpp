@@ -46,6 +46,11 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, d
 // stream, so the plan that runs is the one the kernel's tiling was chosen by.
 timing::PlanContext cube_plan_context(const CubeWork& w, const ChipParams& chip, int active, double shared_hits);
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active);
+// The vector cores that stream at once when a kernel's `tiles` equal tasks
+// of that work start: at most one per core, and no more than run while the
+// scalar slots dispatch the rest (a task of T cycles overlaps about
+// T / dispatch interval others). The `active` of the two functions above.
+int vector_streams(const VectorWork& w, const ChipParams& chip, std::int64_t tiles);
 // Input bytes per UB chunk of the vector core's plan for that work.
 std::uint64_t vector_task_chunk(const VectorWork& w, const ChipParams& chip, int active);
 // Fixed cost every task pays: dispatch plus kernel entry.

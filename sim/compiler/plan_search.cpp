@@ -72,12 +72,11 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     // the chip's count down to `step`: the same counts on every chip, so a
     // chip with more cores tries every plan a smaller one tried and keeps
     // the same one unless a plan for its extra cores is estimated faster.
-    // Of the plans within kExploreMargin of the fastest estimate (closer
-    // than the list schedule's error against the run) the one on the fewest
-    // cores goes: the schedule knows no contention between kernels, which
-    // grows with the cores a plan spreads over (ax300 BERT-128 with 28 cube
-    // cores: the 28-core plan ran 7.6% over its estimate, the 12-core one
-    // 3%, and the run on 28 cores was 6.5% slower than on 24).
+    // The plan whose schedule ends first goes (on a tie, the one on fewer
+    // cores). Until 2026-12-03 the counts went down to half the chip's and
+    // a plan for fewer cores had to win by kExploreMargin: ax300 BERT-128
+    // with 24 cube cores kept a plan for 12, with 28 never tried 12, kept
+    // its own and ran 6.5% slower.
     PlannedGraph best = plan_graph(laid, chip, opt);
     const auto cube_kernels = std::count_if(best.plan.kernels.begin(), best.plan.kernels.end(),
                                             [](const Kernel& k) { return k.core == CoreType::cube; });
@@ -92,14 +91,13 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
             fastest = std::min(fastest, tried.back().makespan);
         }
         const double all_cores = best.makespan;
-        for (PlannedGraph& v : tried)  // fewest cores last
-            if (v.makespan <= fastest * (1 + kExploreMargin)) best = std::move(v);
+        for (PlannedGraph& v : tried)  // fewest cores last: they win ties
+            if (v.makespan <= fastest) best = std::move(v);
         if (best.cubes < all)
             notes.push_back(fmt::format("explore cube cores: planned for {} of the {} cube cores (estimated {:.0f} "
-                                        "cycles, {:+.1f}% against all {}; the fewest within {:.0f}% of the fastest "
-                                        "plan, tried every {} from {} down to {})",
-                                        best.cubes, all, best.makespan, (best.makespan / all_cores - 1) * 100, all,
-                                        kExploreMargin * 100, step, all, step));
+                                        "cycles, {:.1f}% fewer than for all {}; tried every {} from {} down to {})",
+                                        best.cubes, all, best.makespan, (1 - best.makespan / all_cores) * 100, all,
+                                        step, all, step));
     }
     // The tiler chooses each Cube kernel's block counts by the kernel's own
     // estimate; what its neighbours make of them (a conversion it waits

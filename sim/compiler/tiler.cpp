@@ -353,7 +353,7 @@ private:
             const i64 units = batch * ceil_div(S, cand);
             const int active = static_cast<int>(std::min<i64>(units, cubes));
             const double cube = cube_task_cycles(qk_work(cand), chip_, active) + cube_task_cycles(pv_work(cand), chip_, active);
-            const double vec = vector_task_cycles(softmax_work(cand), chip_, static_cast<int>(std::min<i64>(units, vectors)));
+            const double vec = vector_task_cycles(softmax_work(cand), chip_, vector_streams(softmax_work(cand), chip_, units));
             const double waves = std::max(static_cast<double>(ceil_div(units, cubes)) * cube,
                                           static_cast<double>(ceil_div(units, vectors)) * vec);
             const double dispatch = static_cast<double>(3 * units) * timing::dispatch_cycles(chip_) / std::max(1, chip_.scalar.count);
@@ -674,7 +674,7 @@ private:
         const auto per = static_cast<std::uint64_t>(n);
         VectorWork w{bytes / per, bytes / per, k.cycles_per_repeat, false};
         w.warm = warm_input_share(k);
-        return vector_task_cycles(w, chip_, static_cast<int>(std::min<i64>(n, std::max(1, chip_.vector.count))));
+        return vector_task_cycles(w, chip_, vector_streams(w, chip_, n));
     }
 
     // One wave of small tiles can cost more in the scalar cores' serial
@@ -821,7 +821,6 @@ private:
     void plan_vector_tasks(const Kernel& k, std::size_t first) {
         int n = 0;
         for (std::size_t i = first; i < tasks_.size(); ++i) n += tasks_[i].core == CoreType::vector;
-        const int active = std::min(n, std::max(1, chip_.vector.count));
         const double warm = warm_input_share(k);
         for (std::size_t i = first; i < tasks_.size(); ++i) {
             TileTask& t = tasks_[i];
@@ -829,6 +828,7 @@ private:
             const VectorWork vw{t.params.bytes, t.params.out_bytes, t.params.cycles_per_repeat,
                                 t.type == npusim::Kernel::copy, t.params.dtype, t.params.row_bytes,
                                 t.params.src, t.params.dst, warm};
+            const int active = vector_streams(vw, chip_, n);
             t.est_cycles = vector_task_cycles(vw, chip_, active);
             const std::uint64_t chunk = vector_task_chunk(vw, chip_, active);  // at most UB
             t.params.ub_chunk = static_cast<std::uint32_t>(std::min<std::uint64_t>(chunk, 0xffffffffu));
@@ -968,6 +968,12 @@ private:
                                      ? std::max<i64>(1, ib.c1 / std::max<i64>(1, n.attr_int("groups", 1)))
                                      : c0_of(T(in));
         const bool reduce_other = n.op == OpType::ReduceSum && ob.c1 != ib.c1 && ob.r1 == ib.r1;
+        const auto image = [](const Tensor& t) {
+            return t.shape.size() == 4 && (t.layout == Layout::NCHW || t.layout == Layout::NC1HWC0);
+        };
+        const bool in_image = image(T(in));
+        const bool image_vs_matrix = n.op == OpType::FormatConvert && T(in).shape == T(out).shape &&
+                                     T(in).shape.size() == 4 && in_image != image(T(out));
         // Split the batch first, then rows (channels for GlobalAvgPool).
         const i64 outer = ob.b1;
         // Rows (channel units) per image are the grain: the largest tile sets
@@ -996,6 +1002,20 @@ private:
                     rb.r1 = std::min<i64>(ib.r1, (hi - 1) * st[0] - pd[0] + kk[0]);
                 } else if (reduce_other || ib.r1 != ob.r1) {
                     rb = Block{b, b + 1, 0, ib.r1, 0, ib.c1};  // reduces rows: reads them all
+                }
+                if (!gap && image_vs_matrix) {
+                    // A 4-D tensor is (N, H rows, C columns) in an image
+                    // layout and (N·C, H rows, W columns) in a matrix one:
+                    // the tile's rows of one (n, c) plane, or of every c of
+                    // one n, on the other side (BERT's heads converted to
+                    // FRACTAL_NZ read all 12 heads' rows for one head's).
+                    if (in_image) {
+                        rb = Block{b / ib.c1, b / ib.c1 + 1, lo, hi, b % ib.c1, b % ib.c1 + 1};
+                    } else {
+                        for (i64 c = 0; c + 1 < ob.c1; ++c)
+                            mem_.regions(in, Block{b * ob.c1 + c, b * ob.c1 + c + 1, lo, hi, 0, ib.c1}, t.reads);
+                        rb = Block{b * ob.c1 + ob.c1 - 1, b * ob.c1 + ob.c1, lo, hi, 0, ib.c1};
+                    }
                 }
                 mem_.regions(in, rb, t.reads);
                 mem_.regions(out, wb, t.writes);

@@ -513,7 +513,7 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Fuse chains of element-wise Vector ops into one task (data enters UB once).")
                     .apply_workload([](WorkloadParams& w, const json& v) { w.graph.passes.fuse_vector = v.get<bool>(); }));
     k.push_back(Key("workload.passes.explore_cube_cores", VT::boolean).kind("graph").def(true)
-                    .meaning("Also plan the graph for fewer Cube cores (every multiple of 4 below the chip's count down to 4; every count below 8 cores) and keep, of the plans whose list schedule (the dispatcher's estimate) ends within 2% of the fastest, the one on the fewest cores. Skipped for graphs of more than 16 Cube kernels (compile time).")
+                    .meaning("Also plan the graph for fewer Cube cores (every multiple of 4 below the chip's count down to 4; every count below 8 cores) and keep the plan whose list schedule (the dispatcher's estimate) ends first (on a tie, the one for fewer cores). Skipped for graphs of more than 16 Cube kernels (compile time).")
                     .apply_workload([](WorkloadParams& w, const json& v) { w.graph.passes.explore_cube_cores = v.get<bool>(); }));
     k.push_back(Key("workload.passes.search_cube_plans", VT::boolean).kind("graph").def(true)
                     .meaning("Also plan the graph with each Cube kernel's runner-up block counts (the best with more row blocks, with more tiles, with fewer tiles (for kernels of the same dims, forced together), with tiles of whole rows, within 15% of its own estimate) and keep each that makes the whole plan's list schedule (the dispatcher's estimate, with dispatch) end at least 2% sooner. Skipped for graphs of more than 16 Cube kernels (compile time).")
