@@ -751,6 +751,10 @@ private:
         }
         if (!cut) return 1;
         const i64 cube_waves = ceil_div(cut->tiles, std::max(1, chip_.cube.count));
+        // The scalar slots start one tile per interval: the tiles of the
+        // first waves are ready no sooner than they are all dispatched (96
+        // tiles of segnet's input normalisation take 3072 cycles on a2).
+        const double interval = static_cast<double>(timing::dispatch_cycles(chip_)) / std::max(1, chip_.scalar.count);
         const auto cube_end = [&](i64 w) {
             const double small = vector_tile_cycles(k, bytes, tiles * w);
             const i64 producer_waves = ceil_div(tiles * w, vectors);
@@ -758,7 +762,10 @@ private:
             for (i64 j = 0; j < cube_waves; ++j) {
                 // Rows the first j + 1 Cube waves read: produced after this many waves.
                 const i64 ready_waves = ceil_div((j + 1) * producer_waves, cube_waves);
-                t = std::max(t, static_cast<double>(ready_waves) * small) + cut->tile_cycles;
+                const i64 ready_tiles = std::min(tiles * w, ready_waves * vectors);
+                const double ready = std::max(static_cast<double>(ready_waves) * small,
+                                              static_cast<double>(ready_tiles) * interval + small);
+                t = std::max(t, ready) + cut->tile_cycles;
             }
             return t;
         };
