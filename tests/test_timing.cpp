@@ -349,10 +349,9 @@ std::vector<double> run_over_estimate(const TempDir& tmp, const std::string& chi
 TEST_CASE("timing: the compiler's estimates of a compiled model's tasks follow the run", "[timing][e2e]") {
     // The tiler chooses between tilings by these estimates; a bias would tilt
     // every choice. Measured (tools/estimate_accuracy.py): the median of
-    // run/estimate is within 0.957..1.030 over the bundled models on both
-    // chips; on BERT-128 84-92% of the tasks are within 10% (84% on a2 with
-    // the plan search's 48-tile ffn.up, whose fused GELU tiles run 9.5% under
-    // their estimate, staggered behind the Cube tiles). (Before the cost model
+    // run/estimate is within 0.955..1.042 over the bundled models on both
+    // chips; on BERT-128 92-96% of the tasks are within 10% (a2 had 84%
+    // while its heads' layout conversions read 12 times their bytes). (Before the cost model
     // read an earlier kernel's output as L2 hits and honoured a task's UB or
     // L2 source, Vector tasks ran at half their estimate.)
     TempDir tmp;
@@ -369,7 +368,7 @@ TEST_CASE("timing: the compiler's estimates of a compiled model's tasks follow t
     // every 32 cycles, so they ran in 0.34-0.6 of it (median 0.853, 42% of
     // the tasks within 10%; now 0.973 and 59%: compiler::vector_streams).
     for (const Case& c : {Case{"ax300", "bert_layer", {"workload.dims.seq_len=128"}, 0.85},
-                          Case{"a2", "bert_layer", {"workload.dims.seq_len=128"}, 0.8},
+                          Case{"a2", "bert_layer", {"workload.dims.seq_len=128"}, 0.9},
                           Case{"a2", "bert_layer", {"workload.dims.seq_len=512", "chip.cores.vector.count=96"}, 0.5, 0.9},
                           Case{"ax300", "convbnrelu", {}, 0.5}, Case{"a2", "resnet50", {}, 0.5}}) {
         CAPTURE(c.chip, c.model);
