@@ -78,22 +78,31 @@ double a_gm_ratio(const MatmulShape& p) {
 }  // namespace
 
 namespace {
+// A memo key of the raw bytes of what a Cube plan or schedule depends on.
+struct CacheKey {
+    std::string bytes;
+    template <class T>
+    void add(const T& v) { bytes.append(reinterpret_cast<const char*>(&v), sizeof v); }
+    void shape(const MatmulShape& p) { add(p.m), add(p.n), add(p.k), add(p.dtype), add(p.a_bytes), add(p.src), add(p.dst); }
+    // What the Cube plans and pipe read of the chip.
+    void chip(const ChipParams& c) { add(c.clock_ghz), add(c.cube), add(c.buffers), add(c.l2), add(c.hbm); }
+};
+
 MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, const PlanContext& where, bool quick);
 
 MatmulTiling plan_matmul_cached(const MatmulShape& p, const ChipParams& chip, const PlanContext& where, bool quick) {
     // The compiler asks for the same tile shapes many times (every block
     // count that rounds to it, the estimate and the carried plan) and a core
     // for every task of an op: plans are kept per shape, place and chip.
-    std::string key;
-    const auto add = [&key](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
-    add(p.m), add(p.n), add(p.k), add(p.dtype), add(p.a_bytes), add(p.src), add(p.dst);
-    add(where.active), add(where.rereads_hit), add(where.warm), add(quick);
-    add(chip.clock_ghz), add(chip.cube), add(chip.buffers), add(chip.l2), add(chip.hbm);
+    CacheKey key;
+    key.shape(p);
+    key.add(where.active), key.add(where.rereads_hit), key.add(where.warm), key.add(quick);
+    key.chip(chip);
     thread_local std::unordered_map<std::string, MatmulTiling> cache;
-    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+    if (const auto it = cache.find(key.bytes); it != cache.end()) return it->second;
     if (cache.size() >= 65536) cache.clear();
     const MatmulTiling t = plan_matmul_uncached(p, chip, where, quick);
-    cache.emplace(std::move(key), t);
+    cache.emplace(std::move(key.bytes), t);
     return t;
 }
 }  // namespace
@@ -280,19 +289,18 @@ double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const Chi
     // The compiler's whole-plan searches rate the same Cube tasks in every
     // plan they try (a plan for fewer cores changes a few kernels' tiles):
     // the stepped schedule is kept per task shape, plan, place and chip.
-    std::string key;
-    const auto add = [&key](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
-    add(s.m), add(s.n), add(s.k), add(s.dtype), add(s.a_bytes), add(s.src), add(s.dst);
-    add(g.m0), add(g.n0), add(g.k0), add(g.m1), add(g.n1), add(g.k1), add(g.mb), add(g.nb), add(g.kb);
-    add(g.elt), add(g.a_gm_ratio), add(g.a_panel_reused), add(g.b_reused);
-    add(active), add(rereads_hit), add(exact_tiles), add(warm);
-    add(chip.clock_ghz), add(chip.cube), add(chip.vector), add(chip.scalar), add(chip.buffers), add(chip.l2),
-        add(chip.hbm);
+    CacheKey key;
+    key.shape(s);
+    key.add(g.m0), key.add(g.n0), key.add(g.k0), key.add(g.m1), key.add(g.n1), key.add(g.k1);
+    key.add(g.mb), key.add(g.nb), key.add(g.kb), key.add(g.elt), key.add(g.a_gm_ratio);
+    key.add(g.a_panel_reused), key.add(g.b_reused);
+    key.add(active), key.add(rereads_hit), key.add(exact_tiles), key.add(warm);
+    key.chip(chip);
     thread_local std::unordered_map<std::string, double> cache;
-    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+    if (const auto it = cache.find(key.bytes); it != cache.end()) return it->second;
     if (cache.size() >= 65536) cache.clear();
     const double c = matmul_pipe_cycles_uncached(s, g, chip, active, rereads_hit, exact_tiles, warm);
-    cache.emplace(std::move(key), c);
+    cache.emplace(std::move(key.bytes), c);
     return c;
 }
 
@@ -606,5 +614,9 @@ int task_start_cycles(CoreType t, const ChipParams& chip) {
 }
 
 int dispatch_cycles(const ChipParams& chip) { return chip.scalar.dispatch_cycles; }
+
+double dispatch_interval_cycles(const ChipParams& chip) {
+    return static_cast<double>(dispatch_cycles(chip)) / std::max(1, chip.scalar.count);
+}
 
 }  // namespace npusim::timing

@@ -218,5 +218,8 @@ double gm_write_latency_cycles(const ChipParams& chip);
 int task_start_cycles(CoreType t, const ChipParams& chip);
 // The scalar core's serial dispatch of one task.
 int dispatch_cycles(const ChipParams& chip);
+// Cycles between two task starts when the scalar slots dispatch back to
+// back (dispatch_cycles over the slot count).
+double dispatch_interval_cycles(const ChipParams& chip);
 
 }  // namespace npusim::timing

@@ -72,7 +72,7 @@ int vector_streams(const VectorWork& w, const ChipParams& chip, std::int64_t til
     // it). Fewer streams make each task shorter, so it is iterated down
     // to the count its own length supports.
     int c = static_cast<int>(std::clamp<std::int64_t>(tiles, 1, std::max(1, chip.vector.count)));
-    const double interval = static_cast<double>(timing::dispatch_cycles(chip)) / std::max(1, chip.scalar.count);
+    const double interval = timing::dispatch_interval_cycles(chip);
     if (interval <= 0) return c;
     for (int i = 0; i < 16; ++i) {
         const double t = vector_task_cycles(w, chip, c);

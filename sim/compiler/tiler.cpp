@@ -356,7 +356,7 @@ private:
             const double vec = vector_task_cycles(softmax_work(cand), chip_, vector_streams(softmax_work(cand), chip_, units));
             const double waves = std::max(static_cast<double>(ceil_div(units, cubes)) * cube,
                                           static_cast<double>(ceil_div(units, vectors)) * vec);
-            const double dispatch = static_cast<double>(3 * units) * timing::dispatch_cycles(chip_) / std::max(1, chip_.scalar.count);
+            const double dispatch = static_cast<double>(3 * units) * timing::dispatch_interval_cycles(chip_);
             const double t = std::max(waves, dispatch) + vec + cube / 2;  // filling and draining the pipeline
             if (t < best) {
                 best = t;
@@ -496,8 +496,7 @@ private:
             const i64 tiles = outer * b.m * b.n * b.k;
             const double t = tile_cycles(b, tiles);
             const double waves = static_cast<double>(ceil_div(tiles, cubes)) * t;
-            const double dispatch = static_cast<double>(tiles) * timing::dispatch_cycles(chip_) /
-                                    std::max(1, chip_.scalar.count);
+            const double dispatch = static_cast<double>(tiles) * timing::dispatch_interval_cycles(chip_);
             return std::max(waves, dispatch) + 0.5 * t;
         };
         if (const ForcedTiling* f = forced(k); f && (f->m_blocks > 0 || f->n_blocks > 0 || f->k_blocks > 0)) {
@@ -688,7 +687,7 @@ private:
         if (tiles > vectors || tiles < 8) return tiles;
         const auto kernel_cycles = [&](i64 n) {
             const double t = vector_tile_cycles(k, bytes, n);
-            const double dispatch = static_cast<double>(n) * timing::dispatch_cycles(chip_) / std::max(1, chip_.scalar.count);
+            const double dispatch = static_cast<double>(n) * timing::dispatch_interval_cycles(chip_);
             return std::max(dispatch, static_cast<double>(ceil_div(n, vectors)) * t) + t;
         };
         double best = kernel_cycles(tiles);
@@ -754,7 +753,7 @@ private:
         // The scalar slots start one tile per interval: the tiles of the
         // first waves are ready no sooner than they are all dispatched (96
         // tiles of segnet's input normalisation take 3072 cycles on a2).
-        const double interval = static_cast<double>(timing::dispatch_cycles(chip_)) / std::max(1, chip_.scalar.count);
+        const double interval = timing::dispatch_interval_cycles(chip_);
         const auto cube_end = [&](i64 w) {
             const double small = vector_tile_cycles(k, bytes, tiles * w);
             const i64 producer_waves = ceil_div(tiles * w, vectors);
@@ -1010,21 +1009,20 @@ private:
                 } else if (reduce_other || ib.r1 != ob.r1) {
                     rb = Block{b, b + 1, 0, ib.r1, 0, ib.c1};  // reduces rows: reads them all
                 }
+                std::vector<Block> read_blocks{rb};
                 if (!gap && image_vs_matrix) {
                     // A 4-D tensor is (N, H rows, C columns) in an image
                     // layout and (N·C, H rows, W columns) in a matrix one:
                     // the tile's rows of one (n, c) plane, or of every c of
                     // one n, on the other side (BERT's heads converted to
                     // FRACTAL_NZ read all 12 heads' rows for one head's).
-                    if (in_image) {
-                        rb = Block{b / ib.c1, b / ib.c1 + 1, lo, hi, b % ib.c1, b % ib.c1 + 1};
-                    } else {
-                        for (i64 c = 0; c + 1 < ob.c1; ++c)
-                            mem_.regions(in, Block{b * ob.c1 + c, b * ob.c1 + c + 1, lo, hi, 0, ib.c1}, t.reads);
-                        rb = Block{b * ob.c1 + ob.c1 - 1, b * ob.c1 + ob.c1, lo, hi, 0, ib.c1};
-                    }
+                    read_blocks.clear();
+                    if (in_image) read_blocks.push_back(Block{b / ib.c1, b / ib.c1 + 1, lo, hi, b % ib.c1, b % ib.c1 + 1});
+                    else
+                        for (i64 c = 0; c < ob.c1; ++c)
+                            read_blocks.push_back(Block{b * ob.c1 + c, b * ob.c1 + c + 1, lo, hi, 0, ib.c1});
                 }
-                mem_.regions(in, rb, t.reads);
+                for (const Block& r : read_blocks) mem_.regions(in, r, t.reads);
                 mem_.regions(out, wb, t.writes);
                 add_consts(k, 1, t.reads);
                 t.params.bytes = sum_bytes(t.reads);
