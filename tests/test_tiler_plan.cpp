@@ -204,27 +204,27 @@ TEST_CASE("compiler e2e: a 2048^3 MatMul behind its input conversion is no slowe
     CHECK(l0b_off > 1.05 * base);
 }
 
-TEST_CASE("compiler e2e: the plan search tries a runner-up on q, k and v alike (BERT-512 on 16 cube cores)",
+TEST_CASE("compiler e2e: the plan search tries a runner-up on q, k and v alike (BERT-128 on a2)",
           "[compiler][tiler][e2e]") {
     // The projections run side by side: one of them alone in other blocks
     // frees too little for the schedule to keep it. On 48 cores BERT-128's
     // projections took 1 x 5 x 8 blocks and ran 5.5% slower than on 32
-    // (each alone in 1 x 4 x 8: 0.4% by the schedule, all three 2.1%); since
-    // its heads' layout conversions read only their own bytes that case is
-    // gone, and BERT-512 on 16 cube cores is where the search keeps one.
+    // (each alone in 1 x 4 x 8: 0.4% by the schedule, all three 2.1%). Since
+    // the tiler plans kernels alike as a group (their tiles share the waves)
+    // it picks 1 x 4 x 4 for each on a2; the search keeps 2 x 3 x 4 for the
+    // three (3% sooner by the schedule), and the run is 1.4% faster.
     TempDir tmp;
     const std::string model = kSrc + "/models/bert_layer.json";
-    const std::string seq = "workload.dims.seq_len=512", cubes = "chip.cores.cube.count=16";
+    const std::string seq = "workload.dims.seq_len=128";
     const std::string one_count = "workload.passes.explore_cube_cores=false";
-    const double on = cycles(tmp, model, {seq, cubes, one_count});
-    const double off = cycles(tmp, model, {seq, cubes, one_count, "workload.passes.search_cube_plans=false"});
+    const double on = cycles(tmp, model, {seq, one_count});
+    const double off = cycles(tmp, model, {seq, one_count, "workload.passes.search_cube_plans=false"});
     INFO("search on " << on << ", off " << off);
-    CHECK(on < 0.98 * off);
+    CHECK(on < 0.99 * off);  // 62311 against 63180
     ChipParams c = RunConfig::load(kA2, "", {}).chip();
-    c.cube.count = 16;
     CompileOptions o;
     o.explore_cube_cores = false;
-    const CompileResult r = compile(read_graph(model, {{"seq_len", 512}}), c, o);
+    const CompileResult r = compile(read_graph(model, {{"seq_len", 128}}), c, o);
     std::set<std::string> searched;
     for (const TilingChoice& tc : r.tilings)
         if (tc.searched) searched.insert(tc.kernel);

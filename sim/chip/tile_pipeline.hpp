@@ -45,6 +45,7 @@ public:
 private:
     bool ready(int s) const;      // input produced and a buffer free
     bool can_start(int s, Host& host) const;  // ... and its port free (or it has no work)
+    bool holds_up(int s) const;   // the stage before s waits only for a buffer s frees
 
     int stages_ = 0;
     int depth_ = 2;

@@ -18,7 +18,6 @@ struct TilingChoice {
     // block counts (rows, columns, K parts) the plan search tries.
     struct Blocks {
         int m = 1, n = 1, k = 1;
-        bool fewer_tiles = false;  // than the chosen plan: tried only beside kernels alike
     };
     std::string node;
     std::string dims;  // what it multiplies (kind, images, rows, columns, K): kernels alike share their plans
