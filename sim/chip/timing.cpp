@@ -109,14 +109,16 @@ MatmulTiling plan_matmul_cached(const MatmulShape& p, const ChipParams& chip, co
     // it runs sooner here (a GEMV tile ran 3% slower with L0B 64 -> 96 KB).
     if (!quick) {
         ChipParams floor2 = chip;
-        const auto down = [](int kb) { int f = 1; while (f * 2 <= kb) f *= 2; return f; };
-        floor2.buffers.l0a_kb = down(chip.buffers.l0a_kb);
-        floor2.buffers.l0b_kb = down(chip.buffers.l0b_kb);
-        floor2.buffers.l0c_kb = down(chip.buffers.l0c_kb);
-        floor2.buffers.l1_kb = down(chip.buffers.l1_kb);
-        const auto& b = chip.buffers;
-        const auto& f2 = floor2.buffers;
-        if (f2.l0a_kb != b.l0a_kb || f2.l0b_kb != b.l0b_kb || f2.l0c_kb != b.l0c_kb || f2.l1_kb != b.l1_kb) {
+        bool rounded = false;
+        for (int BufferParams::*kb : {&BufferParams::l0a_kb, &BufferParams::l0b_kb, &BufferParams::l0c_kb,
+                                      &BufferParams::l1_kb}) {
+            int& v = floor2.buffers.*kb;
+            int f = 1;
+            while (f * 2 <= v) f *= 2;
+            rounded |= f != v;
+            v = f;
+        }
+        if (rounded) {
             const MatmulTiling f = plan_matmul_cached(p, floor2, where, false);
             if (matmul_plan_cycles(p, f, chip, where) < matmul_plan_cycles(p, t, chip, where) * (1 - 1e-9)) t = f;
         }
