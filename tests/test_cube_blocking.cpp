@@ -241,6 +241,42 @@ TEST_CASE("cube: an L0 buffer or L1 half as large again never gives a plan slowe
     }
 }
 
+TEST_CASE("cube: the schedule a plan is ranked by agrees with the whole task's schedule", "[cube]") {
+    // plan_matmul ranks blocks by the pipe schedule stepped for a few dozen
+    // steps and extrapolated. A row of blocks is not uniform (a narrow last
+    // column block, the first K step after the last row's drain): a rate
+    // taken over part of a row rated a 128 x 176 block of ax300 BERT-512's
+    // 256 x 192 x 3072 ffn.down tile 35280 cycles where the whole schedule
+    // takes 42849, and ranked it first with 2 MB of L1. Every plan the
+    // planner picks for these shapes, in the contexts the compiler uses,
+    // is rated within 2% of its whole schedule.
+    int extrapolated = 0;
+    for (const char* name : {"a2.json", "ax300.json"}) {
+        const ChipParams base = RunConfig::load(std::string(NPUSIM_SOURCE_DIR) + "/configs/chips/" + name, "", {}).chip();
+        for (const int l1_scale : {1, 2}) {
+            ChipParams chip = base;
+            chip.buffers.l1_kb *= l1_scale;
+            for (const std::uint64_t m : {64u, 256u, 400u, 784u})
+                for (const std::uint64_t n : {96u, 192u, 384u, 768u})
+                    for (const std::uint64_t k : {576u, 768u, 3072u})
+                        for (const double warm : {0.0, 1.0}) {
+                            const timing::MatmulShape s{m, n, k, DType::fp16, 0};
+                            const timing::PlanContext where{4, true, warm};
+                            for (const bool quick : {false, true}) {
+                                const timing::MatmulTiling g =
+                                    quick ? timing::plan_matmul_quick(s, chip, where) : timing::plan_matmul(s, chip, where);
+                                const double ranked = timing::matmul_plan_cycles(s, g, chip, where);
+                                const double whole = timing::matmul_pipe_cycles(s, g, chip, 4, true, 1u << 20, warm);
+                                CAPTURE(name, l1_scale, m, n, k, warm, quick, g.m1, g.n1, g.k1, g.mb, g.nb, g.kb);
+                                CHECK(ranked == Approx(whole).epsilon(0.02));
+                                extrapolated += g.tiles() > 64;
+                            }
+                        }
+        }
+    }
+    CHECK(extrapolated > 100);  // plans of more steps than are stepped exactly: the check can fail
+}
+
 TEST_CASE("cube: each L1 block of a task reads its own operand bytes, edge blocks included", "[cube][l2][e2e]") {
     // m = 64, n = 384, k = 768 in blocks of 64 x 256 x 80: the last N block is
     // 128 wide and the last K block 48 deep. Every byte of A and B is read
