@@ -15,6 +15,13 @@
 
 namespace npusim::compiler {
 
+// Two plans whose estimates differ by less than this are not told apart by
+// them: the cost model is per kernel (no other kernel's traffic) and spreads
+// shared operand bytes evenly. A plan must be estimated this much faster to
+// displace one kept for another reason (plan_search.cpp, the tiler's
+// fewest-bytes rule).
+inline constexpr double kEstimateMargin = 0.02;
+
 struct CubeWork {
     std::uint64_t m = 0, n = 0, k = 0;
     std::uint64_t gm_in_bytes = 0;  // A (as read, e.g. conv input rows) + B

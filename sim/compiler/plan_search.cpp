@@ -7,6 +7,7 @@
 
 #include "common/errors.hpp"
 #include "common/memory_budget.hpp"
+#include "compiler/cost_model.hpp"
 #include "compiler/fusion_pass.hpp"
 #include "compiler/memory_plan.hpp"
 
@@ -17,7 +18,6 @@ namespace {
 // Beyond this many Cube kernels the variants cost too much compile time
 // (ResNet-50's 53 convolutions: each variant is another full tiling).
 constexpr long kMaxExploredCubeKernels = 16;
-constexpr double kExploreMargin = 0.02;
 
 // Each fused attention kernel hands its score tiles between Cube and Vector
 // through a workspace [heads, S, Sk] (addresses for the sync pass; the bytes
@@ -74,7 +74,7 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     // the same one unless a plan for its extra cores is estimated faster.
     // The plan whose schedule ends first goes (on a tie, the one on fewer
     // cores). Until 2026-12-03 the counts went down to half the chip's and
-    // a plan for fewer cores had to win by kExploreMargin: ax300 BERT-128
+    // a plan for fewer cores had to win by kEstimateMargin: ax300 BERT-128
     // with 24 cube cores kept a plan for 12, with 28 never tried 12, kept
     // its own and ran 6.5% slower.
     PlannedGraph best = plan_graph(laid, chip, opt);
@@ -106,7 +106,7 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     // ran 6.7% / 9.2% slower with L0C / L0B doubled: the larger buffer let a
     // plan win whose every tile reads all rows of A. So each Cube kernel's
     // runners-up (kernel order, each kept if the whole plan ends
-    // kExploreMargin sooner, as above) are tried with the plan found so
+    // kEstimateMargin sooner, as above) are tried with the plan found so
     // far, on every kernel of the same dims at once: BERT's q, k and v
     // projections run side by side, and one of them alone in coarser tiles
     // frees too little (48 cube cores: 0.4% by the schedule; all three 2.1%,
@@ -135,7 +135,7 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
                     if (other.dims == tc.dims && !other.runners_up.empty())
                         o.tiling[other.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
                 PlannedGraph v = plan_graph(laid, c, o);
-                if (v.makespan < best.makespan * (1 - kExploreMargin)) {
+                if (v.makespan < best.makespan * (1 - kEstimateMargin)) {
                     notes.push_back(fmt::format("search cube plans: {}{} as {} x {}{} blocks (estimated {:.0f} cycles, "
                                                 "{:.0f}% fewer)",
                                                 tc.kernel, alike > 1 ? fmt::format(" and {} alike", alike - 1) : "",
