@@ -280,6 +280,28 @@ TEST_CASE("timing: the estimate follows the chip the way the hardware does", "[t
     CHECK(estimate_vector(lat, 1 << 20, 1, true) > copy);
 }
 
+TEST_CASE("timing: a Cube task's blocks read again hit L2 when its wave's distinct bytes fit", "[timing]") {
+    // One of an 8192^3 MatMul's 24 tiles (2731 x 2048 x 1024) on a2: 9.8 MB
+    // of operands each, 235 MB counted for 24 cores (L2 192 MB), 145 MB
+    // distinct (tiles of a row block share A's panel). Counted whole, every
+    // block the tile reads again comes from HBM: 2.5x the run (1.62M cycles).
+    const ChipParams a2 = RunConfig::load(kA2, "", {}).chip();
+    compiler::CubeWork w;
+    w.m = 2731, w.n = 2048, w.k = 1024;
+    w.gm_in_bytes = (w.m + w.n) * w.k * 2;
+    w.out_bytes = w.m * w.n * timing::kOutBytes;
+    const double whole = compiler::cube_task_cycles(w, a2, 24, 0, true);
+    w.wave_bytes = 145ull << 20;
+    const double distinct = compiler::cube_task_cycles(w, a2, 24, 0, true);
+    w.wave_bytes = 200ull << 20;  // more than L2: as counted whole
+    const double over = compiler::cube_task_cycles(w, a2, 24, 0, true);
+    const double compute = 2731.0 * 2048 * 1024 / (16 * 16 * 16);
+    INFO("counted whole " << whole << ", distinct " << distinct << ", over L2 " << over << ", M pipe " << compute);
+    CHECK(distinct < 0.5 * whole);      // 1623904 against 4107368
+    CHECK(distinct < 1.2 * compute);    // the Cube's own time bounds it
+    CHECK(over == Approx(whole).epsilon(1e-9));
+}
+
 TEST_CASE("timing: the pipe schedule overlaps stages, fills and drains", "[timing]") {
     // Three stages of 10, 30, 10 cycles over 5 tiles, double-buffered: the
     // middle stage sets the pace (5 x 30) plus fill (10) and drain (10).

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """GEMM ladder: achieved TFLOPS and % of the Cube peak of a die for fp16
-GEMMs split one task per cube core (tools/gemm_stream.py).
+GEMMs split one task per cube core (tools/gemm_stream.py), and for the same
+product as a MatMul graph the compiler tiles (ND input and output, so their
+layout conversions count).
 Peak = cube cores x 16*16*16*2 FLOP/cycle x clock.
 Usage: bench_gemm.py [NPUSIM] [CHIP]   (defaults build/npusim, configs/chips/a2.json)"""
 import json
@@ -26,16 +28,27 @@ def main():
     cubes, clock = chip["cores"]["cube"]["count"], chip["clock_ghz"]
     peak = cubes * 16 * 16 * 16 * 2 * clock / 1000.0  # TFLOPS
     print(f"{os.path.basename(chip_file)}: {cubes} cube cores at {clock} GHz, fp16 peak {peak:.1f} TFLOPS")
-    print(f"{'M':>6} {'N':>6} {'K':>6} {'cycles':>10} {'TFLOPS':>8} {'% peak':>7}")
+    print(f"{'':>20} {'one task per core':>27}   {'compiled MatMul graph':>27}")
+    print(f"{'M':>6} {'N':>6} {'K':>6} {'cycles':>10} {'TFLOPS':>8} {'% peak':>7}   {'cycles':>10} {'TFLOPS':>8} "
+          f"{'% peak':>7}")
     with tempfile.TemporaryDirectory() as tmp:
         for m, n, k in LADDER:
-            stream, stats = os.path.join(tmp, "g.jsonl"), os.path.join(tmp, "s.json")
+            stream, graph, stats = (os.path.join(tmp, f) for f in ("g.jsonl", "g.json", "s.json"))
             open(stream, "w").write(gemm_stream.stream(m, n, k, cubes))
-            subprocess.run([npusim, "run", "--chip", chip_file, "--workload", stream, "--stats", stats],
-                           check=True, stdout=subprocess.DEVNULL)
-            cycles = json.load(open(stats))["total_cycles"]
-            tflops = 2.0 * m * n * k / (cycles / clock) / 1000.0
-            print(f"{m:>6} {n:>6} {k:>6} {cycles:>10.0f} {tflops:>8.1f} {100 * tflops / peak:>6.1f}%")
+            # The same product as a framework would hand it over: ND input
+            # and output (their layout conversions included), weights const.
+            json.dump({"kind": "graph", "name": "gemm",
+                       "tensors": {"a": {"shape": [m, k], "input": True}, "w": {"shape": [k, n], "const": True}},
+                       "nodes": [{"name": "mm", "op": "MatMul", "inputs": ["a", "w"], "outputs": ["y"]}],
+                       "outputs": ["y"]}, open(graph, "w"))
+            row = f"{m:>6} {n:>6} {k:>6}"
+            for workload in (stream, graph):
+                subprocess.run([npusim, "run", "--chip", chip_file, "--workload", workload, "--stats", stats],
+                               check=True, stdout=subprocess.DEVNULL)
+                cycles = json.load(open(stats))["total_cycles"]
+                tflops = 2.0 * m * n * k / (cycles / clock) / 1000.0
+                row += f" {cycles:>10.0f} {tflops:>8.1f} {100 * tflops / peak:>6.1f}%  "
+            print(row.rstrip(), flush=True)
 
 
 if __name__ == "__main__":

@@ -50,9 +50,13 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, d
 timing::PlanContext cube_plan_context(const CubeWork& w, const ChipParams& chip, int active, double shared_hits) {
     timing::PlanContext where;
     where.active = std::max(1, active);
-    // Bytes the task read before are L2 hits when L2 holds its operands.
+    // Bytes the task read before are L2 hits when L2 holds the operands of
+    // every core streaming: their distinct bytes when the tiler knows them
+    // (tiles of a wave share panels), else each core's counted whole.
     const double l2_bytes = chip.l2.size_mb * 1024.0 * 1024.0;
-    where.rereads_hit = static_cast<double>(w.gm_in_bytes) * where.active <= l2_bytes;
+    const double streaming = w.wave_bytes > 0 ? static_cast<double>(w.wave_bytes)
+                                              : static_cast<double>(w.gm_in_bytes) * where.active;
+    where.rereads_hit = streaming <= l2_bytes;
     where.warm = std::clamp(shared_hits, 0.0, 1.0);
     return where;
 }

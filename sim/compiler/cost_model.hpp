@@ -26,6 +26,10 @@ struct CubeWork {
     std::uint64_t m = 0, n = 0, k = 0;
     std::uint64_t gm_in_bytes = 0;  // A (as read, e.g. conv input rows) + B
     std::uint64_t out_bytes = 0;
+    // Distinct operand bytes of the wave of tiles it runs in, itself
+    // included (0: not known, every core's tile counted whole): what L2
+    // must hold for the tile's blocks read again to hit.
+    std::uint64_t wave_bytes = 0;
     DType dtype = DType::fp16;
     Space src = Space::hbm, dst = Space::hbm;  // as the task's params say
 };

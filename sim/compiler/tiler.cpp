@@ -468,10 +468,11 @@ private:
         // waves (ax300 BERT-128's q, k and v in 12 tiles each, 9 waves on 4
         // cores, ran 3.1% slower than in 4 each).
         const i64 group = kernels_alike(k);
+        const auto count = [](const CubeBlocks& b) { return b.m * b.n * b.k; };
         CubeBlocks best_b;
         // One tile's cycles per distinct shape (many block counts round to
         // the same tile): bounds compile time.
-        std::map<std::tuple<i64, i64, i64, i64, i64, bool>, double> memo;
+        std::map<std::tuple<i64, i64, i64, i64, i64, bool, std::uint64_t>, double> memo;
         // Every tile of a row block reads the same A rows, every tile of a
         // column block the same B columns: the L2 fetches each operand byte
         // from HBM once (when the operands fit it) and serves the other
@@ -499,14 +500,31 @@ private:
             const double all = static_cast<double>(w.gm_in_bytes) * static_cast<double>(tiles);
             return fits_l2 && all > 0 ? 1.0 - static_cast<double>(unique_bytes) / all : 0.0;
         };
+        // The distinct operand bytes of the first wave of tiles, in the
+        // order they are emitted (images, row blocks, column blocks, K
+        // parts), with the kernels alike beside them (the same A, their own
+        // B): whether a tile's own blocks read again stay in L2. Counted
+        // as every core's tile whole, a 8192^3 MatMul's 24 tiles (235 MB,
+        // a2's L2 192 MB; 145 MB distinct) were estimated with every block
+        // read again from HBM, 2.5x their run, and the kernel planned for
+        // 16 of 24 cores (58% of the Cube peak).
+        const auto wave_bytes = [&](const CubeBlocks& b, const CubeWork& w) {
+            const i64 per_image = count(b), tiles = outer * per_image;
+            const i64 wave = std::min<i64>(tiles, std::max<i64>(1, cubes / group));
+            const i64 images = wave / per_image, rest = wave % per_image, row = b.n * b.k;
+            const i64 a_blocks = images * b.m * b.k + rest / row * b.k + std::min(rest % row, b.k);
+            const i64 b_blocks = images * row + std::min(rest, row);  // B per image: the most it can be
+            const auto b_one = w.k * w.n * static_cast<std::uint64_t>(dtype_bytes(w.dtype == DType::int8 ? DType::int8 : DType::fp16));
+            const auto a_one = w.gm_in_bytes > b_one ? w.gm_in_bytes - b_one : 0;
+            return static_cast<std::uint64_t>(a_blocks) * a_one + static_cast<std::uint64_t>(b_blocks * group) * b_one;
+        };
         const auto tile_cycles = [&](const CubeBlocks& b, i64 tiles, bool full) {
             const auto [r, c, kp] = tile_extent(b);
             const i64 active = std::min<i64>(tiles * group, cubes);
-            auto [it, fresh] = memo.emplace(std::make_tuple(r, c, kp, active, tiles, full), 0.0);
-            if (fresh) {
-                const CubeWork w = work(r, c, kp);
-                it->second = cube_task_cycles(w, chip_, static_cast<int>(active), shared_share(w, tiles), full);
-            }
+            CubeWork w = work(r, c, kp);
+            w.wave_bytes = wave_bytes(b, w);
+            auto [it, fresh] = memo.emplace(std::make_tuple(r, c, kp, active, tiles, full, w.wave_bytes), 0.0);
+            if (fresh) it->second = cube_task_cycles(w, chip_, static_cast<int>(active), shared_share(w, tiles), full);
             return it->second;
         };
         const auto estimate = [&](const CubeBlocks& b, bool full) {
@@ -572,7 +590,6 @@ private:
             }
             // The least estimate; of equal ones (block counts that round to
             // the same tiles), the fewest tiles.
-            const auto count = [](const CubeBlocks& b) { return b.m * b.n * b.k; };
             i64 fewest = std::numeric_limits<i64>::max();
             for (const auto& [est, b] : rated)
                 if (est <= best && count(b) < fewest) fewest = count(b), best_b = b;
@@ -637,8 +654,10 @@ private:
         // The kernel's tasks are planned where this estimate put them: its
         // cores streaming, its shared operand bytes warm (planned_blocking).
         {
-            cube_where_ = CubeWhere{static_cast<int>(std::min<i64>(tiles * group, cubes)),
-                                    shared_share(tile_work(best_b), tiles)};
+            CubeWork w = tile_work(best_b);
+            w.wave_bytes = wave_bytes(best_b, w);
+            cube_where_ = CubeWhere{static_cast<int>(std::min<i64>(tiles * group, cubes)), shared_share(w, tiles),
+                                    w.wave_bytes};
         }
         choice.shape = fmt::format("{} {} x {} {}{}{}", best_b.m, rows_name, best_b.n, cols_name,
                                    best_b.k > 1 ? fmt::format(" x {} K blocks (atomic-add)", best_b.k) : std::string(),
@@ -678,6 +697,7 @@ private:
 
     void finish_cube(TileTask& t, Space dst, CubeWork w, Space src = Space::hbm) {
         dst = out_space(dst, sum_bytes(t.writes));
+        if (cube_where_) w.wave_bytes = cube_where_->wave_bytes;
         t.params.src = w.src = src;
         t.params.dst = w.dst = dst;
         if (dst != Space::hbm)
@@ -1184,6 +1204,7 @@ private:
     struct CubeWhere {
         int active = 0;     // cores the kernel's tiles keep streaming
         double shared = 0;  // share of a tile's loads other tiles fetched first
+        std::uint64_t wave_bytes = 0;  // distinct operand bytes of its wave (CubeWork::wave_bytes)
     };
     std::optional<CubeWhere> cube_where_;  // set by choose_cube for the kernel being tiled
     std::optional<CubeCut>* dry_cut_ = nullptr;  // cube_cut in progress: choose only, emit nothing
