@@ -291,7 +291,11 @@ TEST_CASE("timing: a Cube task's blocks read again hit L2 when its wave's distin
     w.gm_in_bytes = (w.m + w.n) * w.k * 2;
     w.out_bytes = w.m * w.n * timing::kOutBytes;
     const double whole = compiler::cube_task_cycles(w, a2, 24, 0, true);
-    w.wave_bytes = 145ull << 20;
+    // The first wave (3 x 4 x 8 blocks, emitted row block, column block, K
+    // part): row block 0's 8 A blocks and 24 distinct B blocks.
+    w.wave_bytes = 8 * w.a_bytes() + 24 * w.b_bytes();
+    REQUIRE(w.wave_bytes < (192ull << 20));
+    REQUIRE(w.gm_in_bytes * 24 > (192ull << 20));
     const double distinct = compiler::cube_task_cycles(w, a2, 24, 0, true);
     w.wave_bytes = 200ull << 20;  // more than L2: as counted whole
     const double over = compiler::cube_task_cycles(w, a2, 24, 0, true);

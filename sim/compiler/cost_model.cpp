@@ -35,11 +35,10 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, d
     s.m = w.m;
     s.n = w.n;
     s.k = w.k;
-    s.dtype = w.dtype == DType::int8 ? DType::int8 : DType::fp16;  // as the tiler emits tasks
+    s.dtype = w.cube_dtype();
     s.src = w.src;
     s.dst = w.dst;
-    const std::uint64_t b_bytes = w.k * w.n * static_cast<std::uint64_t>(dtype_bytes(s.dtype));
-    s.a_bytes = w.gm_in_bytes > b_bytes ? w.gm_in_bytes - b_bytes : 0;
+    s.a_bytes = w.a_bytes();
     if (s.m == 0 || s.n == 0 || s.k == 0) return task_overhead_cycles(CoreType::cube, chip);
     const timing::PlanContext where = cube_plan_context(w, chip, active, shared_hits);
     const timing::MatmulTiling g = full ? timing::plan_matmul(s, chip, where) : timing::plan_matmul_quick(s, chip, where);

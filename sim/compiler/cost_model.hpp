@@ -32,6 +32,11 @@ struct CubeWork {
     std::uint64_t wave_bytes = 0;
     DType dtype = DType::fp16;
     Space src = Space::hbm, dst = Space::hbm;  // as the task's params say
+    // The Cube's operand type (int8 stays int8, every float type runs as
+    // fp16, as the tiler emits tasks) and the bytes of A and of B in gm_in_bytes.
+    DType cube_dtype() const { return dtype == DType::int8 ? DType::int8 : DType::fp16; }
+    std::uint64_t b_bytes() const { return k * n * static_cast<std::uint64_t>(dtype_bytes(cube_dtype())); }
+    std::uint64_t a_bytes() const { return gm_in_bytes > b_bytes() ? gm_in_bytes - b_bytes() : 0; }
 };
 
 struct VectorWork {

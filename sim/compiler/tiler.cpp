@@ -514,9 +514,8 @@ private:
             const i64 images = wave / per_image, rest = wave % per_image, row = b.n * b.k;
             const i64 a_blocks = images * b.m * b.k + rest / row * b.k + std::min(rest % row, b.k);
             const i64 b_blocks = images * row + std::min(rest, row);  // B per image: the most it can be
-            const auto b_one = w.k * w.n * static_cast<std::uint64_t>(dtype_bytes(w.dtype == DType::int8 ? DType::int8 : DType::fp16));
-            const auto a_one = w.gm_in_bytes > b_one ? w.gm_in_bytes - b_one : 0;
-            return static_cast<std::uint64_t>(a_blocks) * a_one + static_cast<std::uint64_t>(b_blocks * group) * b_one;
+            return static_cast<std::uint64_t>(a_blocks) * w.a_bytes() +
+                   static_cast<std::uint64_t>(b_blocks * group) * w.b_bytes();
         };
         const auto tile_cycles = [&](const CubeBlocks& b, i64 tiles, bool full) {
             const auto [r, c, kp] = tile_extent(b);
