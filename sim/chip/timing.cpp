@@ -97,6 +97,7 @@ MatmulTiling plan_matmul_cached(const MatmulShape& p, const ChipParams& chip, co
     CacheKey key;
     key.shape(p);
     key.add(where.active), key.add(where.rereads_hit), key.add(where.warm), key.add(quick);
+    key.add(where.a_streams), key.add(where.b_streams);
     key.chip(chip);
     thread_local std::unordered_map<std::string, MatmulTiling> cache;
     if (const auto it = cache.find(key.bytes); it != cache.end()) return it->second;
@@ -275,7 +276,19 @@ double matmul_plan_cycles(const MatmulShape& s, const MatmulTiling& g, const Chi
     const int active = where.active > 0 ? where.active : chip.cube.count;
     const std::uint64_t row = std::max<std::uint64_t>(1, g.nb * g.kb);
     const std::uint64_t exact = std::min<std::uint64_t>(2 * row * ceil_div(std::uint64_t{32}, row), 1024);
-    return matmul_pipe_cycles(s, g, chip, active, where.rereads_hit, exact, where.warm);
+    return matmul_pipe_cycles(s, g, chip, active, rereads_in_l2(s, g, chip, where), exact, where.warm);
+}
+
+Rereads rereads_in_l2(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, const PlanContext& where) {
+    if (where.a_streams == 0 || where.b_streams == 0) return Rereads(where.rereads_hit);
+    const double elt = static_cast<double>(g.elt), k = static_cast<double>(s.k);
+    const double a_panel = static_cast<double>(std::min(g.m1, s.m)) * k * elt * g.a_gm_ratio;
+    const double b_panel = static_cast<double>(std::min(g.n1, s.n)) * k * elt;
+    const double b_all = static_cast<double>(s.n) * k * elt;
+    const double l2 = chip.l2.size_mb * 1024.0 * 1024.0;
+    const double a_rows = static_cast<double>(where.a_streams) * a_panel;
+    const double b_streams = static_cast<double>(where.b_streams);
+    return Rereads(a_rows + b_streams * b_panel <= l2, a_rows + b_streams * b_all <= l2);
 }
 
 bool adopt_matmul_tiling(const MatmulShape& p, MatmulTiling& t, const ChipParams& chip) {
@@ -309,11 +322,11 @@ bool adopt_matmul_tiling(const MatmulShape& p, MatmulTiling& t, const ChipParams
 
 namespace {
 double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
-                                   bool rereads_hit, std::uint64_t exact_tiles, double warm);
+                                   Rereads rereads, std::uint64_t exact_tiles, double warm);
 }  // namespace
 
 double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
-                          bool rereads_hit, std::uint64_t exact_tiles, double warm) {
+                          Rereads rereads, std::uint64_t exact_tiles, double warm) {
     // The compiler's whole-plan searches rate the same Cube tasks in every
     // plan they try (a plan for fewer cores changes a few kernels' tiles):
     // the stepped schedule is kept per task shape, plan, place and chip.
@@ -322,19 +335,19 @@ double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const Chi
     key.add(g.m0), key.add(g.n0), key.add(g.k0), key.add(g.m1), key.add(g.n1), key.add(g.k1);
     key.add(g.mb), key.add(g.nb), key.add(g.kb), key.add(g.elt), key.add(g.a_gm_ratio);
     key.add(g.a_panel_reused), key.add(g.b_reused);
-    key.add(active), key.add(rereads_hit), key.add(exact_tiles), key.add(warm);
+    key.add(active), key.add(rereads.a), key.add(rereads.b), key.add(exact_tiles), key.add(warm);
     key.chip(chip);
     thread_local std::unordered_map<std::string, double> cache;
     if (const auto it = cache.find(key.bytes); it != cache.end()) return it->second;
     if (cache.size() >= 65536) cache.clear();
-    const double c = matmul_pipe_cycles_uncached(s, g, chip, active, rereads_hit, exact_tiles, warm);
+    const double c = matmul_pipe_cycles_uncached(s, g, chip, active, rereads, exact_tiles, warm);
     cache.emplace(std::move(key.bytes), c);
     return c;
 }
 
 namespace {
 double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
-                                   bool rereads_hit, std::uint64_t exact_tiles, double warm) {
+                                   Rereads rereads, std::uint64_t exact_tiles, double warm) {
     // Stores allocate in the write-back L2: they move at the core's L2 write rate.
     const double out_rate = core_transfer_bytes_per_cycle(chip, CoreType::cube, 1.0, active, true);
     const bool gm_in = s.src == Space::hbm || s.src == Space::l2, gm_out = s.dst == Space::hbm || s.dst == Space::l2;
@@ -356,8 +369,9 @@ double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, 
             case 0: {
                 const std::uint64_t bytes = c.a_gm_bytes + c.b_bytes;
                 if (bytes == 0 || !gm_in) return StageCost{true, 0, 0};
-                const double rereads = rereads_hit ? static_cast<double>(c.reread_bytes()) : 0.0;
-                const double hits = std::max(rereads, warm * static_cast<double>(bytes));
+                const double again = static_cast<double>((rereads.a && c.a_reread ? c.a_gm_bytes : 0) +
+                                                         (rereads.b && c.b_reread ? c.b_bytes : 0));
+                const double hits = std::max(again, warm * static_cast<double>(bytes));
                 return StageCost{false, hits * per_hit + (static_cast<double>(bytes) - hits) * per_miss, load_latency};
             }
             case 1: return StageCost{false, c.mte1_cycles, 0};

@@ -59,15 +59,29 @@ struct MatmulTiling {
     std::uint64_t tiles() const { return mb * nb * kb; }
 };
 // Where a plan will run, for plan_matmul's choice among blocks that move
-// equally few bytes: `active` cores streaming (0: all the chip's), rereads
-// L2 hits or not, and the `warm` share of every load that another core of
-// the wave fetched first (as matmul_pipe_cycles takes them). A core that
-// plans a task alone knows none of it (the default: cold operands, every
-// core streaming); the compiler knows the kernel the task belongs to.
+// equally few bytes: `active` cores streaming (0: all the chip's), whether
+// the blocks a task reads again are L2 hits, and the `warm` share of every
+// load that another core of the wave fetched first (as matmul_pipe_cycles
+// takes them). A core that plans a task alone knows none of it (the
+// default: cold operands, every core streaming); the compiler knows the
+// kernel the task belongs to.
+// Re-reads hit when L2 holds what the cores stream between a block's two
+// reads (rereads_in_l2): with the wave's distinct A and B blocks known
+// (`a_streams`, `b_streams`: the tiles' A row blocks and B column blocks
+// the active cores read, each once however many cores share it), from the
+// plan; else `rereads_hit` says it for both operands.
 struct PlanContext {
     int active = 0;
     bool rereads_hit = false;
     double warm = 0;
+    std::uint64_t a_streams = 0, b_streams = 0;
+};
+// Whether a task's A blocks and its B blocks read again hit in L2.
+struct Rereads {
+    bool a = false, b = false;
+    Rereads() = default;
+    Rereads(bool both) : a(both), b(both) {}  // NOLINT: one answer for both operands reads as a bool
+    Rereads(bool a_hit, bool b_hit) : a(a_hit), b(b_hit) {}
 };
 MatmulTiling plan_matmul(const MatmulShape& s, const ChipParams& chip, const PlanContext& where = {});
 // The same, ranking only the blocks that move nearly as few bytes as the
@@ -76,6 +90,11 @@ MatmulTiling plan_matmul(const MatmulShape& s, const ChipParams& chip, const Pla
 MatmulTiling plan_matmul_quick(const MatmulShape& s, const ChipParams& chip, const PlanContext& where = {});
 // The pipe schedule plan_matmul ranks plans by, where they run.
 double matmul_plan_cycles(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, const PlanContext& where);
+// A plan's re-reads in L2, where it runs: an A panel (m1 rows, all K) is
+// read again after the core streamed one B column panel (n1 columns), a
+// B block after all the task's B. Between them every distinct stream of
+// the wave moves as much; the re-read hits when those bytes fit L2.
+Rereads rereads_in_l2(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, const PlanContext& where);
 // A plan made elsewhere (a compiled task's tiling data: m0..k1 and the two
 // reuse flags set) on this chip: fills in the block counts and returns
 // whether its base tile, L1 blocks and kept operands fit this chip's
@@ -83,12 +102,12 @@ double matmul_plan_cycles(const MatmulShape& s, const MatmulTiling& t, const Chi
 bool adopt_matmul_tiling(const MatmulShape& s, MatmulTiling& t, const ChipParams& chip);
 // Cycles of the plan's double-buffered pipe schedule on one core (MTE2,
 // MTE1, M, FixPipe; MTE2 and FixPipe share the GM port) while `active` cores
-// stream; rereads are L2 hits when `rereads_hit`, and a `warm` share of
+// stream; rereads are L2 hits as `rereads` says, and a `warm` share of
 // every load is (bytes another core of the wave fetched first: the core's
 // L2 rate and latency). Tasks of more than `exact_tiles` block steps are
 // extrapolated at the steady rate.
 double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, int active,
-                          bool rereads_hit, std::uint64_t exact_tiles = 4096, double warm = 0);
+                          Rereads rereads, std::uint64_t exact_tiles = 4096, double warm = 0);
 
 // Bytes of L0C accumulators (fp32 / int32) and of FixPipe's fp16 output.
 inline constexpr std::uint64_t kAccBytes = 4;
@@ -105,8 +124,6 @@ struct CubeTile {
     double mte1_cycles = 0;
     double m_cycles = 0;
     std::uint64_t out_bytes = 0;           // FixPipe: 0 while accumulating in L0C
-    // MTE2 bytes the task has read before (L2 hits when L2 holds them).
-    std::uint64_t reread_bytes() const { return (a_reread ? a_gm_bytes : 0) + (b_reread ? b_bytes : 0); }
 };
 CubeTile cube_tile(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, std::uint64_t tile);
 

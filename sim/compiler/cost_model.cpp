@@ -42,20 +42,21 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, d
     if (s.m == 0 || s.n == 0 || s.k == 0) return task_overhead_cycles(CoreType::cube, chip);
     const timing::PlanContext where = cube_plan_context(w, chip, active, shared_hits);
     const timing::MatmulTiling g = full ? timing::plan_matmul(s, chip, where) : timing::plan_matmul_quick(s, chip, where);
-    return timing::matmul_pipe_cycles(s, g, chip, where.active, where.rereads_hit, 4096, where.warm) +
+    return timing::matmul_pipe_cycles(s, g, chip, where.active, timing::rereads_in_l2(s, g, chip, where), 4096,
+                                      where.warm) +
            task_overhead_cycles(CoreType::cube, chip);
 }
 
 timing::PlanContext cube_plan_context(const CubeWork& w, const ChipParams& chip, int active, double shared_hits) {
     timing::PlanContext where;
     where.active = std::max(1, active);
-    // Bytes the task read before are L2 hits when L2 holds the operands of
-    // every core streaming: their distinct bytes when the tiler knows them
-    // (tiles of a wave share panels), else each core's counted whole.
-    const double l2_bytes = chip.l2.size_mb * 1024.0 * 1024.0;
-    const double streaming = w.wave_bytes > 0 ? static_cast<double>(w.wave_bytes)
-                                              : static_cast<double>(w.gm_in_bytes) * where.active;
-    where.rereads_hit = streaming <= l2_bytes;
+    // Bytes the task read before are L2 hits when L2 holds what streams
+    // between the two reads: from the plan and the wave's distinct blocks
+    // when the tiler knows them (tiles of a wave share panels), else when
+    // the operands of every core streaming, counted whole, fit.
+    where.a_streams = w.wave_a_blocks;
+    where.b_streams = w.wave_b_blocks;
+    where.rereads_hit = static_cast<double>(w.gm_in_bytes) * where.active <= chip.l2.size_mb * 1024.0 * 1024.0;
     where.warm = std::clamp(shared_hits, 0.0, 1.0);
     return where;
 }

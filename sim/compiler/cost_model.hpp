@@ -26,10 +26,11 @@ struct CubeWork {
     std::uint64_t m = 0, n = 0, k = 0;
     std::uint64_t gm_in_bytes = 0;  // A (as read, e.g. conv input rows) + B
     std::uint64_t out_bytes = 0;
-    // Distinct operand bytes of the wave of tiles it runs in, itself
-    // included (0: not known, every core's tile counted whole): what L2
-    // must hold for the tile's blocks read again to hit.
-    std::uint64_t wave_bytes = 0;
+    // The distinct A blocks and B blocks the wave of tiles it runs in
+    // reads, itself included (0: not known, every core's tile counted
+    // whole): what streams through L2 between a block's two reads
+    // (timing::rereads_in_l2).
+    std::uint64_t wave_a_blocks = 0, wave_b_blocks = 0;
     DType dtype = DType::fp16;
     Space src = Space::hbm, dst = Space::hbm;  // as the task's params say
     // The Cube's operand type (int8 stays int8, every float type runs as

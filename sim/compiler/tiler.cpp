@@ -472,7 +472,7 @@ private:
         CubeBlocks best_b;
         // One tile's cycles per distinct shape (many block counts round to
         // the same tile): bounds compile time.
-        std::map<std::tuple<i64, i64, i64, i64, i64, bool, std::uint64_t>, double> memo;
+        std::map<std::tuple<i64, i64, i64, i64, i64, bool, std::uint64_t, std::uint64_t>, double> memo;
         // Every tile of a row block reads the same A rows, every tile of a
         // column block the same B columns: the L2 fetches each operand byte
         // from HBM once (when the operands fit it) and serves the other
@@ -495,34 +495,44 @@ private:
             const auto [r, c, kp] = tile_extent(b);
             return work(r, c, kp);
         };
-        // The share of a tile's loads another tile of the kernel fetched first.
+        // The share of a tile's loads another tile of the kernel fetched
+        // first: of all its tiles when the operands fit L2, else of its
+        // wave's (w.wave_a_blocks, w.wave_b_blocks set), whose tiles read a
+        // shared block at about the same time.
         const auto shared_share = [&](const CubeWork& w, i64 tiles) {
             const double all = static_cast<double>(w.gm_in_bytes) * static_cast<double>(tiles);
-            return fits_l2 && all > 0 ? 1.0 - static_cast<double>(unique_bytes) / all : 0.0;
+            if (fits_l2) return all > 0 ? 1.0 - static_cast<double>(unique_bytes) / all : 0.0;
+            const double wave = static_cast<double>(w.gm_in_bytes) * static_cast<double>(std::min<i64>(tiles * group, cubes));
+            const double distinct = static_cast<double>(w.wave_a_blocks * w.a_bytes() + w.wave_b_blocks * w.b_bytes());
+            return wave > 0 ? std::max(0.0, 1.0 - distinct / wave) : 0.0;
         };
-        // The distinct operand bytes of the first wave of tiles, in the
+        // The distinct A and B blocks of the first wave of tiles, in the
         // order they are emitted (images, row blocks, column blocks, K
         // parts), with the kernels alike beside them (the same A, their own
-        // B): whether a tile's own blocks read again stay in L2. Counted
-        // as every core's tile whole, a 8192^3 MatMul's 24 tiles (235 MB,
-        // a2's L2 192 MB; 145 MB distinct) were estimated with every block
-        // read again from HBM, 2.5x their run, and the kernel planned for
-        // 16 of 24 cores (58% of the Cube peak).
-        const auto wave_bytes = [&](const CubeBlocks& b, const CubeWork& w) {
+        // B): what streams through L2 while a tile reads its own blocks
+        // again (timing::rereads_in_l2). Counted as every core's tile
+        // whole, a 8192^3 MatMul's 24 tiles (235 MB, a2's L2 192 MB) were
+        // estimated with every block read again from HBM, 2.5x their run,
+        // and the kernel planned for 16 of 24 cores (58% of the Cube peak);
+        // as the wave's distinct operands (145 MB of 3 x 4 x 8 blocks), the
+        // 24 tiles of 4 x 6 blocks (262 MB) still were, 2.8x their run, and
+        // the kernel split K in 8 and ran at 79% (89% in 4 x 6).
+        const auto wave_blocks = [&](const CubeBlocks& b, CubeWork& w) {
             const i64 per_image = count(b), tiles = outer * per_image;
             const i64 wave = std::min<i64>(tiles, std::max<i64>(1, cubes / group));
             const i64 images = wave / per_image, rest = wave % per_image, row = b.n * b.k;
             const i64 a_blocks = images * b.m * b.k + rest / row * b.k + std::min(rest % row, b.k);
             const i64 b_blocks = images * row + std::min(rest, row);  // B per image: the most it can be
-            return static_cast<std::uint64_t>(a_blocks) * w.a_bytes() +
-                   static_cast<std::uint64_t>(b_blocks * group) * w.b_bytes();
+            w.wave_a_blocks = static_cast<std::uint64_t>(a_blocks);
+            w.wave_b_blocks = static_cast<std::uint64_t>(b_blocks * group);
         };
         const auto tile_cycles = [&](const CubeBlocks& b, i64 tiles, bool full) {
             const auto [r, c, kp] = tile_extent(b);
             const i64 active = std::min<i64>(tiles * group, cubes);
             CubeWork w = work(r, c, kp);
-            w.wave_bytes = wave_bytes(b, w);
-            auto [it, fresh] = memo.emplace(std::make_tuple(r, c, kp, active, tiles, full, w.wave_bytes), 0.0);
+            wave_blocks(b, w);
+            auto [it, fresh] =
+                memo.emplace(std::make_tuple(r, c, kp, active, tiles, full, w.wave_a_blocks, w.wave_b_blocks), 0.0);
             if (fresh) it->second = cube_task_cycles(w, chip_, static_cast<int>(active), shared_share(w, tiles), full);
             return it->second;
         };
@@ -654,9 +664,9 @@ private:
         // cores streaming, its shared operand bytes warm (planned_blocking).
         {
             CubeWork w = tile_work(best_b);
-            w.wave_bytes = wave_bytes(best_b, w);
+            wave_blocks(best_b, w);
             cube_where_ = CubeWhere{static_cast<int>(std::min<i64>(tiles * group, cubes)), shared_share(w, tiles),
-                                    w.wave_bytes};
+                                    w.wave_a_blocks, w.wave_b_blocks};
         }
         choice.shape = fmt::format("{} {} x {} {}{}{}", best_b.m, rows_name, best_b.n, cols_name,
                                    best_b.k > 1 ? fmt::format(" x {} K blocks (atomic-add)", best_b.k) : std::string(),
@@ -696,7 +706,7 @@ private:
 
     void finish_cube(TileTask& t, Space dst, CubeWork w, Space src = Space::hbm) {
         dst = out_space(dst, sum_bytes(t.writes));
-        if (cube_where_) w.wave_bytes = cube_where_->wave_bytes;
+        if (cube_where_) w.wave_a_blocks = cube_where_->wave_a_blocks, w.wave_b_blocks = cube_where_->wave_b_blocks;
         t.params.src = w.src = src;
         t.params.dst = w.dst = dst;
         if (dst != Space::hbm)
@@ -1203,7 +1213,7 @@ private:
     struct CubeWhere {
         int active = 0;     // cores the kernel's tiles keep streaming
         double shared = 0;  // share of a tile's loads other tiles fetched first
-        std::uint64_t wave_bytes = 0;  // distinct operand bytes of its wave (CubeWork::wave_bytes)
+        std::uint64_t wave_a_blocks = 0, wave_b_blocks = 0;  // distinct blocks of its wave (CubeWork)
     };
     std::optional<CubeWhere> cube_where_;  // set by choose_cube for the kernel being tiled
     std::optional<CubeCut>* dry_cut_ = nullptr;  // cube_cut in progress: choose only, emit nothing
