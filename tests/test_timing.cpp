@@ -293,7 +293,7 @@ TEST_CASE("timing: a Cube task's blocks read again hit L2 when what streams betw
     w.m = 2048, w.n = 1376, w.k = 8192;
     w.gm_in_bytes = (w.m + w.n) * w.k * 2;
     w.out_bytes = w.m * w.n * timing::kOutBytes;
-    REQUIRE(4 * w.a_bytes() + 6 * w.b_bytes() > (192ull << 20));
+    REQUIRE(4 * w.a_bytes() + 6 * w.b_bytes() > timing::l2_capacity_bytes(a2));
     const double whole = compiler::cube_task_cycles(w, a2, 24, 0, true);
     w.wave_a_blocks = 4, w.wave_b_blocks = 6;
     const double streams = compiler::cube_task_cycles(w, a2, 24, 0, true);

@@ -285,7 +285,7 @@ Rereads rereads_in_l2(const MatmulShape& s, const MatmulTiling& g, const ChipPar
     const double a_panel = static_cast<double>(std::min(g.m1, s.m)) * k * elt * g.a_gm_ratio;
     const double b_panel = static_cast<double>(std::min(g.n1, s.n)) * k * elt;
     const double b_all = static_cast<double>(s.n) * k * elt;
-    const double l2 = chip.l2.size_mb * 1024.0 * 1024.0;
+    const double l2 = l2_capacity_bytes(chip);
     const double a_rows = static_cast<double>(where.a_streams) * a_panel;
     const double b_streams = static_cast<double>(where.b_streams);
     return Rereads(a_rows + b_streams * b_panel <= l2, a_rows + b_streams * b_all <= l2);

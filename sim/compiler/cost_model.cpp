@@ -56,7 +56,7 @@ timing::PlanContext cube_plan_context(const CubeWork& w, const ChipParams& chip,
     // the operands of every core streaming, counted whole, fit.
     where.a_streams = w.wave_a_blocks;
     where.b_streams = w.wave_b_blocks;
-    where.rereads_hit = static_cast<double>(w.gm_in_bytes) * where.active <= chip.l2.size_mb * 1024.0 * 1024.0;
+    where.rereads_hit = static_cast<double>(w.gm_in_bytes) * where.active <= timing::l2_capacity_bytes(chip);
     where.warm = std::clamp(shared_hits, 0.0, 1.0);
     return where;
 }

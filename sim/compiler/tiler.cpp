@@ -480,7 +480,7 @@ private:
         // make finer blocks look HBM-bound and fewer, larger blocks (idle
         // cores) win when HBM is slower.
         const std::uint64_t all_unique = static_cast<std::uint64_t>(outer) * work(rows, cols, K).gm_in_bytes;
-        const bool fits_l2 = static_cast<double>(all_unique) <= chip_.l2.size_mb * 1024.0 * 1024.0;
+        const bool fits_l2 = static_cast<double>(all_unique) <= timing::l2_capacity_bytes(chip_);
         // Of those, an earlier kernel's output is in L2 already: only the
         // rest (weights, graph inputs) comes from HBM, once.
         const auto unique_bytes = static_cast<std::uint64_t>(
@@ -870,7 +870,7 @@ private:
     // the write-back L2 still holds (the tensor fits half of it): those
     // loads hit L2. Graph inputs and weights come from HBM the first time.
     double warm_input_share(const Kernel& k) const {
-        const double l2 = chip_.l2.size_mb * 1024.0 * 1024.0;
+        const double l2 = timing::l2_capacity_bytes(chip_);
         double all = 0, warm = 0;
         for (int in : k.inputs) {
             const auto bytes = static_cast<double>(mem_.bytes(in));
