@@ -136,10 +136,20 @@ TEST_CASE("onnx attention: at seq 512 the fused kernel keeps scores out of HBM a
         // does on ax300) besides the layout conversions.
         CHECK(att.hbm_write == out_bytes);
         CHECK(chain.hbm_write >= 2 * score_bytes);
-        CHECK(2 * att.hbm < chain.hbm);
-        // And fewer layout conversions: q, kᵀ, v, the mask and the context
-        // are read and written in plain (ND) form.
-        CHECK(fused.format_converts < split.format_converts);
+        if (chip == "ax300") {
+            // And fewer layout conversions: q, kᵀ, v, the mask and the context
+            // are read and written in plain (ND) form, where op by op each
+            // BatchMatMul's operands and result are converted on Vector.
+            CHECK(2 * att.hbm < chain.hbm);
+            CHECK(fused.format_converts < split.format_converts);
+        } else {
+            // a2's Cube converts on its own loads and stores: no conversion
+            // either way, so op by op moves only the score-sized
+            // intermediates more (11.0 MB against 6.8 MB, measured).
+            CHECK(split.format_converts == 0);
+            CHECK(fused.format_converts == 0);
+            CHECK(att.hbm < chain.hbm);
+        }
 
         const std::uint64_t fused_cycles = cycles(run_for_stats(tmp, chip_file(chip), tmp.path("fused.json")));
         const std::uint64_t split_cycles = cycles(run_for_stats(tmp, chip_file(chip), tmp.path("unfused.json")));

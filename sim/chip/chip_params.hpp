@@ -18,6 +18,8 @@ struct CubeParams {
     double l1_to_l0_bytes_per_cycle = 512;          // MTE1
     double fixpipe_bytes_per_cycle = 128;           // L0C -> L1/UB (on-core)
     int task_start_cycles = 64;                     // kernel entry on the core
+    bool mte2_nd2nz = false;                        // MTE2 makes plain (ND) operands fractal on the way into L1
+    bool fixpipe_nz2nd = false;                     // FixPipe writes results plain (ND) on the way out of L0C
 };
 
 struct VectorParams {

@@ -39,7 +39,8 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
     Graph g = input;
     if (opt.fold_bn)
         for (auto& n : fold_batchnorm(g)) r.notes.push_back(n);
-    for (auto& n : assign_layouts(g, opt.input_layout, opt.hoist_layout)) r.notes.push_back(n);
+    const CubeConversions on_the_way{chip.cube.mte2_nd2nz, chip.cube.fixpipe_nz2nd};
+    for (auto& n : assign_layouts(g, opt.input_layout, opt.hoist_layout, on_the_way)) r.notes.push_back(n);
     check_forced_names(g, input.file, opt);
     PlannedGraph best = plan_best(g, chip, opt, r.notes);
     r.cube_cores_planned = best.cubes;

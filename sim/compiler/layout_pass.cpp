@@ -12,7 +12,7 @@ namespace {
 
 class LayoutAssigner {
 public:
-    LayoutAssigner(Graph& g, bool hoist) : g_(g), hoist_(hoist) {}
+    LayoutAssigner(Graph& g, bool hoist, CubeConversions cube) : g_(g), hoist_(hoist), cube_(cube) {}
 
     int convert(int t, Layout to, const std::string& consumer) {
         if (hoist_) {
@@ -80,14 +80,14 @@ public:
         for (std::size_t i = 0; i < original; ++i) {
             if (hoist_) align_operands(i);
             for (std::size_t k = 0; k < g_.nodes[i].inputs.size(); ++k) {
-                const auto need = required_layout(g_, g_.nodes[i], k);
+                const auto need = required_layout(g_, g_.nodes[i], k, cube_);
                 const int in = g_.nodes[i].inputs[k];
                 if (need && tensor(in).layout != *need) {
                     const int c = convert(in, *need, g_.nodes[i].name);
                     g_.nodes[i].inputs[k] = c;
                 }
             }
-            const Layout l = output_layout(g_, g_.nodes[i]);
+            const Layout l = output_layout(g_, g_.nodes[i], cube_);
             for (int o : g_.nodes[i].outputs) g_.tensors[static_cast<std::size_t>(o)].layout = l;
             // Keep consumer lists current for hoisting decisions.
         }
@@ -132,6 +132,7 @@ private:
 
     Graph& g_;
     bool hoist_;
+    CubeConversions cube_;
     std::map<std::pair<int, Layout>, int> cache_;
     std::map<int, int> source_;  // converted tensor -> what it was converted from
     int inserted_ = 0;
@@ -140,8 +141,8 @@ private:
 
 }  // namespace
 
-std::vector<std::string> assign_layouts(Graph& g, Layout input_layout, bool hoist) {
-    LayoutAssigner a(g, hoist);
+std::vector<std::string> assign_layouts(Graph& g, Layout input_layout, bool hoist, CubeConversions cube) {
+    LayoutAssigner a(g, hoist, cube);
     a.run(input_layout);
     return a.notes_;
 }

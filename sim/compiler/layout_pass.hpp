@@ -5,15 +5,17 @@
 // `hoist`, conversions are merged per tensor, cancelled when they would
 // undo an earlier one, and hoisted above element-wise ops toward the graph
 // inputs; without it, every consumer edge gets its own conversion where it
-// stands.
+// stands. A chip whose Cube converts on the way (`cube`) needs none around
+// a MatMul.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "compiler/graph.hpp"
+#include "compiler/op_traits.hpp"
 
 namespace npusim::compiler {
 
-std::vector<std::string> assign_layouts(Graph& g, Layout input_layout, bool hoist);
+std::vector<std::string> assign_layouts(Graph& g, Layout input_layout, bool hoist, CubeConversions cube = {});
 
 }  // namespace npusim::compiler

@@ -133,14 +133,16 @@ double vector_cycles_per_repeat(const Graph& g, const Node& n) {
 Layout plain_layout(const Shape& s) { return s.size() == 4 ? Layout::NCHW : Layout::ND; }
 bool is_plain(Layout l) { return l == Layout::NCHW || l == Layout::ND; }
 
-std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t i) {
+std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t i, CubeConversions cube) {
     const Tensor& t = g.tensors[static_cast<std::size_t>(n.inputs[i])];
     if (t.is_const) return std::nullopt;
     switch (n.op) {
         case OpType::Conv2D:
             return i == 0 ? std::optional<Layout>(Layout::NC1HWC0) : std::nullopt;
         case OpType::MatMul:
-        case OpType::BatchMatMul: return Layout::FRACTAL_NZ;
+        case OpType::BatchMatMul:
+            if (cube.nd2nz_on_load && is_plain(t.layout)) return std::nullopt;
+            return Layout::FRACTAL_NZ;
         case OpType::MaxPool:
         case OpType::AvgPool:
         case OpType::GlobalAvgPool: return Layout::NC1HWC0;
@@ -198,7 +200,7 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
     }
 }
 
-Layout output_layout(const Graph& g, const Node& n) {
+Layout output_layout(const Graph& g, const Node& n, CubeConversions cube) {
     const Tensor& out = g.tensors[static_cast<std::size_t>(n.outputs[0])];
     switch (n.op) {
         case OpType::Conv2D:
@@ -206,7 +208,7 @@ Layout output_layout(const Graph& g, const Node& n) {
         case OpType::AvgPool:
         case OpType::GlobalAvgPool: return Layout::NC1HWC0;
         case OpType::MatMul:
-        case OpType::BatchMatMul: return Layout::FRACTAL_NZ;
+        case OpType::BatchMatMul: return cube.nz2nd_on_store ? plain_layout(out.shape) : Layout::FRACTAL_NZ;
         case OpType::Reshape:
         case OpType::Transpose:
         case OpType::Unique:

@@ -18,11 +18,20 @@ double vector_cycles_per_repeat(const Node& n);
 // The same where the cost depends on shapes (TopK, ArgMax: the row length).
 double vector_cycles_per_repeat(const Graph& g, const Node& n);
 
+// What the Cube's own transfer engines convert on the way
+// (chip.cores.cube.mte2_nd2nz, fixpipe_nz2nd): MTE2 turns a plain operand
+// fractal as it loads it into L1, FixPipe writes the result back plain. A
+// MatMul then needs no FormatConvert on either side.
+struct CubeConversions {
+    bool nd2nz_on_load = false;
+    bool nz2nd_on_store = false;
+};
+
 // Layout input `i` of n must be in, given the layout it arrives in; nullopt
 // = any. Consts are laid out offline and never need conversion.
-std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t i);
+std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t i, CubeConversions cube = {});
 // Layout of n's output, given its inputs' layouts.
-Layout output_layout(const Graph& g, const Node& n);
+Layout output_layout(const Graph& g, const Node& n, CubeConversions cube = {});
 // NCHW for 4-D tensors, ND otherwise.
 Layout plain_layout(const Shape& s);
 bool is_plain(Layout l);
