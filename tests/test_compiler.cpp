@@ -333,6 +333,37 @@ TEST_CASE("compiler: a Cube that converts on the way needs no FormatConvert arou
     CHECK(ops_starting(compile(g, ax, {}).stream, "trans_") == std::set<std::string>{"trans_x_FRACTAL_NZ", "trans_y_ND"});
 }
 
+TEST_CASE("compiler: converting on the way covers plain operands only, and FixPipe alone keeps a result fractal for "
+          "the next MatMul", "[compiler][layout]") {
+    ChipParams a2 = chip(kA2);
+    SECTION("a convolution's NC1HWC0 output into a MatMul is still converted on a2") {
+        const Graph g = graph(graph_text(R"("x": {"shape": [1, 16, 16, 16], "input": true},
+                                            "w": {"shape": [32, 16, 3, 3], "const": true},
+                                            "p": {"shape": [16, 8], "const": true})",
+                                         R"({"name": "conv", "op": "Conv2D", "inputs": ["x", "w"], "outputs": ["c"], "attrs": {"pad": 1}},
+                                            {"name": "mm", "op": "MatMul", "inputs": ["c", "p"], "outputs": ["y"]})",
+                                         R"(["y"])"));
+        // MTE2's ND2NZ path reads ND rows, not NC1HWC0 blocks; y leaves plain.
+        CHECK(ops_starting(compile(g, a2, {}).stream, "trans_") ==
+              std::set<std::string>{"trans_x_NC1HWC0", "trans_c_FRACTAL_NZ"});
+    }
+    SECTION("with FixPipe's path alone a MatMul feeding a MatMul writes FRACTAL_NZ") {
+        const Graph g = graph(graph_text(R"("x": {"shape": [256, 512], "input": true},
+                                            "w1": {"shape": [512, 384], "const": true},
+                                            "w2": {"shape": [384, 128], "const": true})",
+                                         R"({"name": "mm1", "op": "MatMul", "inputs": ["x", "w1"], "outputs": ["h"]},
+                                            {"name": "mm2", "op": "MatMul", "inputs": ["h", "w2"], "outputs": ["y"]})",
+                                         R"(["y"])"));
+        a2.cube.mte2_nd2nz = false;
+        // h plain would need converting back for mm2; y goes out plain.
+        CHECK(ops_starting(compile(g, a2, {}).stream, "trans_") == std::set<std::string>{"trans_x_FRACTAL_NZ"});
+        a2.cube.fixpipe_nz2nd = false;
+        CHECK(ops_starting(compile(g, a2, {}).stream, "trans_") == std::set<std::string>{"trans_x_FRACTAL_NZ", "trans_y_ND"});
+        a2.cube.mte2_nd2nz = a2.cube.fixpipe_nz2nd = true;
+        CHECK(ops_starting(compile(g, a2, {}).stream, "trans_").empty());
+    }
+}
+
 TEST_CASE("compiler: an NC1HWC0 input needs no input conversion", "[compiler][layout]") {
     const ChipParams ax = chip(kAx300);
     for (const bool hoist : {true, false}) {

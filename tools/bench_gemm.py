@@ -43,8 +43,8 @@ def main():
                        "nodes": [{"name": "mm", "op": "MatMul", "inputs": ["a", "w"], "outputs": ["y"]}],
                        "outputs": ["y"]}, open(graph, "w"))
             row = f"{m:>6} {n:>6} {k:>6}"
-            no_conversion = ["--set", "chip.cores.cube.mte2_nd2nz=false", "--set", "chip.cores.cube.fixpipe_nz2nd=false"]
-            for workload, sets in ((stream, []), (graph, []), (graph, no_conversion)):
+            transdata_on_vector = ["--set", "chip.cores.cube.mte2_nd2nz=false", "--set", "chip.cores.cube.fixpipe_nz2nd=false"]
+            for workload, sets in ((stream, []), (graph, []), (graph, transdata_on_vector)):
                 subprocess.run([npusim, "run", "--chip", chip_file, "--workload", workload, "--stats", stats] + sets,
                                check=True, stdout=subprocess.DEVNULL)
                 cycles = json.load(open(stats))["total_cycles"]

@@ -143,6 +143,12 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
         case OpType::BatchMatMul:
             if (cube.nd2nz_on_load && is_plain(t.layout)) return std::nullopt;
             return Layout::FRACTAL_NZ;
+        case OpType::Attention:
+            // q, k and v go through the Cube's loads; the mask only through
+            // the Vector core's softmax, which reads it plain.
+            if (i >= 3) return is_plain(t.layout) ? std::nullopt : std::optional<Layout>(plain_layout(t.shape));
+            if (cube.nd2nz_on_load && is_plain(t.layout)) return std::nullopt;
+            return Layout::FRACTAL_NZ;
         case OpType::MaxPool:
         case OpType::AvgPool:
         case OpType::GlobalAvgPool: return Layout::NC1HWC0;
@@ -163,7 +169,6 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
         case OpType::Gather:
         case OpType::Slice:
         case OpType::ScatterND:
-        case OpType::Attention:  // reads ND (BNSD) heads: the Cube's loads turn them fractal on the way in
             if (!is_plain(t.layout)) return plain_layout(t.shape);
             return std::nullopt;
         case OpType::TopK:
@@ -208,15 +213,26 @@ Layout output_layout(const Graph& g, const Node& n, CubeConversions cube) {
         case OpType::AvgPool:
         case OpType::GlobalAvgPool: return Layout::NC1HWC0;
         case OpType::MatMul:
-        case OpType::BatchMatMul: return cube.nz2nd_on_store ? plain_layout(out.shape) : Layout::FRACTAL_NZ;
+        case OpType::BatchMatMul:
+        case OpType::Attention: {
+            if (!cube.nz2nd_on_store) return Layout::FRACTAL_NZ;
+            // Written plain unless a Cube consumer would have to convert it
+            // back (a chip whose MTE2 does not convert on the way).
+            if (!cube.nd2nz_on_load)
+                for (int c : out.consumers) {
+                    const OpType op = g.nodes[static_cast<std::size_t>(c)].op;
+                    if (op == OpType::MatMul || op == OpType::BatchMatMul || op == OpType::Attention)
+                        return Layout::FRACTAL_NZ;
+                }
+            return plain_layout(out.shape);
+        }
         case OpType::Reshape:
         case OpType::Transpose:
         case OpType::Unique:
         case OpType::NonZero:
         case OpType::Gather:
         case OpType::Slice:
-        case OpType::ScatterND:
-        case OpType::Attention: return plain_layout(out.shape);
+        case OpType::ScatterND: return plain_layout(out.shape);
         case OpType::Pad:
         case OpType::Resize: {
             const Tensor& in = g.tensors[static_cast<std::size_t>(n.inputs[0])];

@@ -207,10 +207,10 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Fixed cost of entering a kernel on a cube core.")
                     .field(&ChipParams::cube, &CubeParams::task_start_cycles));
     k.push_back(Key("chip.cores.cube.mte2_nd2nz", ValueType::boolean)
-                    .meaning("MTE2 converts a plain (ND) matrix to FRACTAL_NZ as it loads it into L1, at the load's own rate: the compiler inserts no FormatConvert before a MatMul's activation operand. False: a TransData task on Vector cores converts it first.")
+                    .meaning("MTE2 converts a plain (ND) matrix to FRACTAL_NZ as it loads it into L1, charged only the bytes it moves (no per-row cost is modelled): the compiler inserts no FormatConvert before a MatMul's or fused Attention's plain operand. False: a TransData task on Vector cores converts it first.")
                     .field(&ChipParams::cube, &CubeParams::mte2_nd2nz));
     k.push_back(Key("chip.cores.cube.fixpipe_nz2nd", ValueType::boolean)
-                    .meaning("FixPipe writes a MatMul's result from L0C to GM in plain (ND) layout at its own rate, so no FormatConvert follows for plain consumers. False: results stay FRACTAL_NZ.")
+                    .meaning("FixPipe writes a MatMul's result from L0C to GM in plain (ND) layout, charged only the bytes it moves, so no FormatConvert follows for plain consumers (without mte2_nd2nz, a result another MatMul reads stays FRACTAL_NZ). False: results stay FRACTAL_NZ.")
                     .field(&ChipParams::cube, &CubeParams::fixpipe_nz2nd));
 
     // --- chip.cores.vector ----------------------------------------------
