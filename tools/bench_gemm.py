@@ -32,6 +32,7 @@ def main():
     print(f"{os.path.basename(chip_file)}: {cubes} cube cores at {clock} GHz, fp16 peak {peak:.1f} TFLOPS")
     print(f"{'':>20} {'one task per core':>27}   {'compiled MatMul graph':>27}   {'compiled, TransData on Vector':>29}")
     print(f"{'M':>6} {'N':>6} {'K':>6}" + f" {'cycles':>10} {'TFLOPS':>8} {'% peak':>7}  " * 3)
+    transdata_on_vector = ["--set", "chip.cores.cube.mte2_nd2nz=false", "--set", "chip.cores.cube.fixpipe_nz2nd=false"]
     with tempfile.TemporaryDirectory() as tmp:
         for m, n, k in LADDER:
             stream, graph, stats = (os.path.join(tmp, f) for f in ("g.jsonl", "g.json", "s.json"))
@@ -43,7 +44,6 @@ def main():
                        "nodes": [{"name": "mm", "op": "MatMul", "inputs": ["a", "w"], "outputs": ["y"]}],
                        "outputs": ["y"]}, open(graph, "w"))
             row = f"{m:>6} {n:>6} {k:>6}"
-            transdata_on_vector = ["--set", "chip.cores.cube.mte2_nd2nz=false", "--set", "chip.cores.cube.fixpipe_nz2nd=false"]
             for workload, sets in ((stream, []), (graph, []), (graph, transdata_on_vector)):
                 subprocess.run([npusim, "run", "--chip", chip_file, "--workload", workload, "--stats", stats] + sets,
                                check=True, stdout=subprocess.DEVNULL)

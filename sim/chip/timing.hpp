@@ -227,9 +227,9 @@ inline double transfer_cycles(double bytes, double bytes_per_cycle) { return byt
 // written: the streaming efficiency (refresh, row switches) less two
 // read<->write turnarounds per write batch of the minority direction.
 double hbm_efficiency(const HbmParams& hbm, double write_fraction);
-// Cycles from a transfer's last byte leaving to its data arriving (unloaded).
 // The L2 capacity in bytes (what the estimates ask to fit).
 inline double l2_capacity_bytes(const ChipParams& chip) { return chip.l2.size_mb * 1024.0 * 1024.0; }
+// Cycles from a transfer's last byte leaving to its data arriving (unloaded).
 double hbm_latency_cycles(const ChipParams& chip);
 // The same for a store to GM: the write-back L2 takes it (L2 latency).
 double gm_write_latency_cycles(const ChipParams& chip);

@@ -139,14 +139,14 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
     switch (n.op) {
         case OpType::Conv2D:
             return i == 0 ? std::optional<Layout>(Layout::NC1HWC0) : std::nullopt;
+        case OpType::Attention:
+            // The mask goes only through the Vector core's softmax, which
+            // reads it plain; q, k and v through the Cube's loads, as a
+            // MatMul's operands.
+            if (i >= 3) return is_plain(t.layout) ? std::nullopt : std::optional<Layout>(plain_layout(t.shape));
+            [[fallthrough]];
         case OpType::MatMul:
         case OpType::BatchMatMul:
-            if (cube.nd2nz_on_load && is_plain(t.layout)) return std::nullopt;
-            return Layout::FRACTAL_NZ;
-        case OpType::Attention:
-            // q, k and v go through the Cube's loads; the mask only through
-            // the Vector core's softmax, which reads it plain.
-            if (i >= 3) return is_plain(t.layout) ? std::nullopt : std::optional<Layout>(plain_layout(t.shape));
             if (cube.nd2nz_on_load && is_plain(t.layout)) return std::nullopt;
             return Layout::FRACTAL_NZ;
         case OpType::MaxPool:
