@@ -137,13 +137,17 @@ TEST_CASE("layers: the compiler links no SystemC and the hardware layers know no
         REQUIRE(t.count(plain));
         CHECK_FALSE(links_systemc(t, plain));
     }
-    for (const char* sc : {"engine", "hw", "mesh", "kernel_api"}) {
+    for (const char* sc : {"engine", "hw", "system", "moe"}) {
         INFO(sc);
         REQUIRE(t.count(sc));
         CHECK(links_systemc(t, sc));
         CHECK_FALSE(closure(t, sc).count("compiler"));
         CHECK_FALSE(closure(t, "compiler").count(sc));
     }
+    // The die is one die with a port to the fabric: the supernode (mesh,
+    // global memory, the System of dies) is a layer above it.
+    CHECK_FALSE(closure(t, "hw").count("system"));
+    CHECK(closure(t, "system").count("hw"));
     // The chip layer is the bottom of everything that times work.
     for (const char* user : {"hw", "compiler", "config", "tasks", "host", "moe"}) CHECK(closure(t, user).count("chip"));
     CHECK(closure(t, "chip") == std::set<std::string>{"common"});

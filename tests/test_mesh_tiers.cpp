@@ -18,8 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "chip/chip_params.hpp"
-#include "mesh/global_memory.hpp"
-#include "mesh/mesh.hpp"
+#include "system/global_memory.hpp"
+#include "system/mesh.hpp"
 #include "stats/run_span.hpp"
 #include "stats/stats.hpp"
 #include "support/e2e.hpp"
@@ -203,7 +203,7 @@ TEST_CASE("mesh tiers: plane tracks are per tier in the trace", "[mesh][tiers][t
     TempDir tmp;
     const std::string trace = tmp.path("t.json");
     const Result r = run_npusim(tmp, {"run", "--chip", kChip, "--workload", kModel, "--set", "chip.interconnect.ranks=16",
-                                      "--set", "workload.variant=optimized", "--set", "workload.trace_ranks=2",
+                                      "--set", "workload.variant=optimized", "--trace-ranks", "0-1",
                                       "--trace", trace, "-q"});
     SHOW(r);
     REQUIRE(r.code == 0);

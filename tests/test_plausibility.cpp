@@ -131,7 +131,7 @@ TEST_CASE("plausibility: --fail-on-stale exits 1 on a MoE run with stale reads, 
     CHECK(clean.code == 0);
     const Result die = run_npusim(tmp, {"run", "--chip", kA2, "--workload", kCopy, "--fail-on-stale"});
     CHECK(die.code == 2);
-    CHECK_THAT(die.err, Contains("--fail-on-stale: only a mesh run"));
+    CHECK_THAT(die.err, Contains("--fail-on-stale: only a run on several ranks"));
 }
 
 TEST_CASE("lint: --summary groups near-identical findings with counts", "[lint]") {

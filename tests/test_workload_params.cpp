@@ -77,15 +77,15 @@ TEST_CASE("workload: defaults in the struct are the schema's", "[config]") {
     CHECK(rt.submit_batch == g.submit_batch);
     CHECK(rt.dynamic_shapes == g.dynamic_shapes);
 
-    const RunConfig moe_cfg = RunConfig::load(kA3, kMoe, {});  // the struct lives as long as its RunConfig
-    const MoeWorkload& m = moe_cfg.workload().moe;
-    const MoeWorkload& md = default_workload_params("moe").moe;
-    CHECK(md.hidden == schema_default("workload.hidden", "moe").get<int>());
-    CHECK(md.top_k == schema_default("workload.top_k", "moe").get<int>());
-    CHECK(md.skew == schema_default("workload.skew", "moe").get<double>());
-    CHECK(md.seed == schema_default("workload.seed", "moe").get<std::uint64_t>());
-    CHECK((md.distribution == MoeWorkload::Distribution::uniform) == (schema_default("workload.distribution", "moe") == "uniform"));
-    CHECK(m.trace_ranks == schema_default("workload.trace_ranks", "moe").get<int>());
+    // The communication ops' defaults and the routing (graphs that span ranks).
+    CHECK(d.comm_optimized == (schema_default("workload.variant", "graph") == "optimized"));
+    CHECK(d.flag_in_block == schema_default("workload.flag_in_block", "graph").get<bool>());
+    CHECK(d.routing.zipf == (schema_default("workload.routing.distribution", "graph") == "zipf"));
+    CHECK(d.routing.skew == schema_default("workload.routing.skew", "graph").get<double>());
+    CHECK(d.routing.seed == schema_default("workload.routing.seed", "graph").get<std::uint64_t>());
+    CHECK(d.routing.redundant_experts == schema_default("workload.routing.redundant_experts", "graph").get<int>());
+    CHECK(opt.comm_optimized == d.comm_optimized);
+    CHECK(opt.flag_in_block == d.flag_in_block);
 }
 
 TEST_CASE("workload: a graph file's own options and --set reach the struct", "[config]") {
@@ -109,12 +109,14 @@ TEST_CASE("workload: a graph file's own options and --set reach the struct", "[c
     CHECK(g.cpu_ops == std::vector<std::string>{"mm3"});
     CHECK(g.submit_batch == 0);
 
-    const RunConfig moe_cfg = RunConfig::load(kA3, kMoe, {"workload.variant=baseline", "workload.distribution=skewed",
-                                                        "workload.seed=9", "workload.flag_in_block=false"});
-    const MoeWorkload& m = moe_cfg.workload().moe;
-    CHECK(m.variant == MoeWorkload::Variant::baseline);
-    CHECK(m.distribution == MoeWorkload::Distribution::skewed);
-    CHECK(m.seed == 9);
+    const RunConfig moe_cfg = RunConfig::load(kA3, kMoe, {"workload.variant=baseline", "workload.routing.distribution=zipf",
+                                                        "workload.routing.seed=9", "workload.flag_in_block=false",
+                                                        "workload.routing.redundant_experts=32"});
+    const GraphWorkload& m = moe_cfg.workload().graph;
+    CHECK_FALSE(m.comm_optimized);
+    CHECK(m.routing.zipf);
+    CHECK(m.routing.seed == 9);
+    CHECK(m.routing.redundant_experts == 32);
     CHECK_FALSE(m.flag_in_block);
 }
 
@@ -134,8 +136,9 @@ TEST_CASE("workload: bad values exit 2 with the key path", "[config]") {
         {kA2, kConv, R"(workload.tiling={"conv1": 3})", "workload.tiling.conv1: expected an object"},
         {kA2, kConv, "workload.batch=0", "workload.batch: expected an integer >= 1"},
         {kA2, kConv, "workload.host_mode=fast", "workload.host_mode: expected one of"},
-        {kA3, kMoe, "workload.hidden=48", "workload.hidden: expected a multiple of 32", false},  // checked with the chip
+        {kA3, kMoe, "workload.routing.redundant_experts=5", "do not divide across the 288 ranks", false},  // checked with the chip
         {kA3, kMoe, "workload.variant=fancy", "workload.variant: expected one of 'baseline', 'optimized'"},
+        {kA3, kMoe, "workload.routing.distribution=zipff", "workload.routing.distribution: expected one of 'uniform', 'zipf'"},
     };
     for (const Case& c : cases) {
         const Result r = run(c.chip, c.workload, c.set);

@@ -113,7 +113,7 @@ struct InterconnectParams {
     }
 };
 
-// Costs of the kernel API (sim/kernel_api) that are not bandwidth or memory
+// Costs of the kernel API (hw/aiv_core) that are not bandwidth or memory
 // latency: fixed instruction overheads, polling, barriers. A DataCopy's
 // fixed cost is split into what happens physically (docs/supernode.md "What a
 // DataCopy costs"); its bytes and latency come from the die's memory system.

@@ -15,6 +15,7 @@
 #include "common/output_file.hpp"
 #include "common/phase.hpp"
 #include "compiler/compiler.hpp"
+#include "compiler/spmd.hpp"
 #include "config/run_config.hpp"
 #include "tasks/stream_checks.hpp"
 #include "tasks/stream_reader.hpp"
@@ -44,6 +45,22 @@ int compile_command(const Args& args) {
         throw InputError(fmt::format("{}: compile takes a model graph (kind \"graph\"), this workload is kind \"{}\"",
                                      workload_file, cfg.workload_kind()));
     std::optional<Phase> phase(std::in_place, "compiling " + workload_file);
+    if (compiler::runs_on_ranks(cfg.chip())) {
+        // Every rank's tasks, as one cross-rank stream (`run` replays it).
+        const compiler::SpmdCompile spmd = compiler::compile_spmd_workload(cfg.workload(), cfg.chip());
+        phase.emplace("writing " + out_file);
+        const TaskStream merged = spmd.merged();
+        check_stream_fits_chip(merged, cfg.chip());
+        if (!estimates_file.empty()) throw InputError("--estimates: not available for a graph on several ranks");
+        OutputFile out(out_file);
+        write_task_stream(merged, out.stream());
+        out.commit();
+        if (!quiet)
+            std::cout << spmd.plans.front().summary()
+                      << fmt::format("  ranks: {} ({} distinct rank programs; above: rank 0's)\n  stream -> {} ({} tasks)\n",
+                                     cfg.chip().interconnect.ranks, spmd.plans.size(), out_file, merged.tasks.size());
+        return 0;
+    }
     const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());
     phase.emplace("writing " + out_file);
     check_stream_fits_chip(r.stream, cfg.chip());

@@ -15,6 +15,7 @@
 #include "common/errors.hpp"
 #include "common/phase.hpp"
 #include "common/version.hpp"
+#include "moe/moe_programs.hpp"
 
 namespace {
 
@@ -37,6 +38,7 @@ Run `npusim <command> --help` for a command's options; `npusim --version` prints
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
+    npusim::register_moe_programs();  // the kernel programs streams may launch
     using namespace npusim;
     npusim::cli::Args args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {

@@ -25,10 +25,10 @@
 #include "common/phase.hpp"
 #include "common/version.hpp"
 #include "compiler/compiler.hpp"
+#include "compiler/spmd.hpp"
 #include "config/run_config.hpp"
 #include "host/host_model.hpp"
 #include "hw/die.hpp"
-#include "moe/moe_run.hpp"
 #include "report/html_report.hpp"
 #include "stats/stats.hpp"
 #include "tasks/stream_checks.hpp"
@@ -54,50 +54,22 @@ int run_command(const Args& args) {
         ("set", po::value(&sets), "override PATH=VALUE in the run document (repeatable)")
         ("stats", po::value(&stats_file), "write statistics JSON here")
         ("trace", po::value(&trace_file), "write a Perfetto-loadable trace here")
-        ("profile", po::value(&profile_file), "kind moe: per-core phase timestamps (CSV, one row per rank/core)")
+        ("profile", po::value(&profile_file), "kernel programs (Dispatch, Combine): per-core phase timestamps (CSV, one row per rank/core)")
         ("trace-tasks-only", po::bool_switch(&trace_tasks_only), "trace tasks but not per-tile pipe activity")
         ("trace-ranks", po::value(&trace_ranks),
-         "runs on several ranks: the ranks whose dies go into the trace, e.g. 0,3,8-15 (default: the first 8; "
-         "a MoE run traces the first N, 0-(N-1), default workload.trace_ranks)")
+         "runs on several ranks: the ranks whose dies go into the trace, e.g. 0,3,8-15 (default: the first 8)")
         ("report", po::value(&report_file), "write a self-contained HTML report here (summary, utilisation, timeline)")
         ("quiet,q", po::bool_switch(&quiet), "no summary on stdout")
         ("fail-on-stale", po::bool_switch(&fail_on_stale),
-         "kind moe: exit 1 when any read on the mesh saw stale data (memory_model.stale_reads > 0)");
+         "runs on several ranks: exit 1 when any read on the mesh saw stale data (memory_model.stale_reads > 0)");
     if (!parse_options(args, opts)) return 0;
 
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
     for (const auto& w : cfg.warnings()) std::cerr << "npusim: warning: " << w << "\n";
-    if (fail_on_stale && cfg.kind() != WorkloadKind::moe && cfg.kind() != WorkloadKind::tasks &&
-        cfg.kind() != WorkloadKind::collective)
-        throw InputError("--fail-on-stale: only a mesh run (workload kind 'moe') checks its reads for stale data; " +
-                         workload_file + " is of kind '" + cfg.workload_kind() + "'");
-    // The MoE Dispatch on the supernode has its own runner (sim/moe).
     if (!profile_file.empty()) {
         std::error_code ec;
         const auto dir = std::filesystem::path(profile_file).parent_path();
         if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-        if (cfg.kind() != WorkloadKind::moe) throw InputError("--profile: only workloads of kind 'moe' stamp per-core phases");
-    }
-    if (cfg.kind() == WorkloadKind::moe) {
-        if (!report_file.empty()) throw InputError("--report: not available yet for workloads of kind 'moe'");
-        for (const std::string& f : {stats_file, trace_file}) {
-            const auto dir = std::filesystem::path(f).parent_path();
-            std::error_code ec;
-            if (!f.empty() && !dir.empty()) std::filesystem::create_directories(dir, ec);
-        }
-        const MoeRunOptions opt{workload_file, stats_file, trace_file, profile_file, quiet, fail_on_stale};
-        if (trace_ranks.empty()) return run_moe(cfg, opt);
-        // The kernel runtime traces the first N ranks: a list must be 0..N-1.
-        std::vector<int> ranks = parse_trace_ranks(trace_ranks, cfg.chip().interconnect.ranks);
-        std::sort(ranks.begin(), ranks.end());
-        ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-        for (std::size_t i = 0; i < ranks.size(); ++i)
-            if (ranks[i] != static_cast<int>(i))
-                throw InputError(fmt::format("--trace-ranks: a MoE run traces the first N ranks; '{}' leaves out rank {} "
-                                             "(use --trace-ranks 0-{})",
-                                             trace_ranks, i, ranks.back()));
-        sets.push_back(fmt::format("workload.trace_ranks={}", ranks.size()));
-        return run_moe(RunConfig::load(chip_file, workload_file, sets), opt);
     }
     // Output folders are created on demand (`--stats out/run1/stats.json`).
     for (const std::string& f : {stats_file, trace_file, report_file}) {
@@ -112,6 +84,25 @@ int run_command(const Args& args) {
     std::optional<Phase> phase(std::in_place, "reading " + workload_file);
     std::optional<compiler::CompileResult> compiled;
     if (cfg.kind() == WorkloadKind::graph) phase.emplace("compiling " + workload_file);
+    // On a supernode every rank runs the graph (SPMD): one plan per distinct rank program.
+    if (cfg.kind() == WorkloadKind::graph && compiler::runs_on_ranks(chip)) {
+        if (workload.graph.host_mode != HostMode::off)
+            throw InputError("workload.host_mode: the host runtime drives one die; on a chip with ranks "
+                             "(chip.interconnect.ranks = " + std::to_string(chip.interconnect.ranks) + ") use host_mode off");
+        if (!report_file.empty()) throw InputError("--report: not available yet for runs on several ranks");
+        const compiler::SpmdCompile spmd = compiler::compile_spmd_workload(workload, chip);
+        for (const auto& ts : spmd.streams) check_stream_fits_chip(*ts, chip);
+        phase.emplace("simulating " + workload_file);
+        SystemRunOptions opt{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only, fail_on_stale, {}};
+        opt.workload_stats = [&](Stats& s) {
+            spmd.plans.front().report(s);
+            s.set("compile.rank_programs", static_cast<std::uint64_t>(spmd.plans.size()));
+            return fmt::format("compiled {}: {} distinct rank program(s) over {} ranks; rank 0: {} kernels -> {} tasks\n",
+                               workload_file, spmd.plans.size(), chip.interconnect.ranks, spmd.plans.front().kernels,
+                               spmd.plans.front().tasks);
+        };
+        return run_system(cfg, spmd.streams, opt);
+    }
     if (cfg.kind() == WorkloadKind::graph) compiled = compiler::compile_workload(workload, chip);
     // Host runtime (docs/design.md §1.2): with workload.host_mode, kernels wait for the modelled host to launch them.
     std::unique_ptr<host::HostModel> host = compiled ? host::HostModel::create(workload.graph, chip, *compiled) : nullptr;
@@ -127,11 +118,12 @@ int run_command(const Args& args) {
                               : plan     ? collective::collective_stream(*plan, workload_file)
                                          : read_task_stream(workload.file);
     check_stream_fits_chip(stream, chip);
-    // Tasks on several ranks: a System of whole dies joined by the mesh.
-    if (stream.cross_rank) {
+    // Tasks on several ranks, or kernel programs: a System of whole dies
+    // joined by the mesh.
+    if (stream.cross_rank || !stream.programs.empty()) {
         if (!report_file.empty()) throw InputError("--report: not available yet for cross-rank streams");
         phase.emplace("simulating " + workload_file);
-        SystemRunOptions opt{workload_file, stats_file, trace_file, trace_ranks, quiet, trace_tasks_only, fail_on_stale, {}};
+        SystemRunOptions opt{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only, fail_on_stale, {}};
         if (plan)
             opt.workload_stats = [&](Stats& s) {
                 collective::report_collective(*plan, chip, s.number("total_ns"), s);
@@ -140,7 +132,8 @@ int run_command(const Args& args) {
         return run_system(cfg, stream, opt);
     }
     if (!trace_ranks.empty()) throw InputError("--trace-ranks: only a cross-rank stream (tasks with a rank) runs on several ranks");
-    if (fail_on_stale) throw InputError("--fail-on-stale: only a mesh run (kind 'moe' or a cross-rank stream) checks its reads");
+    if (fail_on_stale) throw InputError("--fail-on-stale: only a run on several ranks checks its reads on the mesh");
+    if (!profile_file.empty()) throw InputError("--profile: only kernel programs (Dispatch, Combine) stamp per-core phases");
     check_memory_budget(fmt::format("{}: simulating {} tasks", workload_file, stream.tasks.size()),
                         static_cast<std::uint64_t>(stream.tasks.size()) * kStreamBytesPerTask,
                         "use a smaller workload (a lower --set workload.batch=N for a graph)");

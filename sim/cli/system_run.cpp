@@ -1,5 +1,6 @@
 #include "cli/system_run.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -10,7 +11,7 @@
 #include "common/output_file.hpp"
 #include "common/split.hpp"
 #include "common/version.hpp"
-#include "hw/system.hpp"
+#include "system/system.hpp"
 #include "stats/stats.hpp"
 #include "tasks/rank_split.hpp"
 #include "trace/trace_writer.hpp"
@@ -36,6 +37,30 @@ int rank_number(const std::string& item, const std::string& text, int ranks) {
     return v;
 }
 
+// Kernel programs' phases (phases.<name>.order in the stats), in order: the
+// mean and longest time per core, and when the phase ended.
+std::string phase_summary(const Stats& s) {
+    std::vector<std::pair<double, std::string>> order;
+    for (const auto& [key, v] : s.values()) {
+        (void)v;
+        const std::string suffix = ".order";
+        if (key.rfind("phases.", 0) != 0 || key.size() <= 7 + suffix.size() ||
+            key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0)
+            continue;
+        order.emplace_back(s.number(key), key.substr(7, key.size() - 7 - suffix.size()));
+    }
+    if (order.empty()) return {};
+    std::sort(order.begin(), order.end());
+    std::string out = "  program phase      mean us   max us   (per AIV core; end of phase: mean / max us)\n";
+    for (const auto& [o, name] : order) {
+        const std::string k = "phases." + name;
+        out += fmt::format("  {:<18} {:7.2f}  {:7.2f}   ({:.2f} / {:.2f})\n", name, s.number(k + ".mean_ns") / 1000.0,
+                           s.number(k + ".max_ns") / 1000.0, s.number(k + ".end_mean_ns") / 1000.0,
+                           s.number(k + ".end_max_ns") / 1000.0);
+    }
+    return out;
+}
+
 }  // namespace
 
 std::vector<int> parse_trace_ranks(const std::string& list, int ranks) {
@@ -58,12 +83,18 @@ std::vector<int> parse_trace_ranks(const std::string& list, int ranks) {
 }
 
 int run_system(const RunConfig& cfg, const TaskStream& stream, const SystemRunOptions& opt) {
+    std::vector<std::shared_ptr<const TaskStream>> per_rank;
+    for (TaskStream& ts : split_by_rank(stream, cfg.chip().interconnect.ranks))
+        per_rank.push_back(std::make_shared<const TaskStream>(std::move(ts)));
+    return run_system(cfg, std::move(per_rank), opt);
+}
+
+int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStream>> per_rank, const SystemRunOptions& opt) {
     const ChipParams& chip = cfg.chip();
     const std::vector<int> traced = parse_trace_ranks(opt.trace_ranks, chip.interconnect.ranks);
     std::unique_ptr<TraceWriter> trace =
         opt.trace_file.empty() ? std::make_unique<TraceWriter>() : std::make_unique<TraceWriter>(opt.trace_file);
-    System system("system", chip, split_by_rank(stream, chip.interconnect.ranks), trace.get(), traced,
-                  !opt.trace_tasks_only);
+    System system("system", chip, std::move(per_rank), trace.get(), traced, !opt.trace_tasks_only);
     system.run();
 
     Stats stats;
@@ -73,10 +104,13 @@ int run_system(const RunConfig& cfg, const TaskStream& stream, const SystemRunOp
     const std::string workload_summary = opt.workload_stats ? opt.workload_stats(stats) : "";
     system.trace_critical_path();
     if (!opt.stats_file.empty()) write_output_file(opt.stats_file, stats.to_json());
+    if (!opt.profile_file.empty()) write_output_file(opt.profile_file, system.phase_csv());
     trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{},"version":"{}"}})", json_escape(chip.name),
                              json_escape(opt.workload_file), stats.number("total_ns"), json_escape(version())));
     if (!opt.quiet) {
-        std::cout << run_summary(stats, chip, opt.stats_file, opt.trace_file) << workload_summary;
+        std::cout << run_summary(stats, chip, opt.stats_file, opt.trace_file) << phase_summary(stats) << workload_summary;
+        if (!opt.profile_file.empty())
+            std::cout << "  profile -> " << opt.profile_file << "  (tools/plot_phases.py draws it)\n";
         int busy = 0;
         for (int r = 0; r < system.ranks(); ++r) busy += system.die(r).context().stream.tasks.empty() ? 0 : 1;
         std::cout << fmt::format(

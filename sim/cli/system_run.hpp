@@ -2,6 +2,7 @@
 // by the mesh (hw/system).
 #pragma once
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@ namespace npusim::cli {
 
 struct SystemRunOptions {
     std::string workload_file, stats_file, trace_file;
+    std::string profile_file;  // kernel programs' per-core phase stamps (CSV)
     std::string trace_ranks;  // --trace-ranks LIST ("" = the default)
     bool quiet = false, trace_tasks_only = false, fail_on_stale = false;
     // A generated workload's own figures (kind collective: collective.*),
@@ -24,6 +26,8 @@ struct SystemRunOptions {
 };
 
 int run_system(const RunConfig& cfg, const TaskStream& stream, const SystemRunOptions& opt);
+// The same for streams already per rank (ranks may share one).
+int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStream>> per_rank, const SystemRunOptions& opt);
 
 // "0,3,8-15" -> the ranks, each < ranks; "" -> ranks 0 .. min(ranks, 8) - 1.
 // Throws InputError naming the option and the bad item.

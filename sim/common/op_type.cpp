@@ -56,6 +56,13 @@ const char* to_string(OpType op) {
         case OpType::ArgMax: return "ArgMax";
         case OpType::GroupNorm: return "GroupNorm";
         case OpType::ScatterND: return "ScatterND";
+        case OpType::AllReduce: return "AllReduce";
+        case OpType::AllGather: return "AllGather";
+        case OpType::ReduceScatter: return "ReduceScatter";
+        case OpType::AllToAll: return "AllToAll";
+        case OpType::Dispatch: return "Dispatch";
+        case OpType::Combine: return "Combine";
+        case OpType::GroupedMatMul: return "GroupedMatMul";
         case OpType::FormatConvert: return "FormatConvert";
     }
     return "?";

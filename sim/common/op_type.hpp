@@ -22,6 +22,9 @@ enum class OpType : std::uint8_t {
     Attention, Pad, Resize, TopK, ArgMax, GroupNorm,
     // Indexed writes into a copy of the data (KV-cache updates as exporters write them).
     ScatterND,
+    // Communication across the ranks of a supernode (docs/graph-format.md,
+    // "Graphs that span ranks"), and the expert MatMul after a Dispatch.
+    AllReduce, AllGather, ReduceScatter, AllToAll, Dispatch, Combine, GroupedMatMul,
     // Compiler-inserted.
     FormatConvert,
 };

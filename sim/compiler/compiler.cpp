@@ -63,6 +63,26 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         event_index[id] = static_cast<EventIndex>(ts.events.size());
         ts.events.push_back(EventDecl{id, count, 0});
     }
+    // Communication steps' own events (a collective's, between its steps).
+    for (const TileTask& tt : tasks)
+        for (const auto* own : {&tt.own_wait, &tt.own_signal})
+            for (const std::string& e : *own) {
+                const std::string id = plan.kernels[static_cast<std::size_t>(tt.kernel)].name + ":" + e;
+                if (event_index.emplace(id, static_cast<EventIndex>(ts.events.size())).second)
+                    ts.events.push_back(EventDecl{id, 1, 0});
+            }
+    // Kernel programs: one declaration per kernel that runs one.
+    std::map<int, std::uint32_t> program_of;
+    for (const TileTask& tt : tasks) {
+        if (tt.type != npusim::Kernel::program || program_of.count(tt.kernel)) continue;
+        program_of[tt.kernel] = static_cast<std::uint32_t>(ts.programs.size());
+        ProgramDecl d;
+        d.id = plan.kernels[static_cast<std::size_t>(tt.kernel)].name;
+        d.name = tt.program_name;
+        d.args = tt.program_args;
+        d.blocks = tt.program_blocks;
+        ts.programs.push_back(std::move(d));
+    }
     std::vector<int> tile_no(plan.kernels.size(), 0);
     ts.tasks.reserve(tasks.size());
     r.est_cycles.reserve(tasks.size());
@@ -83,7 +103,13 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         t.tile = ts.intern(tt.label);
         for (const auto& e : sync.wait[i]) t.wait.push_back(event_index.at(e));
         for (const auto& e : sync.signal[i]) t.signal.push_back(event_index.at(e));
+        for (const auto& e : tt.own_wait) t.wait.push_back(event_index.at(k.name + ":" + e));
+        for (const auto& e : tt.own_signal) t.signal.push_back(event_index.at(k.name + ":" + e));
         t.params = tt.params;
+        if (tt.type == npusim::Kernel::program) t.params.program = program_of.at(tt.kernel);
+        t.wait_memory = tt.wait_memory;
+        t.remote = tt.remote;
+        if (!t.wait_memory.empty() || t.remote.dst_rank >= 0) ts.cross_rank = true;
         t.reads = tt.reads;
         t.writes = tt.writes;
         for (const auto& rg : t.reads) r.gm_bytes += rg.bytes;

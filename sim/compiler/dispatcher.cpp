@@ -101,6 +101,10 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
                 break;
             }
         }
+        if (tasks[t].pinned >= 0 && tasks[t].pinned < static_cast<int>(free.size())) {
+            best = tasks[t].pinned;  // a program's block, a collective's step: its own core
+            best_start = std::max(ready, free[static_cast<std::size_t>(best)]);
+        }
         out[t].core = best;
         out[t].est_start = best_start;
         out[t].est_end = best_start + tasks[t].est_cycles;

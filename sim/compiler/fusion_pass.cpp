@@ -12,7 +12,14 @@ KernelKind kind_of(OpType op) {
     switch (op) {
         case OpType::Conv2D: return KernelKind::conv;
         case OpType::MatMul:
-        case OpType::BatchMatMul: return KernelKind::matmul;
+        case OpType::BatchMatMul:
+        case OpType::GroupedMatMul: return KernelKind::matmul;
+        case OpType::Dispatch:
+        case OpType::Combine: return KernelKind::program;
+        case OpType::AllReduce:
+        case OpType::AllGather:
+        case OpType::ReduceScatter:
+        case OpType::AllToAll: return KernelKind::collective;
         case OpType::MaxPool:
         case OpType::AvgPool: return KernelKind::pool;
         case OpType::GlobalAvgPool:

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collective/routing.hpp"
 #include "common/op_type.hpp"
 #include "tasks/task.hpp"
 
@@ -36,6 +37,9 @@ struct Tensor {
     bool is_output = false;
     int producer = -1;             // node index, -1 for inputs/consts
     std::vector<int> consumers;    // node indices, in node order
+    // Rows in groups (a Dispatch's output: the tokens of each local expert
+    // in turn, and what follows it row by row): rows per group; empty: none.
+    std::vector<std::int64_t> row_groups;
 
     std::uint64_t bytes() const { return static_cast<std::uint64_t>(elements(shape)) * dtype_bytes(dtype); }
 };
@@ -61,12 +65,22 @@ struct Node {
     std::vector<std::int64_t> attr_ints(const std::string& key, std::vector<std::int64_t> fallback) const;
 };
 
+// Which rank of a supernode the graph is read for (docs/graph-format.md,
+// "Graphs that span ranks"): every rank runs the graph (SPMD); shapes after
+// a Dispatch depend on the tokens the routing sends this rank.
+struct SpmdView {
+    int rank = 0;
+    int ranks = 1;  // the chip's ranks (1: a single die)
+    RoutingSpec routing;
+};
+
 struct Graph {
     std::string name;
     std::string file;
     std::vector<Tensor> tensors;
     std::vector<Node> nodes;  // topologically ordered after reading
     std::vector<int> inputs, outputs;
+    SpmdView spmd;
 
     int tensor_index(const std::string& name) const;  // -1 if absent
 };

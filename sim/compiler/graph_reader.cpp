@@ -13,6 +13,7 @@
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
+#include "compiler/comm_ops.hpp"
 #include "compiler/shape_inference.hpp"
 
 namespace npusim::compiler {
@@ -28,7 +29,7 @@ const std::vector<std::string> kDTypes = {"fp16", "bf16", "int8", "fp32"};
 const std::vector<std::string> kLayouts = {"ND", "NCHW", "NC1HWC0", "FRACTAL_NZ"};
 
 // What an attribute value may be.
-enum class AttrType { Int, IntOrList, List, Number, String };
+enum class AttrType { Int, IntOrList, List, Number, String, StringOrList };
 
 const char* describe(AttrType t) {
     switch (t) {
@@ -37,6 +38,7 @@ const char* describe(AttrType t) {
         case AttrType::List: return "a list of integers";
         case AttrType::Number: return "a number";
         case AttrType::String: return "a string";
+        case AttrType::StringOrList: return "a string or a list of integers";
     }
     return "?";
 }
@@ -72,7 +74,19 @@ const AttrSpec& attr_spec(OpType op) {
     static const AttrSpec topk = {{"k", AttrType::Int}, {"axis", AttrType::Int}};
     static const AttrSpec argmax = {{"axis", AttrType::Int}, {"keepdims", AttrType::Int}};
     static const AttrSpec group_norm = {{"groups", AttrType::Int}, {"epsilon", AttrType::Number}};
+    static const AttrSpec collective = {{"algorithm", AttrType::String}, {"group", AttrType::StringOrList}};
+    static const AttrSpec dispatch = {{"experts", AttrType::Int}, {"variant", AttrType::String},
+                                      {"quantize", AttrType::String}, {"group", AttrType::StringOrList}};
+    static const AttrSpec combine = {{"variant", AttrType::String}, {"group", AttrType::StringOrList}};
+    static const AttrSpec grouped = {{"transpose_b", AttrType::Int}};
     switch (op) {
+        case OpType::AllReduce:
+        case OpType::AllGather:
+        case OpType::ReduceScatter:
+        case OpType::AllToAll: return collective;
+        case OpType::Dispatch: return dispatch;
+        case OpType::Combine: return combine;
+        case OpType::GroupedMatMul: return grouped;
         case OpType::Attention: return attention;
         case OpType::Pad: return pad;
         case OpType::Resize: return resize;
@@ -144,7 +158,10 @@ struct DeclaredTensor {
 
 class Reader {
 public:
-    Reader(std::string file, const std::map<std::string, std::int64_t>& dims) : file_(std::move(file)), given_(dims) {}
+    Reader(std::string file, const std::map<std::string, std::int64_t>& dims, const SpmdView& spmd)
+        : file_(std::move(file)), given_(dims) {
+        g_.spmd = spmd;
+    }
 
     Graph read(const ojson& doc) {
         // An object: read_json_file checked the top level.
@@ -234,6 +251,8 @@ private:
     }
 
     void read_dims(const ojson& doc) {
+        // Built in: the ranks every rank of a supernode runs the graph on.
+        dims_["ranks"] = std::max(1, g_.spmd.ranks);
         if (doc.contains("dims")) {
             const ojson& d = doc["dims"];
             if (!d.is_object()) fail("dims", "expected an object {name: default value}, got " + kind_name(d));
@@ -393,6 +412,13 @@ private:
             fail(where, "FRACTAL_NZ needs at least a 2-D shape, got " + to_string(t.shape));
     }
 
+    static Attr int_attr(std::int64_t v) {
+        Attr a;
+        a.kind = Attr::Kind::integer;
+        a.i = v;
+        return a;
+    }
+
     Attr attr_at(const ojson& j, const std::string& where) const {
         Attr a;
         if (j.is_boolean()) {
@@ -430,7 +456,8 @@ private:
                 fail(where, "unknown attribute '" + k + "' for " + to_string(n.op) + did_you_mean(k, names) +
                                 (names.empty() ? "; " + std::string(to_string(n.op)) + " takes no attributes"
                                                : "; expected one of: " + join(names)));
-            Attr a = attr_at(v, at);
+            // An integer attribute may be a dimension expression ("ranks*2").
+            Attr a = it->second == AttrType::Int && v.is_string() ? int_attr(dim_expr(v, at, true)) : attr_at(v, at);
             bool ok = false;
             switch (it->second) {
                 case AttrType::Int: ok = a.kind == Attr::Kind::integer; break;
@@ -446,6 +473,7 @@ private:
                     ok = a.kind == Attr::Kind::number;
                     break;
                 case AttrType::String: ok = a.kind == Attr::Kind::string; break;
+                case AttrType::StringOrList: ok = a.kind == Attr::Kind::string || a.kind == Attr::Kind::ints; break;
             }
             if (!ok) fail(at, std::string("expected ") + describe(it->second) + ", got " + kind_name(v));
             n.attrs[k] = std::move(a);
@@ -645,6 +673,11 @@ private:
                                 " (tensors." + t.name + ".dtype) but " + to_string(n.op) + " produces " + to_string(dt));
             t.shape = s;
             t.dtype = dt;
+            try {
+                t.row_groups = row_groups(g_, n);
+            } catch (const CommError& e) {
+                fail(where, e.what());
+            }
             if (d.has_layout) check_layout(t, "tensors." + t.name + ".layout");
             else t.layout = s.size() == 4 ? Layout::NCHW : Layout::ND;
         }
@@ -682,12 +715,25 @@ JsonFileSpec graph_file_spec() {
 
 }  // namespace
 
-Graph read_graph_text(const std::string& text, const std::string& file, const std::map<std::string, std::int64_t>& dims) {
-    return Reader(file, dims).read(parse_json_text<ojson>(text, file, graph_file_spec()));
+Graph read_graph_text(const std::string& text, const std::string& file, const std::map<std::string, std::int64_t>& dims,
+                      const SpmdView& spmd) {
+    return Reader(file, dims, spmd).read(parse_json_text<ojson>(text, file, graph_file_spec()));
 }
 
-Graph read_graph(const std::string& file, const std::map<std::string, std::int64_t>& dims) {
-    return Reader(file, dims).read(read_json_file<ojson>(file, graph_file_spec()));
+Graph read_graph(const std::string& file, const std::map<std::string, std::int64_t>& dims, const SpmdView& spmd) {
+    return Reader(file, dims, spmd).read(read_json_file<ojson>(file, graph_file_spec()));
+}
+
+void reinfer_for_rank(Graph& g, int rank) {
+    g.spmd.rank = rank;
+    for (Node& n : g.nodes) {
+        std::string err;
+        const Shape s = infer_shape(g, n, err);
+        if (!err.empty()) throw InputError(g.file + ": " + n.name + ": rank " + std::to_string(rank) + ": " + err);
+        Tensor& t = g.tensors[static_cast<std::size_t>(n.outputs.front())];
+        t.shape = s;
+        t.row_groups = row_groups(g, n);
+    }
 }
 
 }  // namespace npusim::compiler

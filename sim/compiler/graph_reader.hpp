@@ -16,11 +16,18 @@ namespace npusim::compiler {
 // that has no batch dimension (ignored). Every problem is an InputError
 // "FILE: <place>: <what>" (place = "nodes[3] (conv1)", "tensors.x.shape", ...);
 // malformed JSON is "FILE:LINE:COL: invalid JSON: ...".
-Graph read_graph(const std::string& file, const std::map<std::string, std::int64_t>& dims = {});
+// On a supernode every rank runs the graph: `spmd` says which rank it is read
+// for (shapes after a Dispatch depend on it).
+Graph read_graph(const std::string& file, const std::map<std::string, std::int64_t>& dims = {},
+                 const SpmdView& spmd = {});
 
 // The same from text already in memory; `file` is only used in messages.
 Graph read_graph_text(const std::string& text, const std::string& file,
-                      const std::map<std::string, std::int64_t>& dims = {});
+                      const std::map<std::string, std::int64_t>& dims = {}, const SpmdView& spmd = {});
+
+// The shapes of a graph read for one rank, inferred again for `rank` (the
+// file's checks were made when it was read).
+void reinfer_for_rank(Graph& g, int rank);
 
 // Limits checked before anything is allocated from them.
 constexpr std::int64_t kMaxTensorElements = std::int64_t(1) << 40;

@@ -21,6 +21,8 @@ enum class KernelKind : std::uint8_t {
     transpose,    // Transpose: a full permuting copy
     alias,        // Reshape on a plain layout: no work, output aliases input
     attention,    // fused attention: per query block q·kᵀ on Cube, softmax on Vector, p·v on Cube
+    program,      // Dispatch / Combine: a kernel program on every vector core (comm_lowering)
+    collective,   // AllReduce / AllGather / ReduceScatter / AllToAll: copies across ranks and reductions
 };
 const char* to_string(KernelKind k);
 

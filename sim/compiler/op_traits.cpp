@@ -5,7 +5,9 @@
 
 namespace npusim::compiler {
 
-bool is_cube_op(OpType op) { return op == OpType::Conv2D || op == OpType::MatMul || op == OpType::BatchMatMul; }
+bool is_cube_op(OpType op) {
+    return op == OpType::Conv2D || op == OpType::MatMul || op == OpType::BatchMatMul || op == OpType::GroupedMatMul;
+}
 
 bool is_elementwise(OpType op) {
     switch (op) {
@@ -147,6 +149,7 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
             [[fallthrough]];
         case OpType::MatMul:
         case OpType::BatchMatMul:
+        case OpType::GroupedMatMul:
             if (cube.nd2nz_on_load && is_plain(t.layout)) return std::nullopt;
             return Layout::FRACTAL_NZ;
         case OpType::MaxPool:
@@ -169,6 +172,13 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
         case OpType::Gather:
         case OpType::Slice:
         case OpType::ScatterND:
+        // Communication moves rows of plain data between ranks.
+        case OpType::AllReduce:
+        case OpType::AllGather:
+        case OpType::ReduceScatter:
+        case OpType::AllToAll:
+        case OpType::Dispatch:
+        case OpType::Combine:
             if (!is_plain(t.layout)) return plain_layout(t.shape);
             return std::nullopt;
         case OpType::TopK:
@@ -214,6 +224,7 @@ Layout output_layout(const Graph& g, const Node& n, CubeConversions cube) {
         case OpType::GlobalAvgPool: return Layout::NC1HWC0;
         case OpType::MatMul:
         case OpType::BatchMatMul:
+        case OpType::GroupedMatMul:
         case OpType::Attention: {
             if (!cube.nz2nd_on_store) return Layout::FRACTAL_NZ;
             // Written plain unless a Cube consumer would have to convert it
@@ -221,7 +232,8 @@ Layout output_layout(const Graph& g, const Node& n, CubeConversions cube) {
             if (!cube.nd2nz_on_load)
                 for (int c : out.consumers) {
                     const OpType op = g.nodes[static_cast<std::size_t>(c)].op;
-                    if (op == OpType::MatMul || op == OpType::BatchMatMul || op == OpType::Attention)
+                    if (op == OpType::MatMul || op == OpType::BatchMatMul || op == OpType::GroupedMatMul ||
+                        op == OpType::Attention)
                         return Layout::FRACTAL_NZ;
                 }
             return plain_layout(out.shape);
@@ -232,7 +244,13 @@ Layout output_layout(const Graph& g, const Node& n, CubeConversions cube) {
         case OpType::NonZero:
         case OpType::Gather:
         case OpType::Slice:
-        case OpType::ScatterND: return plain_layout(out.shape);
+        case OpType::ScatterND:
+        case OpType::AllReduce:
+        case OpType::AllGather:
+        case OpType::ReduceScatter:
+        case OpType::AllToAll:
+        case OpType::Dispatch:
+        case OpType::Combine: return plain_layout(out.shape);
         case OpType::Pad:
         case OpType::Resize: {
             const Tensor& in = g.tensors[static_cast<std::size_t>(n.inputs[0])];

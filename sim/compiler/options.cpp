@@ -14,6 +14,17 @@ CompileOptions::CompileOptions(const GraphWorkload& w)
       explore_cube_cores(w.passes.explore_cube_cores),
       search_cube_plans(w.passes.search_cube_plans),
       boundary(w.fusion_boundary),
-      tiling(w.tiling) {}
+      tiling(w.tiling),
+      comm_optimized(w.comm_optimized),
+      flag_in_block(w.flag_in_block) {}
+
+RoutingSpec routing_spec(const GraphWorkload& w) {
+    RoutingSpec r;
+    r.distribution = w.routing.zipf ? RoutingSpec::Distribution::zipf : RoutingSpec::Distribution::uniform;
+    r.skew = w.routing.skew;
+    r.seed = w.routing.seed;
+    r.redundant_experts = w.routing.redundant_experts;
+    return r;
+}
 
 }  // namespace npusim::compiler

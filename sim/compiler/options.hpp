@@ -29,6 +29,13 @@ struct CompileOptions {
     bool search_cube_plans;
     FusionBoundary boundary;
     std::map<std::string, ForcedTiling> tiling;  // by graph node name
+    // Dispatch / Combine nodes without attrs.variant (workload.variant), and
+    // the optimized Dispatch's Data-as-Flag blocks (workload.flag_in_block).
+    bool comm_optimized;
+    bool flag_in_block;
 };
+
+// workload.routing as the compiler reads it.
+RoutingSpec routing_spec(const GraphWorkload& w);
 
 }  // namespace npusim::compiler

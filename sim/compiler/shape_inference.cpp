@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "common/errors.hpp"
+#include "compiler/comm_ops.hpp"
 
 namespace npusim::compiler {
 namespace {
@@ -435,6 +436,13 @@ Shape group_norm(const Ctx& c) {
 Shape infer(const Graph& g, const Node& n) {
     const Ctx c(g, n);
     switch (n.op) {
+        case OpType::Dispatch:
+        case OpType::Combine: comm_optimized(n, true); [[fallthrough]];  // checks attrs.variant
+        case OpType::AllReduce:
+        case OpType::AllGather:
+        case OpType::ReduceScatter:
+        case OpType::AllToAll:
+        case OpType::GroupedMatMul: return comm_shape(g, n);
         case OpType::Conv2D: return conv2d(c);
         case OpType::BatchNorm: {
             c.need_inputs_in({1, 5}, "x, then optionally gamma, beta, mean, variance");
@@ -572,6 +580,7 @@ DType dtype_attr(const Node& n, DType fallback) {
 DType infer_type(const Graph& g, const Node& n) {
     const Ctx c(g, n);
     if (c.count() == 0) bad(std::string(to_string(n.op)) + " has no inputs");
+    if (is_comm_op(n.op) || n.op == OpType::GroupedMatMul) return comm_dtype(g, n);
     const DType first = c.in(0).dtype;
     auto same = [&](std::size_t lo, std::size_t hi) {
         for (std::size_t i = lo; i < std::min(hi, c.count()); ++i)
@@ -639,6 +648,8 @@ Shape infer_shape(const Graph& g, const Node& n, std::string& error) {
         return infer(g, n);
     } catch (const Bad& b) {
         error = b.what;
+    } catch (const CommError& e) {
+        error = e.what();
     } catch (const std::out_of_range&) {
         error = "input index out of range";
     }
@@ -651,6 +662,8 @@ DType infer_dtype(const Graph& g, const Node& n, std::string& error) {
         return infer_type(g, n);
     } catch (const Bad& b) {
         error = b.what;
+    } catch (const CommError& e) {
+        error = e.what();
     } catch (const std::out_of_range&) {
         error = "input index out of range";
     }

@@ -11,6 +11,7 @@
 
 #include "common/errors.hpp"
 #include "chip/timing.hpp"
+#include "compiler/comm_lowering.hpp"
 #include "compiler/cost_model.hpp"
 #include "tasks/tiling_data.hpp"
 
@@ -91,6 +92,8 @@ public:
                 case KernelKind::transpose: elementwise(static_cast<int>(k), choice); break;
                 case KernelKind::alias: choice.shape = "view (no task)"; break;
                 case KernelKind::attention: attention(static_cast<int>(k), choice); break;
+                case KernelKind::program:
+                case KernelKind::collective: comm(static_cast<int>(k), choice); break;
             }
             tile_count_[k] = static_cast<int>(tasks_.size()) - first_tile_[k];
             plan_vector_tasks(kn, static_cast<std::size_t>(first_tile_[k]));
@@ -225,6 +228,7 @@ private:
     void matmul(int ki, TilingChoice& choice) {
         const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
         const Node& n = node(k);
+        if (n.op == OpType::GroupedMatMul) return grouped_matmul(ki, choice);
         const int a = k.inputs[0], bt = k.inputs[1];
         const Shape& as = T(a).shape;
         const Shape& os = T(k.output).shape;
@@ -281,6 +285,78 @@ private:
                     t.params.dtype = T(a).dtype == DType::int8 ? DType::int8 : DType::fp16;
                     finish_cube(t, dst, work(m1 - m0, n1 - n0, k1 - k0));
                 }
+    }
+
+    // ---- Cube: one MatMul per group of rows (the experts after a Dispatch) ------
+    // Every group's rows by its own weights [K, N]: the groups run at once,
+    // so the tile shape is chosen for the mean group over all of them, and
+    // each group is cut into row blocks of that height (its last one
+    // shorter; a group without rows has no tasks).
+    void grouped_matmul(int ki, TilingChoice& choice) {
+        const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+        const Node& n = node(k);
+        const int a = k.inputs[0], bt = k.inputs[1];
+        const std::vector<i64>& groups = T(a).row_groups;
+        const bool tb = n.attr_int("transpose_b", 0) != 0;
+        const i64 N = T(k.output).shape.back(), K = T(a).shape.back();
+        const int e = dtype_bytes(T(a).dtype);
+        i64 rows = 0, busy = 0;
+        for (const i64 m : groups) rows += m, busy += m > 0;
+        if (busy == 0) {
+            choice.shape = "no rows on this rank";
+            return;
+        }
+        const i64 mean = ceil_div(rows, busy);
+        auto work = [&](i64 r, i64 c, i64 kp) { return gemm_work(r, c, kp, e, T(a).dtype); };
+        const Space dst = cube_dst(ki);
+        const auto [mb, nb, ks] =
+            choose_cube(k, busy, mean, N, K, work, choice, "row blocks", "column blocks", 16, dst == Space::hbm, dst);
+        const i64 height = std::max<i64>(16, ceil_div(ceil_div(mean, mb), 16) * 16);
+        if (dry_cut_) return dry_result(choice, busy * mb * nb * ks);
+        k_parts_[static_cast<std::size_t>(ki)] = static_cast<int>(ks);
+        i64 first = 0;
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+            const i64 m = groups[g];
+            const auto group = static_cast<std::uint64_t>(static_cast<i64>(g) * K * N * e);
+            for (i64 r0 = 0; r0 < m; r0 += height) {
+                const i64 r1 = std::min(m, r0 + height);
+                for (const auto& [n0, n1] : split(N, nb, 16))
+                    for (const auto& [k0, k1] : split(K, ks, 16)) {
+                        TileTask t = cube_task(ki, ks > 1 ? fmt::format("g{}/m{}-{}/n{}-{}/k{}-{}", g, r0, r1, n0, n1, k0, k1)
+                                                          : fmt::format("g{}/m{}-{}/n{}-{}", g, r0, r1, n0, n1));
+                        mem_.matrix_regions(a, Block{0, 1, first + r0, first + r1, k0, k1}, t.reads);
+                        if (tb) {
+                            t.reads.push_back(mem_.physical(bt, group + static_cast<std::uint64_t>(n0 * K * e),
+                                                            group + static_cast<std::uint64_t>(n1 * K * e)));
+                        } else {
+                            // Weights are laid out for the Cube in 16-column blocks of K x 16.
+                            for (i64 c = n0; c < n1; c += 16) {
+                                const i64 w = std::min<i64>(16, N - c);
+                                t.reads.push_back(mem_.physical(bt, group + static_cast<std::uint64_t>((c * K + k0 * w) * e),
+                                                                group + static_cast<std::uint64_t>((c * K + k1 * w) * e)));
+                            }
+                        }
+                        mem_.matrix_regions(k.output, Block{0, 1, first + r0, first + r1, n0, n1}, t.writes);
+                        t.params.m = static_cast<std::uint64_t>(r1 - r0);
+                        t.params.n = static_cast<std::uint64_t>(n1 - n0);
+                        t.params.k = static_cast<std::uint64_t>(k1 - k0);
+                        t.params.dtype = T(a).dtype == DType::int8 ? DType::int8 : DType::fp16;
+                        finish_cube(t, dst, work(r1 - r0, n1 - n0, k1 - k0));
+                    }
+            }
+            first += m;
+        }
+    }
+
+    // ---- Communication: programs on every vector core, collectives' steps ------
+    void comm(int ki, TilingChoice& choice) {
+        const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+        const CommContext c{g_, mem_, chip_, opt_};
+        std::vector<TileTask> ts = k.kind == KernelKind::program ? lower_moe_op(c, k, ki) : lower_collective(c, k, ki);
+        choice.shape = k.kind == KernelKind::program ? fmt::format("{} blocks of {}", ts.size(), ts.empty() ? "" : ts.front().program_name)
+                                                     : fmt::format("{} steps on this rank", ts.size());
+        for (TileTask& t : ts) choice.est_cycles = std::max(choice.est_cycles, t.est_cycles);
+        for (TileTask& t : ts) tasks_.push_back(std::move(t));
     }
 
     // ---- Cube + Vector: fused attention (flash-attention style) ---------------
@@ -927,7 +1003,9 @@ private:
         const double warm = warm_input_share(k);
         for (std::size_t i = first; i < tasks_.size(); ++i) {
             TileTask& t = tasks_[i];
-            if (t.core != CoreType::vector) continue;
+            if (t.core != CoreType::vector || t.type == npusim::Kernel::program || t.remote.dst_rank >= 0 ||
+                !t.wait_memory.empty())
+                continue;
             const VectorWork vw{t.params.bytes, t.params.out_bytes, t.params.cycles_per_repeat,
                                 t.type == npusim::Kernel::copy, t.params.dtype, t.params.row_bytes,
                                 t.params.src, t.params.dst, warm};

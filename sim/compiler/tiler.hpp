@@ -24,6 +24,16 @@ struct TileTask {
     std::vector<Region> reads, writes;
     double est_cycles = 0;    // cost-model estimate
     int paired = -1;          // fused Vector tile: the Cube tile it consumes
+    int pinned = -1;          // the core it must run on (a program's block, a collective's step), or -1
+    // A kernel program's declaration (type program): name, arguments, blocks.
+    std::string program_name, program_args;
+    std::uint32_t program_blocks = 0;
+    // Communication steps: what the sync pass does not derive from regions —
+    // the kernel's own events (ids local to it), waits on memory, a write to
+    // another rank.
+    std::vector<std::string> own_wait, own_signal;
+    std::vector<MemoryWait> wait_memory;
+    RemoteWrite remote;
 };
 
 std::vector<TileTask> tile_kernels(const Graph& g, const KernelPlan& plan, const MemoryPlan& mem, const ChipParams& chip,

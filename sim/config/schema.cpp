@@ -551,49 +551,25 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Host pays the dynamic-shape costs (chip.host.*_dynamic_us) for every op.")
                     .field(&WorkloadParams::graph, &GraphWorkload::dynamic_shapes));
 
-    // Kind "moe": the MoE Dispatch operator on the supernode (docs/design.md §1.3).
-    k.push_back(Key("workload.variant", VT::enumeration).kind("moe").def("optimized").one_of({"baseline", "optimized"})
-                    .meaning("`baseline`: BSP style with SyncAll between phases; `optimized`: counts first, Data-as-Flag tokens, reorder on arrival, no SyncAll.")
-                    .field_enum(&WorkloadParams::moe, &MoeWorkload::variant));
-    k.push_back(Key("workload.flag_in_block", VT::boolean).kind("moe").def(true)
-                    .meaning("Optimized variant: the 8 B flag travels in every 512 B block with the payload (Data-as-Flag); false = one separate flag block after the data, with no barrier (unsafe).")
-                    .field(&WorkloadParams::moe, &MoeWorkload::flag_in_block));
-    k.push_back(Key("workload.batch", VT::integer).kind("moe").def(128).at_least(1).at_most(256)
-                    .meaning("Tokens per rank (BS).")
-                    .field(&WorkloadParams::moe, &MoeWorkload::batch));
-    k.push_back(Key("workload.hidden", VT::integer).kind("moe").unit("B").def(7168).at_least(32).at_most(7168)
-                    .meaning("Hidden size; int8 tokens carry this many bytes (a multiple of 32) plus a 32 B scale and 12 B of (rank, token, k).")
-                    .field(&WorkloadParams::moe, &MoeWorkload::hidden));
-    k.push_back(Key("workload.top_k", VT::integer).kind("moe").def(8).at_least(1).at_most(16)
-                    .meaning("Experts each token goes to (distinct).")
-                    .field(&WorkloadParams::moe, &MoeWorkload::top_k));
-    k.push_back(Key("workload.experts_per_rank", VT::integer).kind("moe").def(1).at_least(1).at_most(512)
-                    .meaning("Routed experts hosted by each rank; experts = ranks x this, at least top_k.")
-                    .field(&WorkloadParams::moe, &MoeWorkload::experts_per_rank));
-    k.push_back(Key("workload.distribution", VT::enumeration).kind("moe").def("uniform").one_of({"uniform", "skewed"})
-                    .meaning("Expert choice: `uniform`, or `skewed` (Zipf over a seeded permutation of the experts, exponent `skew`).")
-                    .field_enum(&WorkloadParams::moe, &MoeWorkload::distribution));
-    k.push_back(Key("workload.skew", VT::number).kind("moe").def(1.0).at_least(0).at_most(4)
-                    .meaning("Zipf exponent of the skewed distribution.")
-                    .field(&WorkloadParams::moe, &MoeWorkload::skew));
-    k.push_back(Key("workload.seed", VT::integer).kind("moe").def(1).at_least(0).at_most(2147483647)
-                    .meaning("Seed of the token routing (top-K expert ids).")
-                    .field(&WorkloadParams::moe, &MoeWorkload::seed));
-    k.push_back(Key("workload.trace_ranks", VT::integer).kind("moe").def(1).at_least(0).at_most(384)
-                    .meaning("With --trace: the first N ranks get a process with their cores' phases and their busy link planes.")
-                    .field(&WorkloadParams::moe, &MoeWorkload::trace_ranks));
-    // The whole MoE layer (models/moe_layer.json): Dispatch -> expert FFN GEMMs -> Combine.
-    k.push_back(Key("workload.layer", VT::boolean).kind("moe").def(false)
-                    .meaning("true = the whole MoE layer: Dispatch, then on every rank the FFN GEMMs of its experts over the tokens routed to them (a task stream on the die's Cube cores), then the Combine (rows back to their source ranks, gate-weighted sum of each token's top_k rows); false = the Dispatch alone.")
-                    .field(&WorkloadParams::moe, &MoeWorkload::layer));
-    k.push_back(Key("workload.expert_ffn", VT::integer).kind("moe").def(2048).at_least(16).at_most(65536)
-                    .meaning("With layer: intermediate size of each expert's FFN (a multiple of 16; DeepSeek-V3: 2048): gate and up projection hidden -> 2 x expert_ffn, down projection expert_ffn -> hidden.")
-                    .field(&WorkloadParams::moe, &MoeWorkload::expert_ffn));
-    k.push_back(Key("workload.expert_dtype", VT::enumeration).kind("moe").def("int8").one_of({"fp16", "bf16", "int8"})
-                    .meaning("With layer: operand type of the expert GEMMs (`int8` = W8A8 on the int8 tokens the Dispatch delivers); the Combine returns bf16 rows.")
-                    .field_enum(&WorkloadParams::moe, &MoeWorkload::expert_dtype));
-    k.push_back(Key("workload.notes", VT::string_or_strings).kind("moe").def(json::array())
-                    .meaning("Free text about the workload. Not read by the simulator."));
+    // Graphs that span ranks (docs/graph-format.md): defaults of the communication ops.
+    k.push_back(Key("workload.variant", VT::enumeration).kind("graph").def("optimized").one_of({"baseline", "optimized"})
+                    .meaning("Dispatch and Combine nodes without attrs.variant: `baseline` (BSP: SyncAll between phases, data and counts checked together) or `optimized` (counts first, Data-as-Flag blocks, reorder on arrival, no SyncAll).")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.graph.comm_optimized = v.get<std::string>() == "optimized"; }));
+    k.push_back(Key("workload.flag_in_block", VT::boolean).kind("graph").def(true)
+                    .meaning("Optimized Dispatch: the 8 B flag travels in every 512 B block with the payload (Data-as-Flag); false = one separate flag block after the data, with no barrier (unsafe: the stale reads it causes are counted).")
+                    .field(&WorkloadParams::graph, &GraphWorkload::flag_in_block));
+    k.push_back(Key("workload.routing.distribution", VT::enumeration).kind("graph").def("uniform").one_of({"uniform", "zipf"})
+                    .meaning("How a Dispatch's tokens pick their top-k experts: `uniform`, or `zipf` (Zipf over a seeded permutation of the experts, exponent `skew`).")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.graph.routing.zipf = v.get<std::string>() == "zipf"; }));
+    k.push_back(Key("workload.routing.skew", VT::number).kind("graph").def(1.0).at_least(0).at_most(4)
+                    .meaning("Zipf exponent of the `zipf` distribution.")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.graph.routing.skew = v.get<double>(); }));
+    k.push_back(Key("workload.routing.seed", VT::integer).kind("graph").def(1).at_least(0).at_most(2147483647)
+                    .meaning("Seed of the token routing (each token's top-k experts, from (seed, rank, token)).")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.graph.routing.seed = v.get<std::uint64_t>(); }));
+    k.push_back(Key("workload.routing.redundant_experts", VT::integer).kind("graph").def(0).at_least(0).at_most(4096)
+                    .meaning("Extra expert slots holding copies of the hottest experts (EPLB); a token routed to a copied expert takes one copy by hash. Experts + these must divide across a Dispatch's ranks.")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.graph.routing.redundant_experts = v.get<int>(); }));
 
     // Kind "collective": one collective over every rank (docs/collectives.md).
     k.push_back(Key("workload.op", VT::enumeration).kind("collective").required()
@@ -641,16 +617,13 @@ std::vector<SectionSpec> build_sections() {
          "Writes between ranks of different nodes (through the switch tier between nodes; non-blocking: contention "
          "is at the sender's and the receiver's planes only)."},
         {"chip.kernel", "", "Kernel API costs",
-         "Fixed costs of the AIV kernel API (sim/kernel_api) that are not bandwidth: barriers, polls, instruction overheads."},
+         "Fixed costs of the AIV kernel API (hw/aiv_core) that are not bandwidth: barriers, polls, instruction overheads."},
         {"workload", "graph", "Workload kind `graph`",
          "Compiles a model graph (docs/graph-format.md) on the fly. Given as `--workload MODEL.json`; the graph file's own "
          "`workload` object gives per-model defaults, `--set workload.*` overrides them."},
         {"workload.passes", "graph", "Compiler passes (kind `graph`)", "Each pass of the built-in compiler, switchable."},
-        {"workload", "moe", "Workload kind `moe`",
-         "The MoE Dispatch operator on the supernode (docs/supernode.md): one kernel instance per AIV core of every "
-         "rank. Given as `--workload models/moe_dispatch.json`, a JSON object of the keys below; ranks come from "
-         "`chip.interconnect.ranks`. With `layer: true` (`models/moe_layer.json`) the whole MoE layer: Dispatch, "
-         "expert FFN GEMMs on each rank's Cube cores, Combine."},
+        {"workload.routing", "graph", "Token routing (kind `graph`)",
+         "How the Dispatch nodes of a graph route tokens to experts; every rank draws the same routing (docs/graph-format.md, \"Dispatch\")."},
         {"workload", "tasks", "Workload kind `tasks`",
          "Replays a task-descriptor stream (docs/design.md §4.3). Given directly as `--workload FILE.jsonl`, the section is "
          "`{\"kind\": \"tasks\", \"file\": \"FILE.jsonl\"}`."},

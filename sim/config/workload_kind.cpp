@@ -20,7 +20,6 @@ const std::vector<std::pair<WorkloadKind, std::string>>& kinds() {
     static const std::vector<std::pair<WorkloadKind, std::string>> table = {
         {WorkloadKind::tasks, "tasks"},
         {WorkloadKind::graph, "graph"},
-        {WorkloadKind::moe, "moe"},
         {WorkloadKind::collective, "collective"},
     };
     return table;
@@ -64,6 +63,11 @@ WorkloadKind parse_workload_kind(const nlohmann::json& value, const std::string&
     const std::string name = value.get<std::string>();
     for (const auto& k : kinds())
         if (k.second == name) return k.first;
+    if (name == "moe")
+        throw InputError(label + ": workload kind 'moe' is now a graph: the MoE Dispatch and the MoE layer are graphs with "
+                                 "Dispatch, GroupedMatMul and Combine nodes (models/moe_dispatch.json, models/moe_layer.json; "
+                                 "docs/graph-format.md, \"Graphs that span ranks\"); workload.variant, workload.flag_in_block "
+                                 "and workload.routing.* set them");
     throw InputError(label + ": workload kind '" + name + "' is not supported yet (supported: " + workload_kind_list() +
                      ")" + did_you_mean(name, workload_kind_names()));
 }

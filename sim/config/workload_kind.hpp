@@ -13,7 +13,6 @@ enum class WorkloadKind {
     none,   // no workload (a chip-only load, e.g. for lint of the chip)
     tasks,  // a task-descriptor stream replayed as it is
     graph,  // a model graph compiled on the fly
-    moe,    // the MoE dispatch on a supernode (sim/moe)
     collective,  // a collective (allreduce, ...) over every rank (sim/collective)
 };
 

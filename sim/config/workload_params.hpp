@@ -46,27 +46,15 @@ struct GraphWorkload {
     std::uint32_t submit_batch{};                       // 0 = a kernel's descriptors in one submission
     std::vector<std::string> cpu_ops;                   // node names for the CPU (hetero)
     bool dynamic_shapes{};
-};
-
-// Kind "moe": the MoE Dispatch operator on the supernode (docs/supernode.md).
-struct MoeWorkload {
-    enum class Variant : std::uint8_t { baseline, optimized };
-    enum class Distribution : std::uint8_t { uniform, skewed };
-    Variant variant{};
+    // Graphs that span ranks: the communication ops' defaults and the routing.
+    bool comm_optimized{};   // workload.variant
     bool flag_in_block{};
-    int batch{};             // tokens per rank
-    int hidden{};            // int8 bytes per token
-    int top_k{};
-    int experts_per_rank{};
-    Distribution distribution{};
-    double skew{};           // Zipf exponent when skewed
-    std::uint64_t seed{};
-    int trace_ranks{};
-    // The whole layer (layer = true): expert FFN GEMMs and the Combine.
-    enum class ExpertDType : std::uint8_t { fp16, bf16, int8 };  // in one_of order
-    bool layer{};
-    int expert_ffn{};        // FFN intermediate size per expert
-    ExpertDType expert_dtype{};
+    struct Routing {
+        bool zipf{};
+        double skew{};
+        std::uint64_t seed{};
+        int redundant_experts{};
+    } routing;
 };
 
 // Kind "collective": one collective over every rank of the chip (docs/collectives.md).
@@ -84,7 +72,6 @@ struct WorkloadParams {
     std::string kind;  // "tasks", "graph", "moe"; "" without a workload
     std::string file;  // tasks: the stream; graph: the model graph
     GraphWorkload graph;
-    MoeWorkload moe;
     CollectiveWorkload collective;
 };
 

@@ -47,6 +47,8 @@ inline std::uint64_t& sim_activations_total() {
     return n;
 }
 
+class WakeHub;
+
 // A module acted on by a WakeScheduler; `action` is the module's own code.
 class Wakeable {
 public:
@@ -64,6 +66,14 @@ public:
     // elaboration or from any SystemC process.
     void at(std::uint64_t t_ps, Wakeable& w, std::uint64_t action);
 
+    // In a System of dies: the hub's one process runs this scheduler's
+    // actions (lane = the die's rank), and this scheduler has none of its own.
+    void attach(WakeHub& hub, int lane);
+    int lane() const { return lane_; }
+    // The hub's side: every action due at now, in post order.
+    void run_due(std::uint64_t now);
+    std::uint64_t next_ps() const;  // earliest pending action, or ~0
+
 private:
     struct Entry {
         std::uint64_t t;
@@ -76,11 +86,50 @@ private:
     void pop();  // removes the earliest entry
 
     sc_core::sc_event ev_;
+    WakeHub* hub_ = nullptr;
+    int lane_ = 0;
     // Pending actions, queue_[head_..] ascending in time, same-time ones in
     // post order (a new entry goes after all not later); entries before
     // head_ are done and dropped when the array empties or half of it is done.
     std::vector<Entry> queue_;
     std::size_t head_ = 0;
+    std::uint64_t armed_ps_;
+    bool running_ = false;
+};
+
+// The one SystemC process of a System of dies (docs/architecture.md, "How
+// time works"): each die keeps its own WakeScheduler (a short sorted array),
+// and the hub keeps the dies whose schedulers have work in a heap by (time,
+// lane). When the earliest comes due it runs that die's due actions, then
+// the next die's, so actions at the same time run die by die in lane order
+// and, within a die, in post order: deterministic without relying on the
+// SystemC kernel's order, and with one pending SystemC notification for the
+// whole System instead of one per die and per program.
+class WakeHub : public sc_core::sc_module {
+public:
+    explicit WakeHub(sc_core::sc_module_name name);
+
+    // Scheduler `s` (attached as lane s.lane()) has its earliest action at t_ps.
+    void arm(WakeScheduler& s, std::uint64_t t_ps);
+
+private:
+    struct Lane {
+        WakeScheduler* s = nullptr;
+        std::uint64_t t = ~std::uint64_t{0};  // when it is due; ~0: not in the heap
+        std::uint32_t pos = 0;                // its index in heap_
+    };
+    void run();
+    bool before(std::uint32_t a, std::uint32_t b) const {
+        return lanes_[a].t != lanes_[b].t ? lanes_[a].t < lanes_[b].t : a < b;
+    }
+    void sift_up(std::uint32_t i);
+    void sift_down(std::uint32_t i);
+    void place(std::uint32_t lane, std::uint64_t t);  // insert, move or (t = ~0) remove
+    void notify(std::uint64_t now);
+
+    sc_core::sc_event ev_;
+    std::vector<Lane> lanes_;
+    std::vector<std::uint32_t> heap_;  // lane indices, a binary min-heap by (t, lane)
     std::uint64_t armed_ps_;
     bool running_ = false;
 };

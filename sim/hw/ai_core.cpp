@@ -1,11 +1,12 @@
 #include "hw/ai_core.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "chip/timing.hpp"
-#include "mesh/global_memory.hpp"
+#include "hw/fabric.hpp"
 #include "stats/run_span.hpp"
 #include "stats/stats.hpp"
 #include "trace/trace_writer.hpp"
@@ -51,6 +52,10 @@ void AiCore::start(std::uint32_t task) {
 
 void AiCore::wake(std::uint64_t action) {
     ++sim_events_total();
+    if (action != kStarted && (action & kProgramAction)) {
+        program_wake(action & ~kProgramAction);
+        return;
+    }
     if (action != kStarted) {
         if (action & kDrained) on_drained(action & ~kDrained);
         else if (action & kArrived) on_arrived(action & ~kArrived);
@@ -58,14 +63,18 @@ void AiCore::wake(std::uint64_t action) {
         return;
     }
     const Task& t = ctx_.stream.tasks[task_];
-    if (ctx_.link.remote_ranges) check_gm_reads(t);
+    if (t.kernel == Kernel::program) {
+        start_program(t);
+        return;
+    }
+    if (ctx_.place.fabric) check_gm_reads(t);
     in_map_.reset(t.reads, t.params.has_addr, t.params.addr);
     out_map_.reset(t.writes, t.params.has_out_addr, t.params.out_addr);
     // The first stage loads, the last stores; through GM both take the
     // core's one port.
     const int last = static_cast<int>(pipe_names_.size()) - 1;
     // A write to another rank leaves through the mesh, not the GM port.
-    const bool remote = t.remote.dst_rank >= 0 && t.remote.dst_rank != ctx_.link.rank;
+    const bool remote = t.remote.dst_rank >= 0 && t.remote.dst_rank != ctx_.place.rank;
     const std::uint32_t port = (is_global(t.params.src) ? 1u : 0u) | (is_global(t.params.dst) && !remote ? 1u << last : 0u);
     pipeline_.reset(static_cast<int>(pipe_names_.size()), plan(t), 2, port);
     pipeline_.kick(*this);
@@ -76,15 +85,16 @@ void AiCore::check_gm_reads(const Task& t) {
     // In a System, what the task reads may be a copy from another rank
     // still in flight: where copies land (RankLink::remote_ranges), a block
     // not landed yet — or not even sent — is a stale read.
-    const auto& remote = *ctx_.link.remote_ranges;
-    if (remote.empty()) return;
+    const auto* ranges = ctx_.place.fabric->remote_ranges(ctx_.place.rank);
+    if (!ranges || ranges->empty()) return;
+    const auto& remote = *ranges;
     auto check = [&](std::uint64_t addr, std::uint64_t bytes) {
         const std::uint64_t end = addr + bytes;
         auto it = std::upper_bound(remote.begin(), remote.end(), std::make_pair(addr, ~std::uint64_t{0}));
         if (it != remote.begin()) --it;
         for (; it != remote.end() && it->first < end; ++it) {
             const std::uint64_t lo = std::max(addr, it->first), hi = std::min(end, it->second);
-            if (lo < hi) ctx_.link.memory->check_read(ctx_.link.rank, lo, hi - lo, index_, now_ps());
+            if (lo < hi) ctx_.place.fabric->check_read(ctx_.place.rank, lo, hi - lo, index_, now_ps());
         }
     };
     if (!t.reads.empty()) {
@@ -93,6 +103,21 @@ void AiCore::check_gm_reads(const Task& t) {
     } else if (t.params.has_addr && is_global(t.params.src) && t.kernel != Kernel::matmul) {
         check(t.params.addr, t.params.bytes);
     }
+}
+
+void AiCore::start_program(const Task& t) {
+    throw std::logic_error("task '" + t.id + "': a " + to_string(type_) + " core cannot run a kernel program");
+}
+
+void AiCore::program_wake(std::uint64_t) {}
+
+void AiCore::record_busy(int pipe, std::uint64_t ps, std::uint64_t bytes, bool transfer) {
+    const auto p = static_cast<std::size_t>(pipe);
+    pipes_[p].busy_ps += ps;
+    pipes_[p].bytes += bytes;
+    task_stage_ps_[p] += ps;
+    stage_transfer_[p] = transfer;
+    if (transfer) task_bytes_ += bytes;
 }
 
 bool AiCore::has_work(int stage, std::uint64_t tile) {

@@ -57,6 +57,7 @@ public:
     const std::vector<std::string>& pipe_names() const { return pipe_names_; }
     const PipeStats& pipe(int i) const { return pipes_[i]; }
     int trace_tid() const { return tid_; }
+    std::uint32_t running_task() const { return task_; }
 
     // cores.<type><index>.{busy_cycles,utilization,tasks,pipes.<pipe>.busy_cycles}.
     void report(Stats& s, const RunSpan& span) const;
@@ -71,6 +72,18 @@ public:
     void transfer_done(std::uint64_t stage) override;
 
 protected:
+    // Scheduler actions of a running kernel program (VectorCore): kProgramAction | its own code.
+    static constexpr std::uint64_t kProgramAction = std::uint64_t{1} << 48;
+    // A task of kernel `program` starts (after its start cycles); the core
+    // calls end_program_task() when the program has run to its end.
+    virtual void start_program(const Task& t);
+    virtual void program_wake(std::uint64_t action);
+    void end_program_task() { finish_task(); }
+    void program_post(std::uint64_t t_ps, std::uint64_t action) { ctx_.scheduler->at(t_ps, *this, kProgramAction | action); }
+    // A program's instruction kept pipe `pipe` busy for ps and moved bytes
+    // (through the GM port or the fabric when `transfer`).
+    void record_busy(int pipe, std::uint64_t ps, std::uint64_t bytes, bool transfer);
+
     // Called at task start: how many tiles the task has.
     virtual std::uint64_t plan(const Task& t) = 0;
     virtual StageWork work(const Task& t, int stage, std::uint64_t tile) = 0;

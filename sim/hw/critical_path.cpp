@@ -22,6 +22,7 @@ const char* to_string(PathKind k) {
         case PathKind::host: return "host";
         case PathKind::mesh: return "mesh";
         case PathKind::idle: return "idle";
+        case PathKind::sync: return "sync";
     }
     return "?";
 }
@@ -33,14 +34,17 @@ namespace {
 // one the walk goes to next.
 class Walk {
 public:
-    void add(std::uint32_t task, PathKind kind, std::uint64_t start, std::uint64_t end) {
+    explicit Walk(int rank = 0, std::uint64_t until = ~0ULL) : rank_(rank), until_(until) {}
+    void add(std::uint32_t task, PathKind kind, std::uint64_t start, std::uint64_t end, const std::string& phase = {}) {
+        end = std::min(end, until_);
         if (end <= start) return;
         // Waiting for dispatch, then dispatching: one segment.
-        if (!segs_.empty() && segs_.back().task == task && segs_.back().kind == kind && segs_.back().start_ps == end) {
+        if (!segs_.empty() && segs_.back().task == task && segs_.back().kind == kind && segs_.back().start_ps == end &&
+            segs_.back().phase == phase) {
             segs_.back().start_ps = start;
             return;
         }
-        segs_.push_back(PathSegment{task, kind, start, end, {}, {}, {}});
+        segs_.push_back(PathSegment{task, kind, start, end, {}, {}, {}, phase, rank_});
     }
     // Host time [start, end) of one thread, split by its stage spans (from
     // the end backwards, as the walk goes); time in no span is "idle" (the
@@ -48,7 +52,7 @@ public:
     void add_host(std::uint64_t start, std::uint64_t end, const std::vector<HostSpan>* spans) {
         if (end <= start) return;
         if (!spans) {
-            segs_.push_back(PathSegment{UINT32_MAX, PathKind::host, start, end, {}, {}, {}});
+            segs_.push_back(PathSegment{UINT32_MAX, PathKind::host, start, end, {}, {}, {}, {}, rank_});
             return;
         }
         auto it = std::lower_bound(spans->begin(), spans->end(), end,
@@ -89,21 +93,58 @@ private:
             segs_.back().start_ps = start;
             return;
         }
-        segs_.push_back(PathSegment{UINT32_MAX, PathKind::host, start, end, {}, {}, stage});
+        segs_.push_back(PathSegment{UINT32_MAX, PathKind::host, start, end, {}, {}, stage, {}, rank_});
     }
     std::vector<PathSegment> segs_;
+    int rank_;
+    std::uint64_t until_;
 };
 
 PathKind run_kind(const TaskTiming& t) { return t.transfer_ps > t.compute_ps ? PathKind::data_movement : PathKind::compute; }
 
+// A program task's run, phase by phase (its timestamps): in each phase the
+// time its core waited on the mesh (flags, landings), in SyncAll and for its
+// own DataCopies, the rest its own work. Added last first, as the walk goes.
+void add_program_task(Walk& walk, std::uint32_t task, const TaskTiming& t, const std::vector<PhaseSpan>& spans,
+                      const ProgramRuntime& rt) {
+    std::uint64_t end = t.end_ps;
+    const auto name = [&](int phase) { return rt.profile().phases()[static_cast<std::size_t>(phase)]; };
+    std::size_t i = spans.size();
+    if (i > 0 && spans.back().end_ps < end) walk.add(task, PathKind::compute, spans.back().end_ps, end, "end");
+    while (i > 0) {
+        const PhaseSpan& p = spans[--i];
+        const std::uint64_t begin = i > 0 ? spans[i - 1].end_ps : t.start_ps;
+        if (p.end_ps < begin) continue;
+        const std::uint64_t dur = p.end_ps - begin, sync = std::min(p.sync_ps, dur), mesh = std::min(p.mesh_ps, dur - sync);
+        const std::uint64_t mem = std::min(p.memory_ps, dur - sync - mesh);
+        const std::string phase = name(p.phase);
+        std::uint64_t at = p.end_ps;
+        walk.add(task, PathKind::sync, at - sync, at, phase);
+        at -= sync;
+        walk.add(task, PathKind::mesh, at - mesh, at, phase);
+        at -= mesh;
+        walk.add(task, PathKind::data_movement, at - mem, at, phase);
+        at -= mem;
+        walk.add(task, PathKind::compute, begin, at, phase);
+    }
+    if (spans.empty()) walk.add(task, PathKind::compute, t.start_ps, t.end_ps);
+}
+
 }  // namespace
 
 std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& scalar, const HostTail& tail) {
+    return critical_path(PathWalk{ctx, scalar, nullptr, tail});
+}
+
+std::vector<PathSegment> critical_path(const PathWalk& w) {
+    const SimContext& ctx = w.ctx;
+    const ScalarCore& scalar = w.scalar;
+    const HostTail& tail = w.tail;
     const auto& tasks = ctx.stream.tasks;
     const auto& timing = ctx.timing;
     const auto& events = scalar.events();
     const auto& gates = scalar.host_gates();
-    Walk walk;
+    Walk walk(ctx.place.rank, w.until_ps);
     std::uint64_t device_end = 0;
     std::uint32_t last = UINT32_MAX;
     for (std::uint32_t i = 0; i < tasks.size(); ++i)
@@ -111,6 +152,14 @@ std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& 
             device_end = timing[i].end_ps;
             last = i;
         }
+    if (w.from != UINT32_MAX) {
+        last = w.from;
+        device_end = timing[last].end_ps;
+    }
+    // Each program task's phase spans, in order.
+    std::map<std::uint32_t, std::vector<PhaseSpan>> phases;
+    if (w.programs)
+        for (const PhaseSpan& p : w.programs->spans()) phases[p.task].push_back(p);
     // The previous task of each task's stream (a task reaches its stream's
     // head when that one is dispatched).
     std::vector<std::uint32_t> prev_in_stream(tasks.size(), UINT32_MAX);
@@ -158,7 +207,8 @@ std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& 
         const TaskTiming& t = timing[task];
         if (at == At::end) {
             const bool on_scalar = tasks[task].core_type == CoreType::scalar;  // dispatched and run there
-            walk.add(task, on_scalar ? PathKind::compute : run_kind(t), t.start_ps, t.end_ps);
+            if (tasks[task].kernel == Kernel::program && w.programs) add_program_task(walk, task, t, phases[task], *w.programs);
+            else walk.add(task, on_scalar ? PathKind::compute : run_kind(t), t.start_ps, t.end_ps);
             at = At::dispatch;
             if (on_scalar) continue;
             const std::uint32_t p = t.prev_on_core;
@@ -207,11 +257,14 @@ std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& 
             walk.after("event " + ctx.stream.events[e].id + " set by " + id(task));
             continue;
         }
-        // A memory wait released it: the data or flag another rank wrote
-        // landed then (the walk stays on this rank: the writer's die keeps
-        // its own record).
+        // A memory wait released it: the data or flag a rank wrote landed
+        // then. In a System the path goes on at the writer, on its rank.
         if (t.released_ps > t.head_ps && !tasks[task].wait_memory.empty()) {
             walk.waited(task, "memory");
+            if (w.leave && t.mem_rank >= 0 && t.mem_task != UINT32_MAX) {
+                *w.leave = CrossRank{t.mem_rank, t.mem_task, t.released_ps};
+                break;
+            }
             walk.add(task, PathKind::mesh, t.head_ps, t.released_ps);
             walk.after("memory wait (a flag landing from the mesh)");
         }
@@ -222,18 +275,23 @@ std::vector<PathSegment> critical_path(const SimContext& ctx, const ScalarCore& 
         at = At::dispatch;
     }
     std::vector<PathSegment> path = walk.done();
+    if (w.leave && w.leave->rank >= 0) return path;  // the System goes on at the writer
     // Contiguous to 0 by construction; whatever a broken record leaves is idle.
     const std::uint64_t first = path.empty() ? 0 : path.front().start_ps;
-    if (first > 0) path.insert(path.begin(), PathSegment{UINT32_MAX, PathKind::idle, 0, first, {}, {}, {}});
+    if (first > 0) path.insert(path.begin(), PathSegment{UINT32_MAX, PathKind::idle, 0, first, {}, {}, {}, {}, ctx.place.rank});
     return path;
 }
 
 void report_critical_path(Stats& s, const SimContext& ctx, const std::vector<PathSegment>& path) {
+    report_critical_path(s, std::vector<const SimContext*>{&ctx}, path);
+}
+
+void report_critical_path(Stats& s, const std::vector<const SimContext*>& contexts, const std::vector<PathSegment>& path) {
     // A long run's path has as many segments as tasks; the file keeps the
     // first ones and says how many it left out (by_kind covers them all).
     constexpr std::size_t kMaxSegments = 10000;
     auto ns = [](std::uint64_t ps) { return static_cast<double>(ps) / 1000.0; };
-    std::array<std::uint64_t, 6> by_kind{};
+    std::array<std::uint64_t, 7> by_kind{};
     std::map<std::string, std::uint64_t> host_stages;
     nlohmann::json segs = nlohmann::json::array();
     for (const PathSegment& p : path) {
@@ -241,6 +299,7 @@ void report_critical_path(Stats& s, const SimContext& ctx, const std::vector<Pat
         if (!p.stage.empty()) host_stages[p.stage] += p.end_ps - p.start_ps;
         if (segs.size() >= kMaxSegments) continue;
         nlohmann::json j = {{"kind", to_string(p.kind)}, {"start_ns", ns(p.start_ps)}, {"end_ns", ns(p.end_ps)}};
+        const SimContext& ctx = *contexts[contexts.size() > 1 ? static_cast<std::size_t>(p.rank) : 0];
         if (p.task != UINT32_MAX) {
             const Task& t = ctx.stream.tasks[p.task];
             j["task"] = t.id;
@@ -249,6 +308,8 @@ void report_critical_path(Stats& s, const SimContext& ctx, const std::vector<Pat
             j["task"] = nullptr;
             j["op"] = nullptr;
         }
+        if (contexts.size() > 1) j["rank"] = p.rank;
+        if (!p.phase.empty()) j["phase"] = p.phase;
         if (!p.after.empty()) j["after"] = p.after;
         if (!p.waited.empty()) j["waited"] = p.waited;
         if (!p.stage.empty()) j["stage"] = p.stage;
@@ -281,6 +342,10 @@ void trace_critical_path(TraceWriter& trace, int pid, int tid, const SimContext&
         }
         if (!p.after.empty()) args += fmt::format(R"(,"after":"{}")", json_escape(p.after));
         if (!p.waited.empty()) args += fmt::format(R"(,"waited":"{}")", json_escape(p.waited));
+        if (!p.phase.empty()) {
+            name = fmt::format("{} {}", p.phase, to_string(p.kind));
+            args += fmt::format(R"(,"phase":"{}")", json_escape(p.phase));
+        }
         if (!p.stage.empty()) {
             name = "host " + p.stage;
             args += fmt::format(R"(,"stage":"{}")", json_escape(p.stage));

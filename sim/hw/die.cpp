@@ -1,6 +1,7 @@
 #include "hw/die.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <map>
 
 #include <fmt/format.h>
@@ -15,19 +16,25 @@
 namespace npusim {
 
 Die::Die(sc_core::sc_module_name name, const ChipParams& chip, const TaskStream& stream, TraceWriter* trace,
-         bool trace_pipes, RankLink link)
+         bool trace_pipes, DiePlace place)
     : sc_core::sc_module(name), ctx_(chip, stream), scheduler_("scheduler") {
     ctx_.scheduler = &scheduler_;
     ctx_.trace = trace;
     ctx_.tracing = trace && trace->enabled();
     ctx_.trace_pipes = trace_pipes;
-    ctx_.link = link;
-    ctx_.trace_pid = link.rank + 1;
+    ctx_.place = place;
+    ctx_.trace_pid = place.rank + 1;
     if (ctx_.tracing)
         ctx_.trace->process(ctx_.trace_pid,
-                            link.mesh ? fmt::format("rank {} ({})", link.rank, chip.name)
-                                      : fmt::format("die 0 ({})", chip.name),
-                            link.rank);
+                            place.fabric ? fmt::format("rank {} ({})", place.rank, chip.name)
+                                         : fmt::format("die 0 ({})", chip.name),
+                            place.rank);
+    if (!stream.programs.empty()) {
+        if (!place.fabric)
+            throw std::logic_error(stream.file + ": kernel programs run on a System of dies (its fabric), not a lone die");
+        programs_ = std::make_unique<ProgramRuntime>(stream, chip, chip.vector.count);
+        ctx_.programs = programs_.get();
+    }
     memory_ = std::make_unique<MemorySystem>("memory", scheduler_, chip, ctx_.tracing ? trace : nullptr, ctx_.trace_pid);
     ctx_.memory = memory_.get();
     // The scalar core listens to every core, so it comes first.
@@ -44,13 +51,35 @@ Die::Die(sc_core::sc_module_name name, const ChipParams& chip, const TaskStream&
     scalar_->attach_cores(std::move(cubes), std::move(vectors));
 }
 
+Die::~Die() = default;
+
+void Die::watch_fired(int unit, std::uint64_t tag, std::uint64_t fire_ps) {
+    if (unit == ScalarCore::kWatchUnit) scalar_->memory_ready(static_cast<std::uint32_t>(tag), fire_ps);
+    else vector_[static_cast<std::size_t>(unit - 1)]->program_watch_fired(tag, fire_ps);
+}
+
+std::string Die::deadlock_report() const {
+    // A program still running waits inside its task: name it first.
+    for (const auto& v : vector_) {
+        const std::string what = v->program_wait();
+        if (what.empty()) continue;
+        const Task& t = ctx_.stream.tasks[v->running_task()];
+        const std::uint64_t addr = v->program_wait_addr();
+        return fmt::format("deadlock: task '{}' ({}:{}, program '{}', block {}) on vector core {} waits for {}{} that "
+                           "nothing will bring",
+                           t.id, ctx_.stream.file, t.line, ctx_.stream.programs[t.params.program].id, t.params.block,
+                           v->index(), what, addr ? fmt::format(" at {:#x}", addr) : std::string());
+    }
+    return scalar_->deadlock_report();
+}
+
 void Die::run() {
     sc_core::sc_start();
     check_finished();
 }
 
 void Die::check_finished() const {
-    const std::string report = scalar_->deadlock_report();
+    const std::string report = deadlock_report();
     if (!report.empty()) throw DeadlockError(report);
 }
 
@@ -84,6 +113,7 @@ void Die::collect(Stats& s, std::uint64_t span_ps) const {
     VectorCore::report_buffers(s, vectors);
     scalar_->report(s, span);
     memory_->report(s, span);
+    if (programs_) programs_->report(s);
 
     // What no one module holds: the per-task timing record and the stream.
     report_overlap(s, span);

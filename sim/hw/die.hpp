@@ -9,7 +9,9 @@
 
 #include "hw/critical_path.hpp"
 #include "hw/cube_core.hpp"
+#include "hw/fabric.hpp"
 #include "hw/memory_system.hpp"
+#include "hw/program_runtime.hpp"
 #include "hw/scalar_core.hpp"
 #include "hw/sim_context.hpp"
 #include "hw/vector_core.hpp"
@@ -20,13 +22,14 @@ namespace npusim {
 class Stats;
 struct RunSpan;
 
-class Die : public sc_core::sc_module {
+class Die : public sc_core::sc_module, public Watcher {
 public:
     // `trace` may be null. The stream must already be checked against the chip.
-    // `link` places it in a System of ranks (its trace process is then
-    // "rank R", pid R + 1).
+    // `place` puts it in a System of ranks (its trace process is then
+    // "rank R", pid R + 1); a stream with kernel programs needs one.
     Die(sc_core::sc_module_name name, const ChipParams& chip, const TaskStream& stream, TraceWriter* trace,
-        bool trace_pipes = true, RankLink link = {});
+        bool trace_pipes = true, DiePlace place = {});
+    ~Die() override;
 
     // Runs to completion; throws DeadlockError if tasks remain that can never run.
     void run();
@@ -39,12 +42,28 @@ public:
     void collect(Stats& stats, std::uint64_t span_ps = 0) const;
     // A host that outlasts the device ends the critical path (call before collect).
     void set_host_tail(const HostTail& tail) { host_tail_ = tail; }
-    std::vector<PathSegment> critical_path() const { return npusim::critical_path(ctx_, *scalar_, host_tail_); }
+    std::vector<PathSegment> critical_path() const {
+        return npusim::critical_path(PathWalk{ctx_, *scalar_, programs_.get(), host_tail_});
+    }
+    // The piece of a System's path on this die (PathWalk's start, cut and stop).
+    std::vector<PathSegment> critical_path_from(std::uint32_t task, std::uint64_t until_ps, CrossRank* leave) const {
+        PathWalk w{ctx_, *scalar_, programs_.get(), {}};
+        w.from = task;
+        w.until_ps = until_ps;
+        w.leave = leave;
+        return npusim::critical_path(w);
+    }
     // The critical path as a track of its own in the die's trace process.
     void trace_critical_path();
     ScalarCore& scalar() { return *scalar_; }
     const ScalarCore& scalar() const { return *scalar_; }
-    int rank() const { return ctx_.link.rank; }
+    int rank() const { return ctx_.place.rank; }
+    // A watch on this die's GM came true (the fabric calls it).
+    void watch_fired(int unit, std::uint64_t tag, std::uint64_t fire_ps) override;
+    // A one-line reason why the run cannot finish; "" if every task ran.
+    std::string deadlock_report() const;
+    // The kernel programs' shared state (null: the stream has none).
+    const ProgramRuntime* programs() const { return programs_.get(); }
     MemorySystem& memory_system() { return *memory_; }
     const MemorySystem& memory_system() const { return *memory_; }
     int cube_cores() const { return static_cast<int>(cube_.size()); }
@@ -65,6 +84,7 @@ private:
     SimContext ctx_;
     WakeScheduler scheduler_;
     std::unique_ptr<MemorySystem> memory_;
+    std::unique_ptr<ProgramRuntime> programs_;
     std::unique_ptr<ScalarCore> scalar_;
     std::vector<std::unique_ptr<CubeCore>> cube_;
     std::vector<std::unique_ptr<VectorCore>> vector_;

@@ -47,7 +47,7 @@ void report_ops(Stats& s, const SimContext& ctx) {
     const TaskStream& ts = ctx.stream;
     // Rows by interned op name; a task without one counts under its kernel
     // (after the names, one row per kernel).
-    std::vector<OpRow> by_index(ts.names.size() + 4);
+    std::vector<OpRow> by_index(ts.names.size() + kKernels);
     auto row_of = [&](const Task& t) -> OpRow& {
         return by_index[t.op ? t.op : ts.names.size() + static_cast<std::size_t>(t.kernel)];
     };

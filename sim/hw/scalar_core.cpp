@@ -6,7 +6,7 @@
 
 #include "chip/timing.hpp"
 #include "hw/memory_system.hpp"
-#include "mesh/mesh.hpp"
+#include "hw/fabric.hpp"
 #include "stats/run_span.hpp"
 #include "stats/stats.hpp"
 #include "trace/trace_writer.hpp"
@@ -69,7 +69,7 @@ ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
             ctx_.trace->thread(ctx_.trace_pid, slot_tid_[s], fmt::format("scalar{}", s), slot_tid_[s]);
         }
     // Flow ids are unique across the trace: each rank of a System has its own range.
-    next_flow_id_ = (static_cast<std::uint64_t>(ctx_.link.rank) << 40) + 1;
+    next_flow_id_ = (static_cast<std::uint64_t>(ctx_.place.rank) << 40) + 1;
     // Kick off at time 0 once the simulation starts.
     ctx_.scheduler->at(0, *this, kStart);
 }
@@ -142,15 +142,13 @@ void ScalarCore::advance_head(std::uint32_t s) {
 }
 
 void ScalarCore::watch_memory(std::uint32_t s, const Task& t) {
-    GlobalMemory& gm = *ctx_.link.memory;
-    const std::uint32_t owner = kWatchOwner | static_cast<std::uint32_t>(ctx_.link.rank);
+    Fabric& fabric = *ctx_.place.fabric;
     for (const MemoryWait& w : t.wait_memory) {
         ++streams_[s].pending_waits;
         std::uint64_t fire_ps = 0;
         // Landed already, or posted and landing later: wake then; else the
         // write that completes it calls memory_ready.
-        if (gm.watch(ctx_.link.rank, gm.block_of(w.addr), w.blocks, true, w.value, owner, s, fire_ps))
-            memory_ready(s, fire_ps);
+        if (fabric.watch(ctx_.place.rank, kWatchUnit, w.addr, w.blocks, w.value, s, fire_ps)) memory_ready(s, fire_ps);
     }
 }
 
@@ -161,7 +159,17 @@ void ScalarCore::memory_ready(std::uint32_t stream, std::uint64_t fire_ps) {
 void ScalarCore::release_wait(std::uint32_t s) {
     Stream& st = streams_[s];
     if (--st.pending_waits == 0) {
-        ctx_.timing[descs_[st.head].task].released_ps = now_ps();
+        const std::uint32_t task = descs_[st.head].task;
+        TaskTiming& tm = ctx_.timing[task];
+        tm.released_ps = now_ps();
+        // The memory wait that came true last: who wrote its last block.
+        Writer last;
+        for (const MemoryWait& w : ctx_.stream.tasks[task].wait_memory) {
+            const Writer by = ctx_.place.fabric->writer_of(ctx_.place.rank, w.addr, w.blocks);
+            if (by.rank >= 0 && by.land_ps >= last.land_ps) last = by;
+        }
+        tm.mem_rank = last.rank;
+        tm.mem_task = last.task;
         make_ready(s);
     }
 }
@@ -169,12 +177,13 @@ void ScalarCore::release_wait(std::uint32_t s) {
 void ScalarCore::post_local_write(const Task& t) {
     // A copy into this rank's own GM lands when its last byte is stored.
     WriteRequest w;
-    w.src_rank = w.dst_rank = ctx_.link.rank;
+    w.src_rank = w.dst_rank = ctx_.place.rank;
     w.addr = t.remote.addr;
     w.bytes = t.params.bytes;
     w.kind = t.remote.has_flag ? WriteKind::data_as_flag : WriteKind::data;
     w.flag = t.remote.flag;
-    ctx_.link.mesh->post_local(w, now_ps());
+    w.task = static_cast<std::uint32_t>(&t - ctx_.stream.tasks.data());
+    ctx_.place.fabric->post_local(w, now_ps());
 }
 
 std::size_t ScalarCore::queue_index(const Desc& d) const {
@@ -310,9 +319,9 @@ void ScalarCore::task_finished(CoreType type, int core, std::uint32_t task) {
     set_claimed(ti, c, q.claimed - 1);
     count_done();
     emit_flows(task);  // now that both ends of each arrow are known
-    if (ctx_.link.mesh) {  // (the descriptor is cold here: read only in a System)
+    if (ctx_.place.fabric) {  // (the descriptor is cold here: read only in a System)
         const Task& t = ctx_.stream.tasks[task];
-        if (t.remote.dst_rank == ctx_.link.rank) post_local_write(t);
+        if (t.remote.dst_rank == ctx_.place.rank) post_local_write(t);
     }
     // The next queued task starts without waiting for the scalar core.
     if (q.size > 0) {
@@ -401,20 +410,21 @@ std::string ScalarCore::deadlock_report() const {
 }
 
 std::string ScalarCore::memory_deadlock(const Task& t, std::uint32_t s) const {
-    const GlobalMemory& gm = *ctx_.link.memory;
-    const int rank = ctx_.link.rank;
+    const Fabric& fabric = *ctx_.place.fabric;
+    const int rank = ctx_.place.rank;
+    const std::uint64_t block = fabric.block_bytes();
     for (const MemoryWait& w : t.wait_memory) {
-        const std::uint64_t first = gm.block_of(w.addr);
+        const std::uint64_t first = w.addr / block;
         for (std::uint32_t b = 0; b < w.blocks; ++b) {
-            const bool written = gm.land_time(rank, first + b) != GlobalMemory::kNever;
-            if (written && gm.flag(rank, first + b) == w.value) continue;
-            const std::string held = written ? fmt::format("it holds flag {}", gm.flag(rank, first + b))
-                                             : std::string("nothing ever wrote it");
+            std::uint64_t flag = 0;
+            const bool written = fabric.block_written(rank, (first + b) * block, flag);
+            if (written && flag == w.value) continue;
+            const std::string held = written ? fmt::format("it holds flag {}", flag) : std::string("nothing ever wrote it");
             return fmt::format("deadlock: task '{}' ({}:{}, rank {}, stream '{}') waits for memory: block {:#x} of rank "
                                "{}'s GM to carry flag {} ({} of the {} block(s) from {:#x}); {}; {} task(s) of rank {} "
                                "never ran",
                                t.id, ctx_.stream.file, t.line, rank, ctx_.stream.streams[s],
-                               (first + b) * gm.block_bytes(), rank, w.value, b + 1, w.blocks, w.addr, held,
+                               (first + b) * block, rank, w.value, b + 1, w.blocks, w.addr, held,
                                ctx_.stream.tasks.size() - done_, rank);
         }
     }

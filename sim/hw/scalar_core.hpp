@@ -55,11 +55,10 @@ public:
     // counts like a task's signal. Call from a SystemC process.
     void signal_external(EventIndex e, HostGate gate = {});
     // A memory wait of stream `stream`'s head came true: its last block
-    // lands at fire_ps (>= now). Called by the System from a GM watch.
+    // lands at fire_ps (>= now). Called from a GM watch (Die::watch_fired).
     void memory_ready(std::uint32_t stream, std::uint64_t fire_ps);
-    // GM watch owners with this bit belong to a die's scalar core (the rest
-    // to the kernel runtime); the low bits are the rank.
-    static constexpr std::uint32_t kWatchOwner = 1u << 31;
+    // The scalar core's unit number in GM watches (Watcher).
+    static constexpr int kWatchUnit = 0;
     // Called whenever an event fires, e.g. so the host sees a kernel end.
     std::function<void(EventIndex)> on_event_fired;
 

@@ -15,19 +15,14 @@ namespace npusim {
 class MemorySystem;
 class WakeScheduler;
 class TraceWriter;
-class Mesh;
-class GlobalMemory;
+class Fabric;
+class ProgramRuntime;
 
-// Where a die sits in a System of ranks (hw/system): its rank, and the mesh
-// and functional global memory it shares with the other ranks. A die on its
-// own has none.
-struct RankLink {
+// Where a die sits in a System of ranks (sim/system): its rank and its port
+// to the fabric. A die on its own has none.
+struct DiePlace {
     int rank = 0;
-    Mesh* mesh = nullptr;            // null: one rank, no mesh
-    GlobalMemory* memory = nullptr;  // null: no cross-rank fields in the stream
-    // GM ranges of this rank that copies of some rank write over the mesh,
-    // sorted and merged: a read there before the blocks land is stale.
-    const std::vector<std::pair<std::uint64_t, std::uint64_t>>* remote_ranges = nullptr;
+    Fabric* fabric = nullptr;
 };
 
 // When each task became ready to issue, was dispatched, started and ended.
@@ -46,6 +41,10 @@ struct TaskTiming {
     std::uint64_t compute_ps = 0;   // busiest compute pipe's time inside the task
     std::uint64_t transfer_ps = 0;  // busiest transfer pipe's (GM port, bandwidth share)
     std::uint64_t bytes = 0;        // moved by its transfer stages
+    // A memory wait released it: the rank and task that wrote the block that
+    // landed last (the critical path goes on there).
+    std::int32_t mem_rank = -1;
+    std::uint32_t mem_task = UINT32_MAX;
 };
 
 struct SimContext {
@@ -54,7 +53,8 @@ struct SimContext {
     WakeScheduler* scheduler = nullptr;
     MemorySystem* memory = nullptr;
     TraceWriter* trace = nullptr;
-    RankLink link;
+    DiePlace place;
+    ProgramRuntime* programs = nullptr;  // the stream's kernel programs (null: none)
     int trace_pid = 1;
     bool tracing = false;      // trace != nullptr and enabled
     bool trace_pipes = true;   // per-tile pipe slices (large for big runs)

@@ -1,8 +1,11 @@
 #include "hw/vector_core.hpp"
 
 #include <algorithm>
+#include <cmath>
 
-#include "mesh/mesh.hpp"
+#include "engine/wake_scheduler.hpp"
+#include "hw/program_runtime.hpp"
+#include "trace/trace_writer.hpp"
 #include "stats/stats.hpp"
 
 namespace npusim {
@@ -10,6 +13,8 @@ namespace npusim {
 VectorCore::VectorCore(sc_core::sc_module_name name, int index, SimContext& ctx, CoreListener& listener)
     : AiCore(name, CoreType::vector, index, ctx, listener, {"mte2", "v", "mte3"}),
       gm_cap_(ctx.bytes_per_ps(ctx.chip.vector.gm_bytes_per_cycle)) {}
+
+VectorCore::~VectorCore() = default;
 
 timing::VectorShape VectorCore::shape_of(const Task& t) {
     const KernelParams& p = t.params;
@@ -73,7 +78,7 @@ StageWork VectorCore::work(const Task& t, int stage, std::uint64_t tile) {
             return w;
         case mte3:
             if (p.dst == Space::ub || c.out_bytes == 0) return w;
-            if (t.remote.dst_rank >= 0 && t.remote.dst_rank != ctx_.link.rank) return remote_write(t, c);
+            if (t.remote.dst_rank >= 0 && t.remote.dst_rank != ctx_.place.rank) return remote_write(t, c);
             w.bytes = c.out_bytes;
             if (is_global(p.dst)) {
                 w.kind = StageWork::Kind::transfer;
@@ -101,24 +106,95 @@ StageWork VectorCore::remote_write(const Task& t, const timing::VectorTile& c) {
     auto blocks_done = [&](std::uint64_t end) { return end >= total ? (total + payload - 1) / payload : end / payload; };
     const std::uint64_t b0 = blocks_done(c.out_offset), b1 = blocks_done(c.out_offset + c.out_bytes);
     const std::uint64_t now = now_ps();
-    // MTE3 reads the chunk out of UB at its engine rate, and is held until
-    // the last byte has left this rank's planes (the receiver pushes back).
+    // MTE3 reads the chunk out of UB through the port; the blocks it
+    // completes leave over the fabric (send), which may hold it longer.
     std::uint64_t done = now + static_cast<std::uint64_t>(static_cast<double>(c.out_bytes) / gm_cap_ + 0.5);
     if (b1 > b0) {
         WriteRequest req;
-        req.src_rank = ctx_.link.rank;
+        req.src_rank = ctx_.place.rank;
         req.dst_rank = t.remote.dst_rank;
         req.addr = t.remote.addr + b0 * block;
         req.bytes = std::min(b1 * payload, total) - b0 * payload;
         req.kind = t.remote.has_flag ? WriteKind::data_as_flag : WriteKind::data;
         req.flag = t.remote.flag;
-        done = std::max(done, ctx_.link.mesh->post(req, now).left_ps);
+        req.task = static_cast<std::uint32_t>(&t - ctx_.stream.tasks.data());
+        done = send(req, now).free_ps;
     }
     StageWork w;
     w.kind = StageWork::Kind::link;
     w.bytes = c.out_bytes;
     w.cycles = static_cast<double>(done - now) / ctx_.chip.ps_per_cycle();
     return w;
+}
+
+VectorCore::Sent VectorCore::send(const WriteRequest& w, std::uint64_t t0) {
+    const ChipParams& c = ctx_.chip;
+    Fabric& fabric = *ctx_.place.fabric;
+    const std::uint32_t block = fabric.block_bytes();
+    const auto port = static_cast<std::uint64_t>(std::ceil(static_cast<double>(write_wire_bytes(w, block)) / gm_cap_));
+    Sent s;
+    s.port_ps = t0 + port;
+    if (w.dst_rank == ctx_.place.rank) {
+        // Into the own GM: the write-back L2 takes it (a flag or the odd
+        // token; not given a share of L2 bandwidth).
+        s.land_ps = s.port_ps + ctx_.cycles_to_ps(timing::gm_write_latency_cycles(c));
+        fabric.post_local(w, s.land_ps);
+        ctx_.memory->landed_write(w.addr, static_cast<std::uint64_t>(write_blocks(w, block)) * block);
+        s.free_ps = s.land_ps;
+        return s;
+    }
+    const PostedWrite pw = fabric.post(w, t0);
+    s.land_ps = pw.land_ps;
+    s.free_ps = std::max(s.port_ps, pw.left_ps);
+    return s;
+}
+
+// --- kernel programs ------------------------------------------------------------------
+
+void VectorCore::start_program(const Task& t) {
+    ProgramRuntime& rt = *ctx_.programs;
+    if (!aiv_) aiv_ = std::make_unique<AivCore>(*this, ctx_, rt);
+    const auto task = static_cast<std::uint32_t>(&t - ctx_.stream.tasks.data());
+    aiv_->begin(task, t.params.program, t.params.block, rt.blocks(t.params.program));
+    fiber_ = std::make_unique<Fiber>([this] { aiv_->main(); });
+    resume_program();
+}
+
+void VectorCore::program_at(std::uint64_t t_ps, std::uint64_t action) {
+    program_post(t_ps, action);
+}
+
+void VectorCore::program_wake(std::uint64_t action) { aiv_->on_wake(action); }
+
+void VectorCore::suspend_program() { fiber_->suspend(); }
+
+void VectorCore::resume_program() {
+    fiber_->resume();
+    if (!fiber_->finished()) return;
+    fiber_.reset();
+    end_program_task();
+}
+
+void VectorCore::add_pipe_busy(int pipe, std::uint64_t ps, std::uint64_t bytes) { record_busy(pipe, ps, bytes, pipe != v); }
+
+void VectorCore::program_watch_fired(std::uint64_t tag, std::uint64_t fire_ps) {
+    if (aiv_) aiv_->watch_fired(tag, fire_ps);
+}
+
+std::string VectorCore::program_wait() const {
+    if (!fiber_ || !aiv_) return {};
+    const char* what = aiv_->waiting_for();
+    return what ? what : "something";
+}
+
+void VectorCore::transfer_drained(std::uint64_t tag) {
+    if (tag & AivCore::kTransferTag) aiv_->on_drained(static_cast<std::uint32_t>(tag & 0xFFFFFFFFu));
+    else AiCore::transfer_drained(tag);
+}
+
+void VectorCore::transfer_done(std::uint64_t tag) {
+    if (tag & AivCore::kTransferTag) aiv_->on_done(static_cast<std::uint32_t>(tag & 0xFFFFFFFFu));
+    else AiCore::transfer_done(tag);
 }
 
 void VectorCore::report_buffers(Stats& s, const std::vector<const AiCore*>& vectors) {

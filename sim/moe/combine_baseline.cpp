@@ -13,22 +13,24 @@ namespace {
 constexpr double kWeightedSumCyclesPerRepeat = 2;
 }  // namespace
 
-void combine_baseline(AivCore& k, const LayerContext& ctx) {
-    const MoeParams& p = ctx.dispatch.params;
-    const LayerLayout& L = ctx.layout;
-    const int r = k.rank(), c = k.core(), C = k.cores(), R = p.ranks, epr = p.experts_per_rank;
-    const int E = ctx.dispatch.routing.experts(), S = epr * R, K = p.top_k;
-    const std::uint64_t flag = LayerLayout::kCombineFlag;
+void combine_baseline(AivCore& k, const CombineContext& ctx) {
+    const MoeOp& p = ctx.params;
+    const DispatchContext& d = ctx.dispatch;
+    const CombineLayout& L = ctx.layout;
+    const int me = k.rank(), r = d.local(me), c = k.core(), C = k.cores(), R = p.ranks(), epr = p.experts_per_rank();
+    const int E = d.routing.experts(), S = epr * R, K = p.top_k;
+    const std::uint64_t flag = L.flag;
     const auto& srcs = ctx.row_src[static_cast<std::size_t>(r)];
     const auto& pairs = ctx.row_pair[static_cast<std::size_t>(r)];
 
-    // send: this core's share of the OutputBuffer rows, each loaded into UB
+    // send: this core's share of the expert output rows, each loaded into UB
     // (double-buffered) and written into its (token, k) slot on its source.
-    const auto [n0, n1] = LayerContext::share(static_cast<int>(srcs.size()), c, C);
+    const auto [n0, n1] = CombineContext::share(static_cast<int>(srcs.size()), c, C);
     k.scalar_loop(static_cast<std::uint64_t>(n1 - n0));
     for (int row = n0; row < n1; ++row) {
-        const PipeTime in_ub = k.copy_in(L.row_bytes);
-        k.write(srcs[static_cast<std::size_t>(row)], L.slot(pairs[static_cast<std::size_t>(row)]), L.row_bytes, in_ub);
+        const PipeTime in_ub = k.load(p.in_addr + static_cast<Addr>(row) * L.row_bytes, L.row_bytes);
+        k.write(d.global(me, srcs[static_cast<std::size_t>(row)]), L.slot(pairs[static_cast<std::size_t>(row)]), L.row_bytes,
+                in_ub);
     }
     k.pipe_barrier();
     k.timestamp("combine_send");
@@ -40,7 +42,7 @@ void combine_baseline(AivCore& k, const LayerContext& ctx) {
     // status: {flag, count} of each (local expert, source rank) of this core's share.
     const int j0 = c * S / C, j1 = (c + 1) * S / C;
     k.scalar_loop(static_cast<std::uint64_t>(j1 - j0));
-    for (int j = j0; j < j1; ++j) k.set_flag(j % R, L.status(r * epr + j / R), flag);
+    for (int j = j0; j < j1; ++j) k.set_flag(d.global(me, j % R), L.status(r * epr + j / R), flag);
     k.pipe_barrier();
     k.timestamp("combine_status");
 
@@ -58,7 +60,7 @@ void combine_baseline(AivCore& k, const LayerContext& ctx) {
         PipeTime rows = 0;
         for (int j = 0; j < K; ++j) rows = k.read(L.slot(t * K + j), L.row_bytes);
         const PipeTime sum = k.vector(static_cast<std::uint64_t>(K) * L.row_bytes, kWeightedSumCyclesPerRepeat, rows);
-        k.copy_out(L.row_bytes, sum);
+        k.store(p.out_addr + static_cast<Addr>(t) * p.out_row_bytes(), p.out_row_bytes(), sum);
     }
     k.pipe_barrier();
     k.timestamp("combine_sum");

@@ -21,11 +21,12 @@ constexpr double kPackCyclesPerRepeat = 1;         // 504 B payload pieces + fla
 constexpr double kUnpackAccumulateCyclesPerRepeat = 3;  // strip the flags, multiply by the gate, add in fp32
 }  // namespace
 
-void combine_optimized(AivCore& k, const LayerContext& ctx) {
-    const MoeParams& p = ctx.dispatch.params;
-    const LayerLayout& L = ctx.layout;
-    const int r = k.rank(), c = k.core(), C = k.cores(), K = p.top_k;
-    const std::uint64_t flag = LayerLayout::kCombineFlag;
+void combine_optimized(AivCore& k, const CombineContext& ctx) {
+    const MoeOp& p = ctx.params;
+    const DispatchContext& d = ctx.dispatch;
+    const CombineLayout& L = ctx.layout;
+    const int me = k.rank(), r = d.local(me), c = k.core(), C = k.cores(), K = p.top_k;
+    const std::uint64_t flag = L.flag;
     const auto& srcs = ctx.row_src[static_cast<std::size_t>(r)];
     const auto& pairs = ctx.row_pair[static_cast<std::size_t>(r)];
 
@@ -35,9 +36,6 @@ void combine_optimized(AivCore& k, const LayerContext& ctx) {
     std::vector<int> landed(static_cast<std::size_t>(t1 - t0), 0);
     k.timestamp("combine_watch");
 
-    k.wait_flag(L.done(), LayerLayout::kDoneFlag);
-    k.timestamp("experts");
-
     // Accumulate one landed row: window -> UB -> weighted add; a token whose
     // top_k rows are all in goes out.
     const int expected = (t1 - t0) * K;
@@ -46,17 +44,19 @@ void combine_optimized(AivCore& k, const LayerContext& ctx) {
         const int q = static_cast<int>(tag), t = q / K;
         const PipeTime in_ub = k.read(L.slot(q), L.slot_bytes());
         const PipeTime sum = k.vector(L.slot_bytes(), kUnpackAccumulateCyclesPerRepeat, in_ub);
-        if (++landed[static_cast<std::size_t>(t - t0)] == K) k.copy_out(L.row_bytes, sum);
+        if (++landed[static_cast<std::size_t>(t - t0)] == K)
+            k.store(p.out_addr + static_cast<Addr>(t) * p.out_row_bytes(), p.out_row_bytes(), sum);
         ++got;
     };
 
-    // send: this core's share of the OutputBuffer rows.
-    const auto [n0, n1] = LayerContext::share(static_cast<int>(srcs.size()), c, C);
+    // send: this core's share of the expert output rows.
+    const auto [n0, n1] = CombineContext::share(static_cast<int>(srcs.size()), c, C);
     std::uint64_t tag = 0;
     for (int row = n0; row < n1; ++row) {
-        const PipeTime packed = k.vector(L.slot_bytes(), kPackCyclesPerRepeat, k.copy_in(L.row_bytes));
-        k.write_data_as_flag(srcs[static_cast<std::size_t>(row)], L.slot(pairs[static_cast<std::size_t>(row)]), L.row_bytes,
-                             flag, packed);
+        const PipeTime in_ub = k.load(p.in_addr + static_cast<Addr>(row) * L.row_bytes, L.row_bytes);
+        const PipeTime packed = k.vector(L.slot_bytes(), kPackCyclesPerRepeat, in_ub);
+        k.write_data_as_flag(d.global(me, srcs[static_cast<std::size_t>(row)]), L.slot(pairs[static_cast<std::size_t>(row)]),
+                             L.row_bytes, flag, packed);
         while (got < expected && k.poll_ready(tag)) accumulate(tag);
     }
     k.timestamp("combine_send");

@@ -1,26 +1,30 @@
-// The MoE Dispatch kernels, written against the AIV kernel API (one instance
-// per AIV core of every rank). docs/supernode.md walks through both.
+// The MoE Dispatch kernels, written against the AIV kernel API (one program
+// task per AIV core of every rank). docs/supernode.md walks through both.
 #pragma once
 #include <vector>
 
-#include "kernel_api/aiv_core.hpp"
+#include "collective/routing.hpp"
+#include "hw/aiv_core.hpp"
 #include "moe/dispatch_layout.hpp"
-#include "moe/moe_params.hpp"
-#include "moe/routing.hpp"
+#include "collective/moe_op.hpp"
 
 namespace npusim {
 
-// What every kernel instance shares: the routing (the data the kernels would
-// read from GM; reading it is costed in the kernels) and the layout.
+// What every instance shares: the routing (the data the kernels would read
+// from GM; reading it is costed in the kernels) and the layout. Ranks are
+// those of the op's group: a core on global rank g is rank local(g) of it.
 struct DispatchContext {
-    const MoeParams& params;
+    const MoeOp& params;
     const Routing& routing;
     const DispatchLayout& layout;
-    // Per rank, the start of each (local expert, source rank) pair's tokens in
-    // the dense OutputBuffer: offsets[rank][le * ranks + src], plus the total.
+    // Per rank of the group, the start of each (local expert, source rank)
+    // pair's tokens in the dense output: offsets[rank][le * ranks + src], plus the total.
     std::vector<std::vector<std::int32_t>> offsets;
 
-    DispatchContext(const MoeParams& p, const Routing& r, const DispatchLayout& l);
+    DispatchContext(const MoeOp& p, const Routing& r, const DispatchLayout& l);
+    int local(int global_rank) const { return global_rank % params.group; }
+    // The global rank of the group's rank `local`, seen from a core on `self`.
+    int global(int self, int local_rank) const { return self - self % params.group + local_rank; }
 };
 
 // Baseline (BSP): scalar address scan, token data, fence + SyncAll, status

@@ -8,13 +8,20 @@
 
 namespace npusim {
 
+namespace {
+// Vector cost per 256 B repeat of quantising a token to int8 (absolute max,
+// scale, convert: a property of the kernel, not fitted).
+constexpr double kQuantizeCyclesPerRepeat = 3;
+}  // namespace
+
 void dispatch_baseline(AivCore& k, const DispatchContext& ctx) {
-    const MoeParams& p = ctx.params;
+    const MoeOp& p = ctx.params;
     const Routing& route = ctx.routing;
     const DispatchLayout& L = ctx.layout;
-    const int r = k.rank(), c = k.core(), C = k.cores(), R = p.ranks, epr = p.experts_per_rank;
+    const int me = k.rank(), r = ctx.local(me), c = k.core(), C = k.cores(), R = p.ranks(), epr = p.experts_per_rank();
     const int P = route.pairs(), E = route.experts(), S = epr * R;
-    const std::uint64_t flag = DispatchLayout::kFlag;
+    const std::uint64_t flag = L.flag;
+    auto rank_of = [&](int e) { return ctx.global(me, e / epr); };
 
     // addr: this core sends pairs [lo, hi) in token order; a pair's slot is
     // the number of earlier pairs of the rank with the same expert, so the
@@ -32,10 +39,11 @@ void dispatch_baseline(AivCore& k, const DispatchContext& ctx) {
     for (int q = lo; q < hi; ++q) {
         const int t = q / p.top_k, e = route.expert(r, q);
         if (t != loaded) {
-            in_ub = k.copy_in(L.token_bytes);
+            in_ub = k.load(p.in_addr + static_cast<Addr>(t) * p.in_row_bytes(), p.in_row_bytes());
+            if (p.quantize) in_ub = k.vector(p.in_row_bytes(), kQuantizeCyclesPerRepeat, in_ub);
             loaded = t;
         }
-        k.write(e / epr, L.slot(e % epr, r, route.slot(r, q)), L.token_bytes, in_ub);
+        k.write(rank_of(e), L.slot(e % epr, r, route.slot(r, q)), L.token_bytes, in_ub);
     }
     k.pipe_barrier();
     k.timestamp("send");
@@ -49,7 +57,7 @@ void dispatch_baseline(AivCore& k, const DispatchContext& ctx) {
     // counts from a full scalar pass over the expert ids.
     const int e0 = c * E / C, e1 = (c + 1) * E / C;
     k.scalar_loop(static_cast<std::uint64_t>(P));
-    for (int e = e0; e < e1; ++e) k.set_flag(e / epr, L.status(e % epr, r), flag);
+    for (int e = e0; e < e1; ++e) k.set_flag(rank_of(e), L.status(e % epr, r), flag);
     k.pipe_barrier();
     k.timestamp("status");
 
@@ -68,10 +76,14 @@ void dispatch_baseline(AivCore& k, const DispatchContext& ctx) {
 
     // reorder: copy this core's pairs' tokens from the window (sparse by
     // expert) to the OutputBuffer (dense by expert), double-buffered.
+    const auto& off = ctx.offsets[static_cast<std::size_t>(r)];
     for (int j = j0; j < j1; ++j) {
         const int le = j / R, src = j % R;
         const int n = route.count(src, r * epr + le);
-        for (int i = 0; i < n; ++i) k.copy_out(L.token_bytes, k.read(L.slot(le, src, i), L.token_bytes));
+        for (int i = 0; i < n; ++i) {
+            const Addr row = p.out_addr + static_cast<Addr>(off[static_cast<std::size_t>(j)] + i) * p.out_row_bytes();
+            k.store(row, p.out_row_bytes(), k.read(L.slot(le, src, i), L.token_bytes));
+        }
     }
     k.pipe_barrier();
     k.timestamp("reorder");

@@ -33,16 +33,18 @@ namespace {
 constexpr double kBitmapCyclesPerRepeat = 2;  // compare ids with the expert, select into the bitmap
 constexpr double kGatherCyclesPerRepeat = 1;  // masked popcount of a bitmap below a token
 constexpr double kPackCyclesPerRepeat = 1;    // 504 B payload pieces + flag into 512 B blocks
+constexpr double kQuantizeCyclesPerRepeat = 3;  // absolute max, scale, convert to int8
 }  // namespace
 
 void dispatch_optimized(AivCore& k, const DispatchContext& ctx) {
-    const MoeParams& p = ctx.params;
+    const MoeOp& p = ctx.params;
     const Routing& route = ctx.routing;
     const DispatchLayout& L = ctx.layout;
-    const int r = k.rank(), c = k.core(), C = k.cores(), R = p.ranks, epr = p.experts_per_rank, B = p.batch;
-    const int P = route.pairs(), E = route.experts(), S = epr * R;
-    const std::uint64_t flag = DispatchLayout::kFlag;
+    const int me = k.rank(), r = ctx.local(me), c = k.core(), C = k.cores(), R = p.ranks(), epr = p.experts_per_rank();
+    const int B = p.batch, P = route.pairs(), E = route.experts(), S = epr * R;
+    const std::uint64_t flag = L.flag;
     const bool daf = L.data_as_flag;
+    auto rank_of = [&](int e) { return ctx.global(me, e / epr); };
 
     // --- bitmap: this core's experts (a B-bit token bitmap and a count each).
     const int e0 = c * E / C, e1 = (c + 1) * E / C;
@@ -60,7 +62,7 @@ void dispatch_optimized(AivCore& k, const DispatchContext& ctx) {
     k.timestamp("bitmap");
 
     // --- counts first.
-    for (int e = e0; e < e1; ++e) k.set_flag(e / epr, L.status(e % epr, r), flag);
+    for (int e = e0; e < e1; ++e) k.set_flag(rank_of(e), L.status(e % epr, r), flag);
     k.pipe_barrier();
     k.timestamp("counts");
 
@@ -87,7 +89,7 @@ void dispatch_optimized(AivCore& k, const DispatchContext& ctx) {
     }
     k.timestamp("cumsum");
 
-    // Reorder one landed token: window -> UB (-> strip the flags) -> OutputBuffer.
+    // Reorder one landed token: window -> UB (-> strip the flags) -> its row of the output.
     int received = 0;
     auto reorder = [&](std::uint64_t tag) {
         const int i = static_cast<int>(tag % B);
@@ -96,7 +98,8 @@ void dispatch_optimized(AivCore& k, const DispatchContext& ctx) {
         PipeTime t;
         if (daf) t = k.vector(L.data_bytes(), kPackCyclesPerRepeat, k.read(slot, L.data_bytes()));
         else t = k.read(slot, L.token_bytes);
-        k.copy_out(L.token_bytes, t);
+        const Addr row = p.out_addr + static_cast<Addr>(off[static_cast<std::size_t>(pair)] + i) * p.out_row_bytes();
+        k.store(row, p.out_row_bytes(), t);
         ++received;
     };
 
@@ -107,18 +110,19 @@ void dispatch_optimized(AivCore& k, const DispatchContext& ctx) {
     for (int q = q0; q < q1; ++q) {
         const int t = q / p.top_k, e = route.expert(r, q);
         if (q == q0 || q % p.top_k == 0) {
-            ready = k.copy_in(L.token_bytes);
+            ready = k.load(p.in_addr + static_cast<Addr>(t) * p.in_row_bytes(), p.in_row_bytes());
+            if (p.quantize) ready = k.vector(p.in_row_bytes(), kQuantizeCyclesPerRepeat, ready);
             if (daf) ready = k.vector(L.data_bytes(), kPackCyclesPerRepeat, ready);
         }
         const Addr slot = L.slot(e % epr, r, route.slot(r, q));
         if (daf) {
-            k.write_data_as_flag(e / epr, slot, L.token_bytes, flag, ready);
+            k.write_data_as_flag(rank_of(e), slot, L.token_bytes, flag, ready);
         } else {
             // The bug this variant exists to show: the flag is stored by the
             // scalar right after the data's DataCopy is issued, with no
             // pipe barrier, into a block of its own.
-            k.write(e / epr, slot, L.token_bytes, ready);
-            k.scalar_set_flag(e / epr, slot + L.data_bytes(), flag);
+            k.write(rank_of(e), slot, L.token_bytes, ready);
+            k.scalar_set_flag(rank_of(e), slot + L.data_bytes(), flag);
         }
         const bool token_done = q + 1 == q1 || (q + 1) / p.top_k != t;
         if (token_done)

@@ -15,6 +15,7 @@ std::vector<TaskStream> split_by_rank(const TaskStream& ts, int ranks) {
     for (std::size_t r = 0; r < out.size(); ++r) {
         out[r].file = ts.file;
         out[r].names = ts.names;  // op/tile labels keep their indices
+        out[r].programs = ts.programs;  // and tasks their program's
         out[r].cross_rank = ts.cross_rank;
         out[r].tasks.reserve(count[r]);
     }

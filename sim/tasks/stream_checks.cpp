@@ -57,7 +57,8 @@ void check_stream_fits_chip(const TaskStream& ts, const ChipParams& chip) {
                 if (p.dst == Space::ub && p.out_bytes > ub)
                     fail(fmt::format("output kept in UB is {} B but UB holds {}", p.out_bytes, kb_text(chip.buffers.ub_kb)));
                 break;
-            case Kernel::scalar: break;
+            case Kernel::scalar:
+            case Kernel::program: break;
         }
     }
     if (ts.cross_rank) check_cross_rank(ts, chip);

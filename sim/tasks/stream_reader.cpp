@@ -38,6 +38,7 @@ const std::vector<std::string> kTaskKeys = {"id", "core_type", "kernel", "stream
                                             "params", "priority", "core", "op", "tile", "rank",
                                             "wait_memory"};
 const std::vector<std::string> kEventKeys = {"event", "count"};
+const std::vector<std::string> kProgramKeys = {"program", "name", "blocks", "args"};
 const std::vector<std::string> kCommonParams = {"src", "dst", "addr", "out_addr", "ub_bytes",
                                                 "l1_bytes", "reads", "writes"};
 
@@ -121,6 +122,7 @@ struct Reader {
     std::unordered_map<std::string, EventIndex> event_index;
     std::unordered_map<std::string, std::uint32_t> stream_index;
     std::unordered_map<std::string, std::size_t> task_lines;
+    std::unordered_map<std::string, std::uint32_t> program_index;
 
     EventIndex event(const std::string& id) {
         auto [it, inserted] = event_index.emplace(id, static_cast<EventIndex>(ts.events.size()));
@@ -190,6 +192,10 @@ struct Reader {
                 allowed.push_back("cycles");
                 required = {"cycles"};
                 break;
+            case Kernel::program:
+                allowed = {"program", "block", "reads", "writes"};
+                required = {"program", "block"};
+                break;
         }
         r.check_keys(p, allowed, "params.");
         for (const auto& k : required)
@@ -235,9 +241,14 @@ struct Reader {
             else if (k == "flag") {
                 t.remote.flag = r.uint(v, key, 0, std::numeric_limits<std::uint64_t>::max());
                 t.remote.has_flag = true;
-            } else if (k == "reads") t.reads = regions(r, v, key);
+            } else if (k == "program") kp.program = program(r, v, key);
+            else if (k == "block") kp.block = static_cast<std::uint32_t>(r.uint(v, key, 0, 1u << 20));
+            else if (k == "reads") t.reads = regions(r, v, key);
             else if (k == "writes") t.writes = regions(r, v, key);
         }
+        if (t.kernel == Kernel::program && kp.block >= ts.programs[kp.program].blocks)
+            r.fail(fmt::format("params.block: {} is out of range: program '{}' has {} block(s) (0..{})", kp.block,
+                               ts.programs[kp.program].id, ts.programs[kp.program].blocks, ts.programs[kp.program].blocks - 1));
         // A Cube plan is a base tile and an L1 block together.
         if (t.kernel == Kernel::matmul && (p.contains("l0_tile") || p.contains("l1_block") || p.contains("l1_keep")))
             for (const char* part : {"l0_tile", "l1_block"})
@@ -278,6 +289,38 @@ struct Reader {
         return out;
     }
 
+    std::uint32_t program(const LineReader& r, const json& j, const std::string& key) {
+        const std::string id = r.text(j, key.c_str());
+        const auto it = program_index.find(id);
+        if (it != program_index.end()) return it->second;
+        std::vector<std::string> ids;
+        for (const auto& d : ts.programs) ids.push_back(d.id);
+        r.fail(fmt::format("{}: no program '{}' declared before this line (a line {{\"program\": ID, \"name\", "
+                           "\"blocks\", \"args\"}} declares one){}",
+                           key, id, did_you_mean(id, ids)));
+    }
+
+    void read_program_line(LineReader& r, const json& j, std::size_t line) {
+        r.check_keys(j, kProgramKeys, "");
+        ProgramDecl d;
+        d.id = r.text(j["program"], "program");
+        for (const char* req : {"name", "blocks"})
+            if (!j.contains(req)) r.fail(fmt::format("program '{}': missing '{}'", d.id, req));
+        if (!j["name"].is_string()) r.fail(fmt::format("name: expected a string, got {}", LineReader::describe(j["name"])));
+        d.name = j["name"].get<std::string>();
+        d.blocks = static_cast<std::uint32_t>(r.uint(j["blocks"], "blocks", 1, 1u << 16));
+        if (j.contains("args")) {
+            if (!j["args"].is_object()) r.fail(fmt::format("args: expected an object, got {}", LineReader::describe(j["args"])));
+            d.args = j["args"].dump();
+        } else {
+            d.args = "{}";
+        }
+        d.line = static_cast<std::uint32_t>(line);
+        auto [it, fresh] = program_index.emplace(d.id, static_cast<std::uint32_t>(ts.programs.size()));
+        if (!fresh) r.fail(fmt::format("program '{}' declared twice (first on line {})", d.id, ts.programs[it->second].line));
+        ts.programs.push_back(std::move(d));
+    }
+
     void read_event_line(LineReader& r, const json& j, std::size_t line) {
         r.check_keys(j, kEventKeys, "");
         const std::string id = r.text(j["event"], "event");
@@ -306,7 +349,8 @@ struct Reader {
         t.core_type = r.choice(j["core_type"], "core_type", std::vector<std::pair<std::string, CoreType>>{
                                                                 {"cube", CoreType::cube}, {"vector", CoreType::vector}, {"scalar", CoreType::scalar}});
         t.kernel = r.choice(j["kernel"], "kernel", std::vector<std::pair<std::string, Kernel>>{
-                                                       {"matmul", Kernel::matmul}, {"vector", Kernel::vector}, {"copy", Kernel::copy}, {"scalar", Kernel::scalar}});
+                                                       {"matmul", Kernel::matmul}, {"vector", Kernel::vector}, {"copy", Kernel::copy},
+                                                       {"scalar", Kernel::scalar}, {"program", Kernel::program}});
         const CoreType needed = t.kernel == Kernel::matmul   ? CoreType::cube
                                 : t.kernel == Kernel::scalar ? CoreType::scalar
                                                              : CoreType::vector;
@@ -372,6 +416,7 @@ void TaskStreamParser::line(const std::string& text) {
     const json j = impl_->own_output ? json::parse(text) : parse_json_line(text, file, line);
     if (!j.is_object()) r.fail(fmt::format("expected a JSON object (a task or an event declaration), got {}", LineReader::describe(j)));
     if (j.contains("event")) rd.read_event_line(r, j, line);
+    else if (j.contains("program") && !j.contains("id")) rd.read_program_line(r, j, line);
     else rd.read_task_line(r, j, line);
 }
 
@@ -418,6 +463,8 @@ TaskStream read_task_stream(const std::string& file) {
 
 std::string event_declaration_lines(const TaskStream& ts) {
     std::string out;
+    for (const auto& d : ts.programs)
+        out += json{{"program", d.id}, {"name", d.name}, {"blocks", d.blocks}, {"args", json::parse(d.args)}}.dump() + '\n';
     for (const auto& e : ts.events)
         if (e.count != 1) out += json{{"event", e.id}, {"count", e.count}}.dump() + '\n';
     return out;
@@ -528,8 +575,12 @@ std::string task_line(const TaskStream& ts, const Task& t) {
             }
             break;
         case Kernel::scalar: pj.add("cycles", p.cycles); break;
+        case Kernel::program:
+            pj.add_text("program", ts.programs[p.program].id);
+            pj.add("block", p.block);
+            break;
     }
-    if (t.kernel != Kernel::scalar) {
+    if (t.kernel != Kernel::scalar && t.kernel != Kernel::program) {
         pj.add_text("src", to_string(p.src));
         pj.add_text("dst", to_string(p.dst));
     }

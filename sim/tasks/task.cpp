@@ -8,6 +8,7 @@ const char* to_string(Kernel k) {
         case Kernel::vector: return "vector";
         case Kernel::copy: return "copy";
         case Kernel::scalar: return "scalar";
+        case Kernel::program: return "program";
     }
     return "?";
 }

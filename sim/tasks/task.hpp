@@ -10,7 +10,10 @@
 
 namespace npusim {
 
-enum class Kernel : std::uint8_t { matmul, vector, copy, scalar };
+// program: a kernel program written against the AIV kernel API (a
+// Dispatch, a Combine, ...) run by one vector core as one task.
+enum class Kernel : std::uint8_t { matmul, vector, copy, scalar, program };
+constexpr std::size_t kKernels = 5;
 const char* to_string(Kernel k);
 
 struct Region {
@@ -64,6 +67,10 @@ struct KernelParams {
     std::uint64_t out_addr = 0;   // base address written
     std::uint64_t ub_bytes = 0;   // declared resident footprint
     std::uint64_t l1_bytes = 0;
+    // program: which of the stream's declared programs, and this task's
+    // block of it (GetBlockIdx: the programs divide their work by block).
+    std::uint32_t program = 0;
+    std::uint32_t block = 0;
 };
 
 // A task that waits for memory (docs/task-streams.md, "Cross-rank streams"):
@@ -82,6 +89,18 @@ struct RemoteWrite {
     bool has_flag = false;
     std::uint64_t addr = 0;
     std::uint64_t flag = 0;
+};
+
+// A kernel program a stream launches (docs/task-streams.md, "Programs"):
+// `blocks` tasks of kernel `program` on one rank run it, task i as block i;
+// the program reads its arguments (a JSON object) when it is built, once per
+// declaration and shared by every rank that runs it.
+struct ProgramDecl {
+    std::string id;    // how tasks name it
+    std::string name;  // the registered program, e.g. "moe.dispatch"
+    std::string args;  // a JSON object, as text
+    std::uint32_t blocks = 1;
+    std::uint32_t line = 0;
 };
 
 using EventIndex = std::uint32_t;
@@ -120,6 +139,7 @@ struct TaskStream {
     std::string file;                  // where it came from, for messages
     std::vector<Task> tasks;           // in file order
     std::vector<EventDecl> events;
+    std::vector<ProgramDecl> programs;
     std::vector<std::string> streams;  // stream names in order of first use
     std::vector<std::string> names{""};  // interned op/tile labels; [0] = none
     std::unordered_map<std::string, NameIndex> name_index;  // lookup only

@@ -1,0 +1,158 @@
+#include "system/system.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/errors.hpp"
+#include "stats/run_span.hpp"
+#include "stats/stats.hpp"
+#include "trace/trace_writer.hpp"
+
+namespace npusim {
+
+namespace {
+
+std::uint64_t ns_to_ps(double ns) { return static_cast<std::uint64_t>(std::llround(ns * 1000.0)); }
+
+// Per destination rank, the GM ranges that copies of any rank write into it,
+// sorted and merged.
+std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> landing_ranges(
+    const std::vector<std::shared_ptr<const TaskStream>>& streams, int ranks, std::uint64_t block) {
+    std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> out(static_cast<std::size_t>(ranks));
+    std::vector<const TaskStream*> seen;
+    for (const auto& ts : streams) {
+        if (!ts || std::find(seen.begin(), seen.end(), ts.get()) != seen.end()) continue;
+        seen.push_back(ts.get());
+        for (const Task& t : ts->tasks) {
+            if (t.remote.dst_rank < 0 || t.remote.dst_rank >= ranks) continue;
+            const std::uint64_t payload = t.remote.has_flag ? block - 8 : block;
+            const std::uint64_t blocks = (t.params.bytes + payload - 1) / payload;
+            out[static_cast<std::size_t>(t.remote.dst_rank)].emplace_back(t.remote.addr, t.remote.addr + blocks * block);
+        }
+    }
+    for (auto& v : out) {
+        std::sort(v.begin(), v.end());
+        std::size_t n = 0;
+        for (const auto& r : v) {
+            if (n > 0 && r.first <= v[n - 1].second) v[n - 1].second = std::max(v[n - 1].second, r.second);
+            else v[n++] = r;
+        }
+        v.resize(n);
+    }
+    return out;
+}
+
+}  // namespace
+
+System::System(sc_core::sc_module_name name, const ChipParams& chip, std::vector<std::shared_ptr<const TaskStream>> per_rank,
+               TraceWriter* trace, std::vector<int> traced_ranks, bool trace_pipes)
+    : sc_core::sc_module(name), chip_(chip), streams_(std::move(per_rank)), traced_(std::move(traced_ranks)), hub_("hub") {
+    const int ranks = chip.interconnect.ranks;
+    streams_.resize(static_cast<std::size_t>(ranks));
+    static const TaskStream kNoTasks;
+    for (auto& s : streams_)
+        if (!s) s = std::shared_ptr<const TaskStream>(std::shared_ptr<const TaskStream>{}, &kNoTasks);
+    std::sort(traced_.begin(), traced_.end());
+    traced_.erase(std::unique(traced_.begin(), traced_.end()), traced_.end());
+    const bool tracing = trace && trace->enabled();
+    memory_ = std::make_unique<GlobalMemory>(ranks, static_cast<std::uint32_t>(chip.interconnect.datablock_bytes));
+    memory_->set_fire(&System::on_fire, this);
+    // The mesh traces planes of the ranks below the highest traced one.
+    const int mesh_traced = tracing && !traced_.empty() ? traced_.back() + 1 : 0;
+    mesh_ = std::make_unique<Mesh>("mesh", chip, *memory_, tracing ? trace : nullptr, mesh_traced);
+    remote_ranges_ = landing_ranges(streams_, ranks, static_cast<std::uint64_t>(chip.interconnect.datablock_bytes));
+    // Nothing posted at t lands before t + the shorter of the own L2's latency
+    // and a plane's; a fence's acknowledgement takes the slowest tier's.
+    min_landing_ps_ = ns_to_ps(std::min(chip.l2.latency_ns, chip.interconnect.min_latency_ns()));
+    max_latency_ps_ = ns_to_ps(chip.interconnect.max_latency_ns());
+    dies_.reserve(streams_.size());
+    for (int r = 0; r < ranks; ++r) {
+        dies_.push_back(std::make_unique<Die>(fmt::format("rank{}", r).c_str(), chip, *streams_[static_cast<std::size_t>(r)],
+                                              traced(r) ? trace : nullptr, trace_pipes, DiePlace{r, this}));
+        dies_.back()->scheduler().attach(hub_, r);
+    }
+}
+
+bool System::traced(int rank) const { return std::binary_search(traced_.begin(), traced_.end(), rank); }
+
+void System::on_fire(void* ctx, std::uint32_t owner, std::uint64_t tag, std::uint64_t fire_ps) {
+    auto* self = static_cast<System*>(ctx);
+    const int rank = static_cast<int>(owner >> kUnitBits), unit = static_cast<int>(owner & ((1u << kUnitBits) - 1));
+    self->die(rank).watch_fired(unit, tag, fire_ps);
+}
+
+// --- Fabric ----------------------------------------------------------------------
+
+PostedWrite System::post(const WriteRequest& w, std::uint64_t t0_ps) {
+    const PostedWrite pw = mesh_->post(w, t0_ps);
+    // The blocks land in the receiver's GM through its write-back L2.
+    const std::uint32_t block = memory_->block_bytes();
+    die(w.dst_rank).memory_system().landed_write(w.addr, static_cast<std::uint64_t>(write_blocks(w, block)) * block);
+    return pw;
+}
+
+void System::post_local(const WriteRequest& w, std::uint64_t land_ps) { mesh_->post_local(w, land_ps); }
+
+bool System::watch(int rank, int unit, Addr addr, std::uint32_t blocks, std::uint64_t value, std::uint64_t tag,
+                   std::uint64_t& fire_ps) {
+    const auto owner = static_cast<std::uint32_t>(rank) << kUnitBits | static_cast<std::uint32_t>(unit);
+    return memory_->watch(rank, memory_->block_of(addr), blocks, true, value, owner, tag, fire_ps);
+}
+
+Writer System::writer_of(int rank, Addr addr, std::uint32_t blocks) const {
+    return memory_->writer(rank, memory_->block_of(addr), blocks);
+}
+
+bool System::block_written(int rank, Addr addr, std::uint64_t& flag) const {
+    const std::uint64_t b = memory_->block_of(addr);
+    flag = memory_->flag(rank, b);
+    return memory_->land_time(rank, b) != GlobalMemory::kNever;
+}
+
+bool System::check_read(int rank, Addr addr, std::uint64_t bytes, int core, std::uint64_t now_ps) {
+    return memory_->check_read(rank, addr, bytes, core, now_ps);
+}
+
+// --- running -----------------------------------------------------------------------
+
+void System::run() {
+    sc_core::sc_start();
+    check_finished();
+}
+
+void System::check_finished() const {
+    // A wait across ranks shows on each side: name a stuck task on up to two ranks.
+    std::string first;
+    for (const auto& d : dies_) {
+        const std::string report = d->deadlock_report();
+        if (report.empty()) continue;
+        const std::string line = ranks() > 1 ? fmt::format("rank {}: {}", d->rank(), report) : report;
+        if (first.empty()) {
+            first = line;
+            continue;
+        }
+        throw DeadlockError(first + "; and " + line);
+    }
+    if (!first.empty()) throw DeadlockError(first);
+}
+
+std::uint64_t System::end_ps() const {
+    std::uint64_t end = 0;
+    for (const auto& d : dies_) end = std::max(end, d->end_ps());
+    return end;
+}
+
+int System::last_rank() const {
+    int last = 0;
+    std::uint64_t end = 0;
+    for (const auto& d : dies_)
+        if (d->end_ps() > end) {
+            end = d->end_ps();
+            last = d->rank();
+        }
+    return last;
+}
+
+}  // namespace npusim

@@ -1,0 +1,100 @@
+// A supernode as one system (docs/design.md §1.4): N ranks, each a whole
+// Die — the same Cube, Vector and Scalar cores, L2 and HBM as a single-die
+// run — joined by the Mesh, with one functional global memory that tells
+// when each DataBlock of each rank's GM lands, what flag it carries and who
+// wrote it. The System is every die's Fabric: a die's writes leave through
+// it, and its waits on GM are answered by it.
+//
+// Ranks meet only through memory: a copy with a dst_rank or a program's
+// write leaves its die as DataBlocks over the mesh, and a task's memory wait
+// or a program's wait_flag watches its own rank's GM. One WakeHub runs every
+// die's scheduler (one SystemC process for the whole System).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include <systemc>
+
+#include "engine/wake_scheduler.hpp"
+#include "hw/die.hpp"
+#include "hw/fabric.hpp"
+#include "system/global_memory.hpp"
+#include "system/mesh.hpp"
+
+namespace npusim {
+
+class Stats;
+class TraceWriter;
+
+class System : public sc_core::sc_module, public Fabric {
+public:
+    // per_rank[r]: the tasks rank r runs (null: none); chip.interconnect.ranks
+    // of them. Ranks that run the same program may share one stream. `trace`
+    // may be null; only the ranks in `traced_ranks` write to it.
+    System(sc_core::sc_module_name name, const ChipParams& chip, std::vector<std::shared_ptr<const TaskStream>> per_rank,
+           TraceWriter* trace, std::vector<int> traced_ranks, bool trace_pipes = true);
+
+    int ranks() const { return static_cast<int>(dies_.size()); }
+    Die& die(int rank) { return *dies_[static_cast<std::size_t>(rank)]; }
+    const Die& die(int rank) const { return *dies_[static_cast<std::size_t>(rank)]; }
+    Mesh& mesh() { return *mesh_; }
+    const Mesh& mesh() const { return *mesh_; }
+    GlobalMemory& memory() { return *memory_; }
+    const GlobalMemory& memory() const { return *memory_; }
+    bool traced(int rank) const;
+
+    // Runs to completion; throws DeadlockError naming, on up to two ranks, a
+    // task that can never run and what it waits for.
+    void run();
+    // Throws DeadlockError if some rank has tasks left (after sc_start).
+    void check_finished() const;
+    std::uint64_t end_ps() const;  // the last task's end on any rank
+    int last_rank() const;         // the rank whose last task ends last (lowest on ties)
+
+    // One rank: exactly its die's statistics. N ranks: every die reports
+    // over the system's span and the figures merge — counts, bytes and
+    // cycles summed, ratios averaged (so a utilisation is the system's) —
+    // plus ranks.r<R>.* per rank, the ops table of the rank that ends last,
+    // the critical path across ranks, the programs' phases, the mesh and
+    // the functional memory.
+    void collect(Stats& s) const;
+    void trace_critical_path();
+    // The chain of steps that set the end, across ranks: walked back on the
+    // rank that ends last, and on from a task a memory wait released to the
+    // rank and task whose write landed last (docs/statistics.md).
+    std::vector<PathSegment> critical_path() const;
+    // rank,core,start_ns,<phase>...: every program core's phase stamps.
+    std::string phase_csv() const;
+
+    // --- Fabric ----------------------------------------------------------------
+    std::uint32_t block_bytes() const override { return memory_->block_bytes(); }
+    std::uint64_t min_landing_ps() const override { return min_landing_ps_; }
+    std::uint64_t max_latency_ps() const override { return max_latency_ps_; }
+    PostedWrite post(const WriteRequest& w, std::uint64_t t0_ps) override;
+    void post_local(const WriteRequest& w, std::uint64_t land_ps) override;
+    bool watch(int rank, int unit, Addr addr, std::uint32_t blocks, std::uint64_t value, std::uint64_t tag,
+               std::uint64_t& fire_ps) override;
+    Writer writer_of(int rank, Addr addr, std::uint32_t blocks) const override;
+    bool block_written(int rank, Addr addr, std::uint64_t& flag) const override;
+    bool check_read(int rank, Addr addr, std::uint64_t bytes, int core, std::uint64_t now_ps) override;
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>>* remote_ranges(int rank) const override {
+        return &remote_ranges_[static_cast<std::size_t>(rank)];
+    }
+
+private:
+    static void on_fire(void* ctx, std::uint32_t owner, std::uint64_t tag, std::uint64_t fire_ps);
+    static constexpr int kUnitBits = 12;  // watch owner = rank << kUnitBits | unit
+
+    const ChipParams& chip_;
+    std::vector<std::shared_ptr<const TaskStream>> streams_;  // each die holds a reference to its own
+    // Per rank, the [begin, end) GM ranges copies write into it.
+    std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> remote_ranges_;
+    std::vector<int> traced_;
+    std::uint64_t min_landing_ps_ = 0, max_latency_ps_ = 0;
+    WakeHub hub_;
+    std::unique_ptr<GlobalMemory> memory_;
+    std::unique_ptr<Mesh> mesh_;
+    std::vector<std::unique_ptr<Die>> dies_;
+};
+
+}  // namespace npusim

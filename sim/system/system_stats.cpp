@@ -1,0 +1,198 @@
+// What a System reports after its run (docs/statistics.md): every die's
+// figures merged, the per-rank lines, the programs' phases over every rank,
+// the mesh and the functional memory.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "hw/critical_path.hpp"
+#include "stats/run_span.hpp"
+#include "stats/stats.hpp"
+#include "system/system.hpp"
+#include "trace/trace_writer.hpp"
+
+namespace npusim {
+
+namespace {
+
+// The programs' phase stamps of every die, as one profile over the ranks.
+PhaseProfile all_phases(const System& sys) {
+    PhaseProfile all(sys.ranks(), sys.die(0).vector_cores());
+    for (int r = 0; r < sys.ranks(); ++r)
+        if (const ProgramRuntime* p = sys.die(r).programs()) all.absorb(p->profile(), 0, r);
+    return all;
+}
+
+// Each op over the ranks (docs/statistics.md, rank_ops): its earliest start
+// and latest end on any rank, and its mean span per rank (first task start
+// to last task end on that rank) — the per-op view of a whole system.
+std::string rank_ops_json(const System& sys) {
+    struct Op {
+        std::uint64_t start = UINT64_MAX, end = 0;
+        double span_sum = 0;
+        int ranks = 0;
+        std::uint64_t tasks = 0;
+    };
+    std::map<std::string, Op> ops;
+    std::vector<std::string> order;
+    for (int r = 0; r < sys.ranks(); ++r) {
+        const SimContext& c = sys.die(r).context();
+        std::map<NameIndex, std::pair<std::uint64_t, std::uint64_t>> spans;
+        for (std::size_t i = 0; i < c.stream.tasks.size(); ++i) {
+            const TaskTiming& t = c.timing[i];
+            if (!t.done) continue;
+            auto [it, fresh] = spans.emplace(c.stream.tasks[i].op, std::make_pair(t.start_ps, t.end_ps));
+            if (!fresh) {
+                it->second.first = std::min(it->second.first, t.start_ps);
+                it->second.second = std::max(it->second.second, t.end_ps);
+            }
+        }
+        for (const auto& [name, span] : spans) {
+            const std::string& n = c.stream.name(name);
+            auto [it, fresh] = ops.emplace(n, Op{});
+            if (fresh) order.push_back(n);
+            Op& o = it->second;
+            o.start = std::min(o.start, span.first);
+            o.end = std::max(o.end, span.second);
+            o.span_sum += static_cast<double>(span.second - span.first);
+            ++o.ranks;
+        }
+    }
+    std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+        return ops[a].start != ops[b].start ? ops[a].start < ops[b].start : a < b;
+    });
+    std::string out = "[";
+    for (const std::string& n : order) {
+        const Op& o = ops[n];
+        out += fmt::format(R"({}{{"name":"{}","ranks":{},"start_ns":{:.3f},"end_ns":{:.3f},"mean_ns":{:.3f}}})",
+                           out.size() > 1 ? "," : "", json_escape(n), o.ranks, static_cast<double>(o.start) / 1000.0,
+                           static_cast<double>(o.end) / 1000.0, o.span_sum / o.ranks / 1000.0);
+    }
+    return out + "]";
+}
+
+bool any_programs(const System& sys) {
+    for (int r = 0; r < sys.ranks(); ++r)
+        if (sys.die(r).programs()) return true;
+    return false;
+}
+
+}  // namespace
+
+void System::collect(Stats& s) const {
+    if (ranks() == 1) {
+        dies_[0]->collect(s);
+        if (any_programs(*this)) {
+            mesh_->report(s, RunSpan{end_ps(), chip_.ps_per_cycle()});
+            memory_->report(s);
+            report_critical_path(s, {&dies_[0]->context()}, critical_path());
+        }
+        return;
+    }
+    const std::uint64_t end = end_ps();
+    const RunSpan span{end, chip_.ps_per_cycle()};
+    // Sums of integers, sums of doubles (averaged at the end) and how many
+    // ranks reported each double.
+    std::map<std::string, std::int64_t> ints;
+    std::map<std::string, std::pair<double, int>> doubles;
+    std::map<std::string, std::string> texts;
+    const int last = last_rank();
+    std::uint64_t min_rank_end = UINT64_MAX, sum_rank_end = 0;
+    for (const auto& d : dies_) {
+        Stats one;
+        d->collect(one, end);
+        for (const auto& [key, v] : one.values()) {
+            if (key.compare(0, 7, "phases.") == 0) continue;  // over every core of every rank, below
+            if (const auto* i = std::get_if<std::int64_t>(&v)) ints[key] += *i;
+            else if (const auto* x = std::get_if<double>(&v)) {
+                auto& acc = doubles[key];
+                acc.first += *x;
+                ++acc.second;
+            } else if (!texts.count(key)) texts[key] = std::get<std::string>(v);
+        }
+        if (d->rank() == last)
+            for (const auto& [key, text] : one.json_values()) s.set_json(key, text);
+        const std::string r = fmt::format("ranks.r{}.", d->rank());
+        s.set(r + "total_ns", static_cast<double>(d->end_ps()) / 1000.0);
+        s.set(r + "tasks", static_cast<std::uint64_t>(d->context().stream.tasks.size()));
+        s.set(r + "cube_utilization", one.number("units.cube.utilization"));
+        s.set(r + "vector_utilization", one.number("units.vector.utilization"));
+        s.set(r + "hbm_bytes", static_cast<std::uint64_t>(one.number("memory.hbm.read_bytes") + one.number("memory.hbm.write_bytes")));
+        min_rank_end = std::min(min_rank_end, d->end_ps());
+        sum_rank_end += d->end_ps();
+    }
+    for (const auto& [key, v] : ints) s.set(key, v);
+    for (const auto& [key, acc] : doubles) s.set(key, acc.first / acc.second);
+    for (const auto& [key, v] : texts) s.set(key, v);
+    // What the whole system did, not a sum over ranks.
+    s.set("total_ps", end);
+    s.set("total_ns", static_cast<double>(end) / 1000.0);
+    s.set("total_cycles", span.cycles(static_cast<double>(end)));
+    s.set("clock_ghz", chip_.clock_ghz);
+    s.set("ranks.count", ranks());
+    s.set("ranks.last", last);
+    s.set("ranks.end_min_ns", static_cast<double>(min_rank_end) / 1000.0);
+    s.set("ranks.end_mean_ns", static_cast<double>(sum_rank_end) / 1000.0 / ranks());
+    if (any_programs(*this)) all_phases(*this).report(s, "phases");
+    s.set_json("rank_ops", rank_ops_json(*this));
+    std::vector<const SimContext*> contexts;
+    for (int r = 0; r < ranks(); ++r) contexts.push_back(&die(r).context());
+    report_critical_path(s, contexts, critical_path());
+    mesh_->report(s, span);
+    memory_->report(s);
+}
+
+std::string System::phase_csv() const { return all_phases(*this).csv(); }
+
+std::vector<PathSegment> System::critical_path() const {
+    std::vector<std::vector<PathSegment>> pieces;  // last piece first
+    int rank = last_rank();
+    std::uint32_t from = UINT32_MAX;
+    std::uint64_t until = ~0ULL;
+    std::size_t guard = 0;
+    for (int r = 0; r < ranks(); ++r) guard += die(r).context().stream.tasks.size();
+    for (std::size_t step = 0; step <= guard; ++step) {
+        CrossRank leave;
+        std::vector<PathSegment> piece = die(rank).critical_path_from(from, until, &leave);
+        if (leave.rank < 0) {
+            pieces.push_back(std::move(piece));
+            break;
+        }
+        // The flag or data on its way: from the writer's task (or the time
+        // it landed, for a writer still running then) to the release.
+        const TaskTiming& wt = die(leave.rank).context().timing[leave.task];
+        const std::uint64_t sent = std::min(wt.end_ps, leave.at_ps);
+        const std::uint32_t waiter = piece.empty() ? UINT32_MAX : piece.front().task;
+        PathSegment mesh{waiter, PathKind::mesh, sent, leave.at_ps, {}, "memory", {}, {}, rank};
+        mesh.after = fmt::format("write of rank {} task {} landed", leave.rank,
+                                 die(leave.rank).context().stream.tasks[leave.task].id);
+        piece.insert(piece.begin(), mesh);
+        pieces.push_back(std::move(piece));
+        rank = leave.rank;
+        from = leave.task;
+        until = sent;
+    }
+    std::vector<PathSegment> path;
+    for (auto it = pieces.rbegin(); it != pieces.rend(); ++it)
+        for (PathSegment& p : *it)
+            if (p.end_ps > p.start_ps) path.push_back(std::move(p));
+    return path;
+}
+
+void System::trace_critical_path() {
+    if (ranks() == 1) {
+        die(0).trace_critical_path();
+        return;
+    }
+    // On the trace of the rank that ends last, if it is traced.
+    const int last = last_rank();
+    if (!traced(last)) return;
+    const SimContext& ctx = die(last).context();
+    std::vector<PathSegment> mine;
+    for (const PathSegment& p : critical_path())
+        if (p.rank == last) mine.push_back(p);
+    npusim::trace_critical_path(*ctx.trace, ctx.trace_pid, 9999, ctx, mine);
+}
+
+}  // namespace npusim
