@@ -689,8 +689,8 @@ TEST_CASE("compiler: compiled streams always carry reads and writes", "[compiler
                 CAPTURE(t.id);
                 CHECK_FALSE(t.reads.empty());
                 CHECK_FALSE(t.writes.empty());
-                for (const Region& rg : t.reads) gm += rg.bytes;
-                for (const Region& rg : t.writes) gm += rg.bytes;
+                for (const Region& rg : t.reads) gm += rg.total();
+                for (const Region& rg : t.writes) gm += rg.total();
             }
             CHECK(gm == r.gm_bytes);
         }
@@ -994,7 +994,7 @@ TEST_CASE("compiler: a layout conversion between BERT's 4-D heads (NCHW) and FRA
     const CompileResult r = compile(g, a2, CompileOptions{});
     const auto sum = [](const std::vector<Region>& v) {
         std::uint64_t b = 0;
-        for (const Region& x : v) b += x.bytes;
+        for (const Region& x : v) b += x.total();
         return b;
     };
     std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> by_op;  // reads, writes

@@ -1093,10 +1093,12 @@ TEST_CASE("stream_reader: write_task_stream round trip", "[models][stream]") {
         REQUIRE(y.writes.size() == x.writes.size());
         for (std::size_t r = 0; r < x.reads.size(); ++r)
             CHECK((y.reads[r].space == x.reads[r].space && y.reads[r].addr == x.reads[r].addr &&
-                   y.reads[r].bytes == x.reads[r].bytes));
+                   y.reads[r].bytes == x.reads[r].bytes &&
+                   y.reads[r].stride == x.reads[r].stride && y.reads[r].rows == x.reads[r].rows));
         for (std::size_t r = 0; r < x.writes.size(); ++r)
             CHECK((y.writes[r].space == x.writes[r].space && y.writes[r].addr == x.writes[r].addr &&
-                   y.writes[r].bytes == x.writes[r].bytes));
+                   y.writes[r].bytes == x.writes[r].bytes &&
+                   y.writes[r].stride == x.writes[r].stride && y.writes[r].rows == x.writes[r].rows));
     }
     // Writing is a fixed point after one round.
     std::ostringstream out2;

@@ -64,11 +64,11 @@ std::map<std::string, Traffic> traffic(const npusim::compiler::CompileResult& r)
         Traffic& tr = by_op[r.stream.name(t.op)];
         ++tr.tasks;
         for (const auto& g : t.reads)
-            if (g.space == npusim::Space::hbm) tr.hbm += g.bytes;
+            if (g.space == npusim::Space::hbm) tr.hbm += g.total();
         for (const auto& g : t.writes)
             if (g.space == npusim::Space::hbm) {
-                tr.hbm += g.bytes;
-                tr.hbm_write += g.bytes;
+                tr.hbm += g.total();
+                tr.hbm_write += g.total();
             }
     }
     return by_op;

@@ -287,7 +287,7 @@ TEST_CASE("onnx ops: a grouped MatMul (MoE experts' weights [G,K,N]) reads each 
     for (const auto& t : r.stream.tasks)
         for (const auto& g : t.reads)
             if (g.bytes > 0 && g.addr >= (1ull << 32)) {  // constants live above 4 GiB (docs/compiler.md, memory plan)
-                ranges.emplace_back(g.addr, g.addr + g.bytes);
+                g.for_each_row([&](std::uint64_t a, std::uint64_t n) { ranges.emplace_back(a, a + n); });
                 lo = std::min(lo, g.addr);
             }
     std::sort(ranges.begin(), ranges.end());

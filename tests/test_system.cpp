@@ -67,8 +67,17 @@ TEST_CASE("system: a Data-as-Flag ping-pong between two ranks lands every block 
     // (Ranks 0 and 1 share a node: the intra-node tier.)
     const double latency = s["config"]["chip"]["interconnect"]["intra_node"]["latency_ns"].get<double>();
     CHECK(s["total_ns"].get<double>() > 2 * latency);
-    // The memory waits are on the critical path as mesh time.
-    CHECK(s["critical_path"]["by_kind"]["mesh"].get<double>() > latency);
+    // The memory waits are on the critical path as mesh time: one segment per
+    // trip, on the receiving rank, from the sender's copy to the release.
+    std::vector<int> mesh_ranks;
+    double sum = 0;
+    for (const json& seg : s["critical_path"]["segments"]) {
+        sum += seg["end_ns"].get<double>() - seg["start_ns"].get<double>();
+        if (seg["kind"] == "mesh") mesh_ranks.push_back(seg["rank"].get<int>());
+    }
+    CHECK(mesh_ranks == std::vector<int>{1, 0});
+    CHECK(s["critical_path"]["by_kind"]["mesh"].get<double>() > 0);
+    CHECK(sum == Approx(s["total_ns"].get<double>()).epsilon(1e-6));
 }
 
 TEST_CASE("system: a flag in its own block can overtake the data, and the early read is counted stale", "[system]") {

@@ -69,11 +69,11 @@ def main():
     if a.table:
         for b in (32, 64, 128, 256):
             for v in VARIANTS:
-                jobs[(v, f"batch={b}")] = a.sets + [f"workload.variant={v}", f"workload.batch={b}"]
+                jobs[(v, f"batch={b}")] = a.sets + [f"workload.variant={v}", f"workload.dims.tokens={b}"]
         for r in (16, 64, 288):
             for v in VARIANTS:
                 jobs[(v, f"ranks={r}")] = a.sets + [f"workload.variant={v}", f"chip.interconnect.ranks={r}",
-                                                  f"workload.experts_per_rank={math.ceil(256 / r)}"]
+                                                  f"workload.dims.experts_per_rank={math.ceil(256 / r)}"]
     with tempfile.TemporaryDirectory() as tmp, concurrent.futures.ThreadPoolExecutor(max(1, a.j)) as pool:
         futures = {k: pool.submit(run, a.npusim, a.chip, s, tmp, f"run{i}") for i, (k, s) in enumerate(jobs.items())}
         t = {k: f.result() for k, f in futures.items()}

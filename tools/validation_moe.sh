@@ -33,13 +33,13 @@ for v in baseline optimized; do
 done
 # 2. Batch sweep.
 for b in 8 16 32 64 128; do
-    for v in baseline optimized; do run "batch_${b}_$v" --set workload.variant=$v --set workload.batch=$b; done
+    for v in baseline optimized; do run "batch_${b}_$v" --set workload.variant=$v --set workload.dims.tokens=$b; done
 done
 # 3. Rank sweep.
 for r in 8 16 32 64 128 288; do
     epr=$(( (256 + r - 1) / r ))
     for v in baseline optimized; do
-        run "ranks_${r}_$v" --set workload.variant=$v --set chip.interconnect.ranks=$r --set workload.experts_per_rank=$epr
+        run "ranks_${r}_$v" --set workload.variant=$v --set chip.interconnect.ranks=$r --set workload.dims.experts_per_rank=$epr
     done
 done
 # 4. Stale reads (32 ranks keeps it quick).

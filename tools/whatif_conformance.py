@@ -150,8 +150,10 @@ def footprint(stream):
         for line in f:
             p = json.loads(line).get("params", {})
             for a in p.get("reads", []) + p.get("writes", []):
-                if a.get("space") == "hbm":
-                    ranges.append((a["addr"], a["addr"] + a["bytes"]))
+                if a.get("space") == "hbm":  # a strided region: `rows` rows of `bytes`, `stride` apart
+                    for r in range(a.get("rows", 1)):
+                        lo = a["addr"] + r * a.get("stride", 0)
+                        ranges.append((lo, lo + a["bytes"]))
     ranges.sort()
     total, end = 0, -1
     for lo, hi in ranges:

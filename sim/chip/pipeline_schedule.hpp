@@ -4,6 +4,8 @@
 // cost model uses it, so its estimate of a task follows the hardware's pipe
 // overlap, fill and drain instead of a max-of-pipes rule of its own.
 #pragma once
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -16,6 +18,7 @@ struct StageCost {
     bool none = false;     // the stage has no work on this tile (done at once)
     double cycles = 0;     // the engine is busy this long
     double latency = 0;    // then the data arrives this much later (transfers)
+    bool operator==(const StageCost& o) const { return none == o.none && cycles == o.cycles && latency == o.latency; }
 };
 
 namespace detail {
@@ -44,8 +47,16 @@ class Stepper : public TilePipeline::Host {
 public:
     explicit Stepper(const Cost& cost) : cost_(cost) { due_.reserve(16); }
 
-    double run(int stages, std::uint64_t tiles, int depth, std::uint32_t port_mask) {
+    // `period`: tiles after which the costs repeat (0: none known). When the
+    // schedule's state one period ago equals today's shifted by a period
+    // (every stage a period further, the same work pending at the same
+    // offsets), and the costs ahead repeat, it goes on periodically: the
+    // run jumps whole periods at once. The same answer as stepping them.
+    double run(int stages, std::uint64_t tiles, int depth, std::uint32_t port_mask, std::uint64_t period = 0) {
         pipe_.reset(stages, tiles, depth, port_mask);
+        stages_ = stages;
+        tiles_ = tiles;
+        period_ = period;
         pipe_.kick(*this);
         double end = 0;
         while (!due_.empty()) {
@@ -57,6 +68,10 @@ public:
                 case Step::done: pipe_.stage_done(*this, d.stage); break;
                 case Step::drained: pipe_.stage_drained(*this, d.stage); break;
                 case Step::arrived: pipe_.stage_arrived(*this, d.stage); break;
+            }
+            if (period_ > 0 && pipe_.next(0) != seen_) {
+                seen_ = pipe_.next(0);
+                fast_forward();
             }
         }
         return end;
@@ -77,6 +92,70 @@ public:
     }
 
 private:
+    static constexpr std::size_t kMaxDue = 16;
+    struct Snapshot {
+        std::uint64_t tile = ~0ULL;  // stage 0's next tile when it was taken
+        double t = 0;
+        TilePipeline::State state;
+        std::array<Due, kMaxDue> due;
+        std::size_t n_due = 0;
+    };
+
+    // Whether the costs of the `period_` tiles each stage starts after its
+    // next `skip` are those of the period before them.
+    bool period_repeats(std::uint64_t skip) const {
+        for (int s = 0; s < stages_; ++s)
+            for (std::uint64_t x = pipe_.next(s) + skip; x < pipe_.next(s) + skip + period_; ++x)
+                if (x >= tiles_ || !(cost_(s, x) == cost_(s, x - period_))) return false;
+        return true;
+    }
+
+    bool matches(const Snapshot& old) const {
+        const TilePipeline::State now = pipe_.state();
+        for (int s = 0; s < stages_; ++s)
+            if (now.next[s] != old.state.next[s] + period_ || now.done[s] != old.state.done[s] + period_ ||
+                now.busy[s] != old.state.busy[s])
+                return false;
+        if (due_.size() != old.n_due) return false;
+        for (std::size_t i = 0; i < due_.size(); ++i) {
+            const Due& a = due_[i];
+            const Due& b = old.due[i];
+            if (a.stage != b.stage || a.step != b.step) return false;
+            const double da = a.t - now_, db = b.t - old.t;
+            if (std::abs(da - db) > 1e-9 * (1.0 + std::abs(da))) return false;
+        }
+        return true;
+    }
+
+    // Called when stage 0 has just started a new tile.
+    void fast_forward() {
+        if (due_.size() > kMaxDue) return;
+        if (ring_.size() != period_ + 1) ring_.assign(period_ + 1, Snapshot{});
+        if (seen_ >= period_) {
+            const Snapshot& then = ring_[(seen_ - period_) % ring_.size()];
+            if (then.tile == seen_ - period_ && matches(then)) {
+                const double shift = now_ - then.t;
+                // Whole periods while the costs ahead repeat, the last ones
+                // stepped (the drain).
+                std::uint64_t periods = 0;
+                while (pipe_.next(0) + (periods + 2) * period_ <= tiles_ && period_repeats(periods * period_)) ++periods;
+                if (periods > 0) {
+                    pipe_.advance(periods * period_);
+                    const double by = shift * static_cast<double>(periods);
+                    for (Due& d : due_) d.t += by;
+                    now_ += by;
+                    seen_ = pipe_.next(0);
+                }
+            }
+        }
+        Snapshot& mine = ring_[seen_ % ring_.size()];
+        mine.tile = seen_;
+        mine.t = now_;
+        mine.state = pipe_.state();
+        mine.n_due = due_.size();
+        std::copy(due_.begin(), due_.end(), mine.due.begin());
+    }
+
     // A few events are pending at once (each stage's end, or a transfer's
     // drain and arrivals): a vector kept latest first, the next due at the
     // back, costs less here than a heap.
@@ -92,6 +171,9 @@ private:
     std::vector<Due> due_;  // latest first
     double now_ = 0;
     std::uint64_t seq_ = 0;
+    int stages_ = 0;
+    std::uint64_t tiles_ = 0, period_ = 0, seen_ = 0;
+    std::vector<Snapshot> ring_;  // by stage 0's next tile, one period back at most
 };
 
 }  // namespace detail
@@ -103,12 +185,12 @@ private:
 // one port (chip/tile_pipeline.hpp). `cost(stage, tile)` gives a StageCost.
 template <class Cost>
 double pipelined_cycles(int stages, std::uint64_t tiles, int depth, const Cost& cost, std::uint64_t exact_tiles = 4096,
-                        std::uint32_t port_mask = 0) {
+                        std::uint32_t port_mask = 0, std::uint64_t period = 0) {
     if (tiles == 0) return 0;
-    if (tiles <= exact_tiles || exact_tiles < 2) return detail::Stepper<Cost>(cost).run(stages, tiles, depth, port_mask);
+    if (tiles <= exact_tiles || exact_tiles < 2) return detail::Stepper<Cost>(cost).run(stages, tiles, depth, port_mask, period);
     const std::uint64_t half = exact_tiles / 2;
-    const double t_half = detail::Stepper<Cost>(cost).run(stages, half, depth, port_mask);
-    const double t_full = detail::Stepper<Cost>(cost).run(stages, exact_tiles, depth, port_mask);
+    const double t_half = detail::Stepper<Cost>(cost).run(stages, half, depth, port_mask, period);
+    const double t_full = detail::Stepper<Cost>(cost).run(stages, exact_tiles, depth, port_mask, period);
     const double per_tile = (t_full - t_half) / static_cast<double>(exact_tiles - half);
     return t_full + per_tile * static_cast<double>(tiles - exact_tiles);
 }

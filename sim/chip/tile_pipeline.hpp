@@ -42,6 +42,18 @@ public:
     bool finished() const { return done_[stages_ - 1] == tiles_; }
     std::uint64_t tiles() const { return tiles_; }
 
+    // What a schedule's fast-forward compares and moves (pipeline_schedule.hpp).
+    struct State {
+        std::array<std::uint64_t, kMaxStages> next{}, done{};
+        std::array<bool, kMaxStages> busy{};
+    };
+    State state() const { return State{next_, done_, busy_}; }
+    std::uint64_t next(int stage) const { return next_[stage]; }
+    // Every stage `tiles` further on, as if it had run them.
+    void advance(std::uint64_t tiles) {
+        for (int s = 0; s < stages_; ++s) next_[s] += tiles, done_[s] += tiles;
+    }
+
 private:
     bool ready(int s) const;      // input produced and a buffer free
     bool can_start(int s, Host& host) const;  // ... and its port free (or it has no work)

@@ -384,7 +384,10 @@ double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, 
         }
     };
     // MTE2 and FixPipe share the core's GM port (when both go through it).
-    return pipelined_cycles(4, g.tiles(), 2, cost, exact_tiles, (gm_in ? 1u : 0u) | (gm_out ? 0b1000u : 0u));
+    // Block steps run m-outer, n, k-inner: the steps of one (m, n) block
+    // repeat along a row (those of a whole row when the rows are short).
+    const std::uint64_t period = g.kb * (g.nb <= 4 ? g.nb : 1);
+    return pipelined_cycles(4, g.tiles(), 2, cost, exact_tiles, (gm_in ? 1u : 0u) | (gm_out ? 0b1000u : 0u), period);
 }
 }  // namespace
 
@@ -551,7 +554,7 @@ double vector_pipe_cycles(const VectorShape& s, const VectorPlan& p, const ChipP
         }
     };
     // MTE2 and MTE3 share the core's GM port.
-    return pipelined_cycles(3, p.tiles, 2, cost, exact_tiles, 0b101u);
+    return pipelined_cycles(3, p.tiles, 2, cost, exact_tiles, 0b101u, 1);
 }
 
 std::uint64_t vector_repeats(const VectorShape& s, const ChipParams& chip, std::uint64_t bytes) {

@@ -115,9 +115,9 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
         for (int r = 0; r < system.ranks(); ++r) busy += system.die(r).context().stream.tasks.empty() ? 0 : 1;
         std::cout << fmt::format(
             "  system       {} ranks ({} with tasks), last to finish: rank {}; mesh {:.3f} MB in {} writes, "
-            "stale reads {:.0f}\n",
+            "stale reads {:.0f}; {} simulation events\n",
             system.ranks(), busy, system.last_rank(), stats.number("mesh.bytes") / 1e6, system.mesh().writes(),
-            stats.number("memory_model.stale_reads"));
+            stats.number("memory_model.stale_reads"), system.events());
         if (!opt.trace_file.empty())
             std::cout << fmt::format("  traced ranks {}{}\n", traced.size() <= 16 ? fmt::format("{}", fmt::join(traced, ",")) :
                                                                     fmt::format("{} of them", traced.size()),

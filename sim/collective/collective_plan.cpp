@@ -40,9 +40,13 @@ struct Layout {
     std::vector<std::uint64_t> block_offset;       // within a slot, blocks
     std::uint32_t chunk_blocks = 0;
     std::uint64_t slot_stride = 0, land_base = 0;
+    std::uint64_t base = 0;                        // the buffer's address
+    int own_index = -1;                            // the chunk read from `own` instead (allgather's own)
+    std::uint64_t own = 0;
 
     std::uint64_t data(int chunk_index, int k) const {
-        return static_cast<std::uint64_t>(chunk_index) * chunk + slice_offset[k];
+        if (chunk_index == own_index) return own + slice_offset[k];
+        return base + static_cast<std::uint64_t>(chunk_index) * chunk + slice_offset[k];
     }
     std::uint64_t slot(int index) const { return land_base + static_cast<std::uint64_t>(index) * slot_stride; }
     std::uint64_t slot(int index, int k) const { return slot(index) + block_offset[k] * block; }
@@ -81,7 +85,11 @@ int mod(int a, int n) { return ((a % n) + n) % n; }
 // Builds the lines of one rank after another, and the per-rank tallies.
 class Writer {
 public:
-    Writer(CollectivePlan& plan, const Layout& l, DType dtype) : plan_(plan), l_(l), dtype_(dtype) {}
+    // `members`: global rank of each rank of the group; `only`: the one
+    // group rank whose lines are kept (-1: all).
+    Writer(CollectivePlan& plan, const Layout& l, DType dtype, std::vector<int> members, int only)
+        : plan_(plan), l_(l), dtype_(dtype), members_(std::move(members)), only_(only) {}
+    int global(int r) const { return members_[static_cast<std::size_t>(r)]; }
 
     // Slice k's copies run on one vector core, its reductions on another, so
     // a core held by a copy until its bytes leave never delays a reduction.
@@ -95,7 +103,7 @@ public:
         // What the copy reads, for the stale-read check: a landed slice
         // spans its whole blocks, a slice of the buffer only its bytes.
         const std::uint64_t span = src >= l_.land_base ? std::uint64_t{l_.slice_blocks[k]} * l_.block : l_.slice_bytes[k];
-        t["params"] = {{"bytes", l_.slice_bytes[k]}, {"addr", src},     {"dst_rank", dst},
+        t["params"] = {{"bytes", l_.slice_bytes[k]}, {"addr", src},     {"dst_rank", global(dst)},
                        {"dst_addr", dst_addr},      {"flag", flag},    {"reads", json::array({region(src, span)})}};
         if (!wait_memory.is_null()) t["wait_memory"] = std::move(wait_memory);
         plan_.sent_bytes[r] += l_.slice_bytes[k];
@@ -129,7 +137,7 @@ public:
     // (a copy ends when its bytes leave the sender, so without this the run
     // could end before the data arrives).
     void done(int r, json wait_memory) {
-        json t = {{"id", fmt::format("r{}.done", r)}, {"rank", r},         {"core_type", "scalar"},
+        json t = {{"id", fmt::format("r{}.done", r)}, {"rank", global(r)}, {"core_type", "scalar"},
                   {"kernel", "scalar"},                {"stream", fmt::format("r{}.done", r)},
                   {"op", "done"},                      {"wait", json::array()}, {"signal", json::array()},
                   {"params", {{"cycles", 0}}},         {"wait_memory", std::move(wait_memory)}};
@@ -147,7 +155,7 @@ private:
     json task(int r, int core, int k, const std::string& id, const std::string& op, const char* kernel,
               json wait) const {
         return {{"id", fmt::format("r{}.{}.s{}", r, id, k)},
-                {"rank", r},
+                {"rank", global(r)},
                 {"core_type", "vector"},
                 {"kernel", kernel},
                 {"stream", fmt::format("r{}.v{}", r, core)},
@@ -159,12 +167,14 @@ private:
     }
     void emit(int r, const json& t) {
         ++plan_.tasks[r];
-        plan_.lines.push_back(t.dump());
+        if (only_ < 0 || r == only_) plan_.lines.push_back(t.dump());
     }
 
     CollectivePlan& plan_;
     const Layout& l_;
     DType dtype_;
+    std::vector<int> members_;
+    int only_;
 };
 
 std::string event(int r, const std::string& what, int k) { return fmt::format("r{}.{}.s{}", r, what, k); }
@@ -304,8 +314,11 @@ DType to_dtype(CollectiveWorkload::Dtype d) {
     return DType::fp16;
 }
 
-CollectivePlan plan_collective(const CollectiveWorkload& w, const ChipParams& chip) {
-    const int n = chip.interconnect.ranks;
+CollectivePlan plan_collective(const CollectiveWorkload& w, const ChipParams& chip, const CollectivePlace& at) {
+    std::vector<int> members = at.group;
+    if (members.empty())
+        for (int r = 0; r < chip.interconnect.ranks; ++r) members.push_back(r);
+    const int n = static_cast<int>(members.size());
     if (n < 2)
         throw InputError(fmt::format(
             "chip.interconnect.ranks: a collective needs at least 2 ranks, the chip has {} (--set chip.interconnect.ranks=8)", n));
@@ -329,7 +342,13 @@ CollectivePlan plan_collective(const CollectiveWorkload& w, const ChipParams& ch
     const bool reduces = w.op == Op::allreduce || w.op == Op::reduce_scatter;
     const int cores = chip.vector.count;
     const int copy_cores = reduces && cores > 1 ? cores / 2 : cores;
-    const Layout l = make_layout(n, copy_cores * kSlicesPerCore, w.bytes, elt, block);
+    Layout l = make_layout(n, copy_cores * kSlicesPerCore, w.bytes, elt, block);
+    l.base = at.buffer;
+    l.land_base = at.landing ? at.landing : l.land_base + at.buffer;
+    if (at.own != ~0ULL && at.rank >= 0) {
+        l.own_index = at.rank;
+        l.own = at.own;
+    }
     p.slices = l.slices;
     p.senders = std::min(copy_cores, l.slices);
     p.reducers = reduces && cores > 1 ? std::min(cores - copy_cores, l.slices) : 0;
@@ -337,10 +356,25 @@ CollectivePlan plan_collective(const CollectiveWorkload& w, const ChipParams& ch
     p.block_payload = l.payload;
     for (auto* v : {&p.sent_bytes, &p.sent_blocks, &p.reduced_bytes, &p.tasks}) v->assign(n, 0);
     p.blocks_to.assign(static_cast<std::size_t>(n) * n, 0);
-    Writer writer(p, l, dtype);
+    Writer writer(p, l, dtype, std::move(members), at.rank);
     if (ring) plan_ring(p, l, writer);
     else plan_mesh(p, l, writer);
     return p;
+}
+
+std::uint64_t landing_bytes(const CollectiveWorkload& w, const ChipParams& chip, int ranks) {
+    CollectivePlace at;
+    for (int r = 0; r < ranks; ++r) at.group.push_back(r);
+    at.rank = 0;
+    const CollectivePlan p = plan_collective(w, chip, at);
+    const auto block = static_cast<std::uint32_t>(chip.interconnect.datablock_bytes);
+    const bool reduces = w.op == Op::allreduce || w.op == Op::reduce_scatter;
+    const int cores = chip.vector.count, copy_cores = reduces && cores > 1 ? cores / 2 : cores;
+    const Layout l = make_layout(ranks, copy_cores * kSlicesPerCore, w.bytes, static_cast<std::uint32_t>(dtype_bytes(to_dtype(w.dtype))), block);
+    // Ring: a slot per step; mesh: a slot per peer and phase.
+    const std::uint64_t slots = w.algorithm == Algorithm::ring ? static_cast<std::uint64_t>(p.steps)
+                                                                : static_cast<std::uint64_t>(p.steps) * static_cast<std::uint64_t>(ranks - 1);
+    return slots * l.slot_stride;
 }
 
 TaskStream collective_stream(const CollectivePlan& plan, const std::string& label) {

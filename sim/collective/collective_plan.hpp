@@ -30,9 +30,22 @@ struct CollectivePlan {
     std::vector<std::uint64_t> blocks_to;
 };
 
+// Where a collective runs (a graph's collective node, compiler/comm_lowering):
+// among `group` (global ranks, in ring order; empty: every rank of the chip),
+// on a buffer of N chunks at `buffer` (0: at 0), its messages landing in slots
+// from `landing` (0: just above the buffer), an allgather's own chunk read
+// from `own` (~0: the buffer's), and only `rank`'s tasks (-1: every rank's).
+struct CollectivePlace {
+    std::vector<int> group;
+    std::uint64_t buffer = 0, landing = 0, own = ~0ULL;
+    int rank = -1;
+};
+
 // InputError (exit 2) naming the key when the chip has fewer than 2 ranks or
 // no vector cores, or bytes is not a whole number of dtype elements.
-CollectivePlan plan_collective(const CollectiveWorkload& w, const ChipParams& chip);
+CollectivePlan plan_collective(const CollectiveWorkload& w, const ChipParams& chip, const CollectivePlace& at = {});
+// Bytes the landing slots of a collective take (a graph's workspace for them).
+std::uint64_t landing_bytes(const CollectiveWorkload& w, const ChipParams& chip, int ranks);
 
 // The plan's lines as a TaskStream (through the stream reader, so it is
 // checked like a file); `label` names it in messages.

@@ -223,6 +223,18 @@ std::vector<std::int64_t> row_groups(const Graph& g, const Node& n) {
     return x.row_groups;
 }
 
+double group_rows_mean(const Graph& g, const Node& n) {
+    if (n.op == OpType::Dispatch) {
+        const auto r = dispatch_routing(g, n);
+        return static_cast<double>(r->ranks()) * r->pairs() / std::max(1, r->experts());
+    }
+    if (is_comm_op(n.op) || n.inputs.empty()) return 0;
+    const Tensor& x = g.tensors[static_cast<std::size_t>(n.inputs[0])];
+    const Tensor& out = g.tensors[static_cast<std::size_t>(n.outputs[0])];
+    if (x.row_groups.empty() || out.row_groups.empty()) return 0;
+    return x.group_rows_mean;
+}
+
 bool comm_optimized(const Node& n, bool workload_optimized) {
     const auto it = n.attrs.find("variant");
     if (it == n.attrs.end()) return workload_optimized;

@@ -93,11 +93,13 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         t.id = fmt::format("{}#{}", k.name, tile_no[static_cast<std::size_t>(tt.kernel)]++);
         t.core_type = tt.core;
         t.kernel = tt.type;
-        const std::string stream = fmt::format("{}{}", to_string(tt.core), where[i].core);
+        // A scalar step (a collective's end) runs on a dispatch slot, not a core.
+        const bool on_scalar = tt.core == CoreType::scalar;
+        const std::string stream = on_scalar ? std::string("scalar") : fmt::format("{}{}", to_string(tt.core), where[i].core);
         auto [it, fresh] = stream_index.emplace(stream, static_cast<std::uint32_t>(ts.streams.size()));
         if (fresh) ts.streams.push_back(stream);
         t.stream = it->second;
-        t.core = where[i].core;
+        t.core = on_scalar ? -1 : where[i].core;
         t.priority = where[i].priority;
         t.op = ts.intern(k.name);
         t.tile = ts.intern(tt.label);
@@ -112,8 +114,8 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         if (!t.wait_memory.empty() || t.remote.dst_rank >= 0) ts.cross_rank = true;
         t.reads = tt.reads;
         t.writes = tt.writes;
-        for (const auto& rg : t.reads) r.gm_bytes += rg.bytes;
-        for (const auto& rg : t.writes) r.gm_bytes += rg.bytes;
+        for (const auto& rg : t.reads) r.gm_bytes += rg.total();
+        for (const auto& rg : t.writes) r.gm_bytes += rg.total();
         if (k.kind == KernelKind::format) {
             ++r.format_converts;
             r.format_convert_bytes += t.params.bytes;

@@ -40,6 +40,9 @@ struct Tensor {
     // Rows in groups (a Dispatch's output: the tokens of each local expert
     // in turn, and what follows it row by row): rows per group; empty: none.
     std::vector<std::int64_t> row_groups;
+    // ... and the mean rows per group over every rank of the group (the same
+    // on each rank: what a grouped kernel's tiling is chosen for).
+    double group_rows_mean = 0;
 
     std::uint64_t bytes() const { return static_cast<std::uint64_t>(elements(shape)) * dtype_bytes(dtype); }
 };

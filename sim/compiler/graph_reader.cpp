@@ -675,6 +675,7 @@ private:
             t.dtype = dt;
             try {
                 t.row_groups = row_groups(g_, n);
+                t.group_rows_mean = group_rows_mean(g_, n);
             } catch (const CommError& e) {
                 fail(where, e.what());
             }
@@ -733,6 +734,7 @@ void reinfer_for_rank(Graph& g, int rank) {
         Tensor& t = g.tensors[static_cast<std::size_t>(n.outputs.front())];
         t.shape = s;
         t.row_groups = row_groups(g, n);
+        t.group_rows_mean = group_rows_mean(g, n);
     }
 }
 

@@ -1,5 +1,7 @@
 #include "compiler/memory_plan.hpp"
 
+#include "compiler/comm_ops.hpp"
+
 #include "common/errors.hpp"
 
 #include <algorithm>
@@ -40,11 +42,22 @@ Dims dims_of(const Tensor& t, bool matrix = false) {
 
 void push_merged(std::vector<Region>& out, std::uint64_t addr, std::uint64_t bytes) {
     if (bytes == 0) return;
-    if (!out.empty() && out.back().addr + out.back().bytes == addr) {
+    if (!out.empty() && out.back().rows == 1 && out.back().addr + out.back().bytes == addr) {
         out.back().bytes += bytes;
         return;
     }
     out.push_back(Region{Space::hbm, addr, bytes});
+}
+
+// `rows` rows of `bytes`, `stride` apart: one strided region (or one range
+// when they touch).
+void push_strided(std::vector<Region>& out, std::uint64_t addr, std::uint64_t bytes, std::uint64_t stride, std::int64_t rows) {
+    if (bytes == 0 || rows <= 0) return;
+    if (rows == 1 || stride == bytes) {
+        push_merged(out, addr, bytes * static_cast<std::uint64_t>(rows));
+        return;
+    }
+    out.push_back(Region{Space::hbm, addr, bytes, stride, static_cast<std::uint32_t>(rows)});
 }
 
 }  // namespace
@@ -94,6 +107,17 @@ MemoryPlan::MemoryPlan(const Graph& g) : g_(g), addr_(g.tensors.size(), 0), byte
                 placed[oi] = true;
                 continue;
             }
+            // An AllReduce or AllToAll works in place on its input's chunks; a
+            // ReduceScatter leaves its result in this rank's chunk of them.
+            if ((n.op == OpType::AllReduce || n.op == OpType::AllToAll || n.op == OpType::ReduceScatter) &&
+                placed[static_cast<std::size_t>(n.inputs[0])]) {
+                const std::uint64_t chunk = g.tensors[oi].bytes();
+                const std::uint64_t at = n.op == OpType::ReduceScatter ? static_cast<std::uint64_t>(comm_group(g, n).index) * chunk : 0;
+                addr_[oi] = addr_[static_cast<std::size_t>(n.inputs[0])] + at;
+                bytes_[oi] = chunk;
+                placed[oi] = true;
+                continue;
+            }
             place(oi);
         }
     }
@@ -126,48 +150,43 @@ void MemoryPlan::regions(int ti, const Block& b, bool matrix, std::vector<Region
         const std::uint64_t x = u(std::max<std::int64_t>(0, a)), y = u(std::max<std::int64_t>(0, f));
         return y != 0 && x > (kMaxRegions + 1) / y ? kMaxRegions + 1 : x * y;
     };
-    std::uint64_t upper = count(b.b1 - b.b0, 1);
-    if (t.layout == Layout::NC1HWC0) upper = count(b.b1 - b.b0, ceil_div(b.c1, c0_of(t)) - b.c0 / c0_of(t));
-    else if (t.layout == Layout::FRACTAL_NZ) upper = count(b.b1 - b.b0, ceil_div(b.c1, 16) - b.c0 / 16);
-    else if (t.layout == Layout::NCHW && t.shape.size() == 4 && !matrix) upper = count(b.b1 - b.b0, b.c1 - b.c0);
-    else if (!(b.c0 == 0 && b.c1 == d.cols)) upper = count(b.b1 - b.b0, b.r1 - b.r0);
+    // One strided region per outer index (batch, image).
+    const std::uint64_t upper = count(b.b1 - b.b0, 1);
     if (upper > kMaxRegions - std::min(regions_made_, kMaxRegions))
         throw InputError(g_.file + ": tensor '" + t.name + "': the compiled tasks would name more than " +
                          std::to_string(kMaxRegions) + " memory regions of it and the other tensors; use a smaller batch or smaller shapes");
     regions_made_ += upper;
     switch (t.layout) {
         case Layout::NC1HWC0: {
-            const std::int64_t c0 = c0_of(t), c1n = ceil_div(d.cols, c0);
+            // Per image: a run of rows of each C1 block, the blocks a plane apart.
+            const std::int64_t c0 = c0_of(t), c1n = ceil_div(d.cols, c0), first = b.c0 / c0;
             for (std::int64_t n = b.b0; n < b.b1; ++n)
-                for (std::int64_t c1 = b.c0 / c0; c1 < ceil_div(b.c1, c0); ++c1)
-                    push_merged(out, base + u(((n * c1n + c1) * d.rows + b.r0) * d.w * c0) * e,
-                                u((b.r1 - b.r0) * d.w * c0) * e);
+                push_strided(out, base + u(((n * c1n + first) * d.rows + b.r0) * d.w * c0) * e, u((b.r1 - b.r0) * d.w * c0) * e,
+                             u(d.rows * d.w * c0) * e, ceil_div(b.c1, c0) - first);
             return;
         }
         case Layout::FRACTAL_NZ: {
-            const std::int64_t m1 = ceil_div(d.rows, 16), n1n = ceil_div(d.cols, 16);
+            // Per matrix: a run of rows of each 16-column block, the blocks a column of fractals apart.
+            const std::int64_t m1 = ceil_div(d.rows, 16), n1n = ceil_div(d.cols, 16), first = b.c0 / 16;
             for (std::int64_t bb = b.b0; bb < b.b1; ++bb)
-                for (std::int64_t n1 = b.c0 / 16; n1 < ceil_div(b.c1, 16); ++n1)
-                    push_merged(out, base + u(((bb * n1n + n1) * m1 * 16 + b.r0) * 16) * e, u((b.r1 - b.r0) * 16) * e);
+                push_strided(out, base + u(((bb * n1n + first) * m1 * 16 + b.r0) * 16) * e, u((b.r1 - b.r0) * 16) * e,
+                             u(m1 * 16 * 16) * e, ceil_div(b.c1, 16) - first);
             return;
         }
         case Layout::NCHW:
             if (t.shape.size() == 4 && !matrix) {
+                // Per image: a run of rows of each channel, the channels a plane apart.
                 for (std::int64_t n = b.b0; n < b.b1; ++n)
-                    for (std::int64_t c = b.c0; c < b.c1; ++c)
-                        push_merged(out, base + u(((n * d.cols + c) * d.rows + b.r0) * d.w) * e, u((b.r1 - b.r0) * d.w) * e);
+                    push_strided(out, base + u(((n * d.cols + b.c0) * d.rows + b.r0) * d.w) * e, u((b.r1 - b.r0) * d.w) * e,
+                                 u(d.rows * d.w) * e, b.c1 - b.c0);
                 return;
             }
             [[fallthrough]];
         case Layout::ND:
-            for (std::int64_t bb = b.b0; bb < b.b1; ++bb) {
-                if (b.c0 == 0 && b.c1 == d.cols) {
-                    push_merged(out, base + u((bb * d.rows + b.r0) * d.cols) * e, u((b.r1 - b.r0) * d.cols) * e);
-                } else {
-                    for (std::int64_t r = b.r0; r < b.r1; ++r)
-                        push_merged(out, base + u((bb * d.rows + r) * d.cols + b.c0) * e, u(b.c1 - b.c0) * e);
-                }
-            }
+            // Per matrix: the block's columns of each of its rows, a row apart.
+            for (std::int64_t bb = b.b0; bb < b.b1; ++bb)
+                push_strided(out, base + u((bb * d.rows + b.r0) * d.cols + b.c0) * e, u(b.c1 - b.c0) * e, u(d.cols) * e,
+                             b.r1 - b.r0);
             return;
     }
 }

@@ -50,11 +50,24 @@ SpmdCompile compile_spmd(const Graph& g0, const ChipParams& chip, const CompileO
         if (fresh) first_rank.push_back(r);
         out.plan_of_rank[static_cast<std::size_t>(r)] = it->second;
     }
+    // The first rank's program is planned in full; the others, which differ
+    // only in how many rows their grouped kernels get, take its decisions
+    // (the Cube cores it plans for, each Cube kernel's block counts), as one
+    // compiled kernel runs on every rank with the rows it is given.
     std::vector<std::shared_ptr<const TaskStream>> by_plan;
+    ChipParams same = chip;
+    CompileOptions decided = opt;
     for (const int r : first_rank) {
         Graph gr = g0;
         if (r > 0) reinfer_for_rank(gr, r);
-        CompileResult c = compile(gr, chip, opt);
+        CompileResult c = compile(gr, by_plan.empty() ? chip : same, by_plan.empty() ? opt : decided);
+        if (by_plan.empty()) {
+            same.cube.count = c.cube_cores_planned;
+            decided.explore_cube_cores = decided.search_cube_plans = false;
+            for (const TilingChoice& t : c.tilings)
+                if (t.chosen.m > 0 && !t.node.empty() && !decided.tiling.count(t.node))
+                    decided.tiling[t.node] = ForcedTiling{t.chosen.m, t.chosen.n, 0, t.chosen.k, true};
+        }
         by_plan.push_back(std::make_shared<const TaskStream>(std::move(c.stream)));
         c.stream = TaskStream();
         out.plans.push_back(std::move(c));

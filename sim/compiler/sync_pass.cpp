@@ -8,14 +8,23 @@
 
 namespace npusim::compiler {
 
+namespace {
+// Regions of one global address space meet (hbm and l2 name the same bytes).
+bool overlaps_any_space(const Region& a, Region b) {
+    b.space = a.space;
+    return overlaps(a, b);
+}
+}  // namespace
+
 std::vector<std::vector<int>> data_dependences(const std::vector<TileTask>& tasks) {
     struct Written {
-        std::uint64_t lo, hi;
+        std::uint64_t lo, hi;  // the region's envelope
         int task;
+        const Region* region;
     };
     std::vector<Written> w;
     for (std::size_t i = 0; i < tasks.size(); ++i)
-        for (const Region& r : tasks[i].writes) w.push_back({r.addr, r.addr + r.bytes, static_cast<int>(i)});
+        for (const Region& r : tasks[i].writes) w.push_back({r.addr, r.end(), static_cast<int>(i), &r});
     std::sort(w.begin(), w.end(), [](const Written& a, const Written& b) { return a.lo != b.lo ? a.lo < b.lo : a.task < b.task; });
     // reach[i]: the furthest end of writes 0..i. It never decreases, so the
     // first write that can overlap a read [lo, hi) is the first with
@@ -28,10 +37,12 @@ std::vector<std::vector<int>> data_dependences(const std::vector<TileTask>& task
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         std::vector<int>& p = preds[i];
         for (const Region& r : tasks[i].reads) {
-            const std::uint64_t lo = r.addr, hi = r.addr + r.bytes;
+            const std::uint64_t lo = r.addr, hi = r.end();
             auto k = static_cast<std::size_t>(std::upper_bound(reach.begin(), reach.end(), lo) - reach.begin());
             for (; k < w.size() && w[k].lo < hi; ++k)
-                if (w[k].hi > lo && w[k].task < static_cast<int>(i)) p.push_back(w[k].task);
+                if (w[k].hi > lo && w[k].task < static_cast<int>(i) && (p.empty() || p.back() != w[k].task) &&
+                    overlaps_any_space(*w[k].region, r))
+                    p.push_back(w[k].task);
         }
         std::sort(p.begin(), p.end());
         p.erase(std::unique(p.begin(), p.end()), p.end());

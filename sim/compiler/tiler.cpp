@@ -22,7 +22,7 @@ using i64 = std::int64_t;
 i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 std::uint64_t sum_bytes(const std::vector<Region>& rs) {
     std::uint64_t n = 0;
-    for (const auto& r : rs) n += r.bytes;
+    for (const auto& r : rs) n += r.total();
     return n;
 }
 
@@ -289,9 +289,10 @@ private:
 
     // ---- Cube: one MatMul per group of rows (the experts after a Dispatch) ------
     // Every group's rows by its own weights [K, N]: the groups run at once,
-    // so the tile shape is chosen for the mean group over all of them, and
-    // each group is cut into row blocks of that height (its last one
-    // shorter; a group without rows has no tasks).
+    // so, as a grouped kernel's tiling is chosen once for its launch, the
+    // tile shape is chosen for the mean group over every rank (the same plan
+    // on each), and each group is cut into row blocks of that height (its
+    // last one shorter; a group without rows has no tasks).
     void grouped_matmul(int ki, TilingChoice& choice) {
         const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
         const Node& n = node(k);
@@ -300,13 +301,14 @@ private:
         const bool tb = n.attr_int("transpose_b", 0) != 0;
         const i64 N = T(k.output).shape.back(), K = T(a).shape.back();
         const int e = dtype_bytes(T(a).dtype);
-        i64 rows = 0, busy = 0;
-        for (const i64 m : groups) rows += m, busy += m > 0;
+        i64 busy = 0;
+        for (const i64 m : groups) busy += m > 0;
         if (busy == 0) {
             choice.shape = "no rows on this rank";
             return;
         }
-        const i64 mean = ceil_div(rows, busy);
+        const i64 mean = std::max<i64>(1, static_cast<i64>(std::ceil(T(a).group_rows_mean)));
+        busy = static_cast<i64>(groups.size());
         auto work = [&](i64 r, i64 c, i64 kp) { return gemm_work(r, c, kp, e, T(a).dtype); };
         const Space dst = cube_dst(ki);
         const auto [mb, nb, ks] =
@@ -487,7 +489,7 @@ private:
                     const std::size_t before = t.reads.size();
                     mem_.matrix_regions(mask, mrows == 1 ? Block{hm, hm + 1, 0, 1, 0, ms.back()}
                                                          : Block{hm, hm + 1, m0, m1, 0, ms.back()}, t.reads);
-                    for (std::size_t r = before; r < t.reads.size(); ++r) mask_bytes += t.reads[r].bytes;
+                    for (std::size_t r = before; r < t.reads.size(); ++r) mask_bytes += t.reads[r].total();
                 }
                 // In place: the probabilities overwrite the scores.
                 mem_.matrix_regions(ws, Block{b, b + 1, m0, m1, 0, Sk}, t.writes);
@@ -734,6 +736,8 @@ private:
             add(runner_up([&](const CubeBlocks& b) { return count(b) < count(best_b); }));
             if (best_b.n > 1) add(runner_up([&](const CubeBlocks& b) { return b.n == 1 && b.m > 1; }));
         }
+        choice.node = g_.nodes[static_cast<std::size_t>(k.nodes[0])].name;
+        choice.chosen = {static_cast<int>(best_b.m), static_cast<int>(best_b.n), static_cast<int>(best_b.k)};
         const i64 tiles = outer * best_b.m * best_b.n * best_b.k;
         choice.est_cycles = static_cast<double>(ceil_div(tiles, cubes)) * tile_cycles(best_b, tiles, true);
         // The kernel's tasks are planned where this estimate put them: its
@@ -1120,10 +1124,13 @@ private:
             t.reads = ct.writes;
             add_consts(k, 1, t.reads);
             for (const Region& r : ct.writes) {
+                // The same place in the output, scaled by its element size (row by row).
+                const auto scaled = [&](std::uint64_t v) { return static_cast<std::uint64_t>(static_cast<double>(v) * out_per_in); };
                 const auto off = r.addr - mem_.addr(plan_.kernels[static_cast<std::size_t>(c)].output);
-                const auto b = static_cast<std::uint64_t>(static_cast<double>(r.bytes) * out_per_in);
-                t.writes.push_back(mem_.physical(k.output, static_cast<std::uint64_t>(static_cast<double>(off) * out_per_in),
-                                                 static_cast<std::uint64_t>(static_cast<double>(off) * out_per_in) + b));
+                Region o = mem_.physical(k.output, scaled(off), scaled(off) + scaled(r.bytes));
+                o.stride = scaled(r.stride);
+                o.rows = r.rows;
+                t.writes.push_back(o);
             }
             t.params.src = ct.params.dst;
             t.params.bytes = sum_bytes(ct.writes);

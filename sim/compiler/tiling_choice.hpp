@@ -22,6 +22,9 @@ struct TilingChoice {
     std::string node;
     std::string dims;  // what it multiplies (kind, images, rows, columns, K): kernels alike share their plans
     std::vector<Blocks> runners_up;
+    // A Cube kernel's block counts as the tiler chose them (m = 0: none):
+    // another rank of a supernode with the same program takes them as they are.
+    Blocks chosen{0, 0, 0};
 };
 
 }  // namespace npusim::compiler

@@ -3,9 +3,41 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 
+#include <map>
+#include <vector>
+
 namespace npusim {
 
 namespace bctx = boost::context;
+
+namespace {
+
+// Protected stacks kept for reuse: a supernode's programs start and end by
+// the ten thousand, and a stack per program from the kernel (mmap, mprotect,
+// munmap) showed in the profile. One simulation per process: the pool lives
+// as long as the process.
+class StackPool {
+public:
+    explicit StackPool(std::size_t bytes) : alloc_(bytes), bytes_(bytes) {}
+    bctx::stack_context allocate() {
+        auto& free = pool()[bytes_];
+        if (free.empty()) return alloc_.allocate();
+        const bctx::stack_context sc = free.back();
+        free.pop_back();
+        return sc;
+    }
+    void deallocate(bctx::stack_context& sc) noexcept { pool()[bytes_].push_back(sc); }
+
+private:
+    static std::map<std::size_t, std::vector<bctx::stack_context>>& pool() {
+        static std::map<std::size_t, std::vector<bctx::stack_context>> p;
+        return p;
+    }
+    bctx::protected_fixedsize_stack alloc_;
+    std::size_t bytes_;
+};
+
+}  // namespace
 
 struct Fiber::Impl {
     bctx::fiber self;    // the body's side, while it is suspended
@@ -13,7 +45,7 @@ struct Fiber::Impl {
 };
 
 Fiber::Fiber(std::function<void()> body, std::size_t stack_bytes) : impl_(std::make_unique<Impl>()), body_(std::move(body)) {
-    impl_->self = bctx::fiber(std::allocator_arg, bctx::protected_fixedsize_stack(stack_bytes), [this](bctx::fiber&& c) {
+    impl_->self = bctx::fiber(std::allocator_arg, StackPool(stack_bytes), [this](bctx::fiber&& c) {
         impl_->caller = std::move(c);
         try {
             body_();

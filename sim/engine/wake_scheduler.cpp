@@ -16,6 +16,9 @@ WakeScheduler::WakeScheduler(sc_core::sc_module_name name) : sc_core::sc_module(
 void WakeScheduler::at(std::uint64_t t_ps, Wakeable& w, std::uint64_t action) {
     const std::uint64_t now = now_ps();
     if (t_ps < now) t_ps = now;
+    // Never before what this lane has already run (another lane's action
+    // within a hub window may run at an earlier time than this lane's).
+    if (t_ps < done_ps_) t_ps = done_ps_;
     // Insert from the back, after every entry not later than it (so
     // same-time actions run in post order). Written field by field into its
     // slot: built on the stack and copied, it cost a store-forwarding stall
@@ -69,6 +72,7 @@ void WakeScheduler::run() {
 
 void WakeScheduler::run_due(std::uint64_t now) {
     running_ = true;
+    done_ps_ = now;
     armed_ps_ = kNever;
     while (head_ < queue_.size() && queue_[head_].t <= now) {
         Wakeable* w = queue_[head_].w;
@@ -78,6 +82,21 @@ void WakeScheduler::run_due(std::uint64_t now) {
     }
     running_ = false;
     if (head_ < queue_.size()) arm(queue_[head_].t, now);
+    else if (hub_) hub_->arm(*this, kNever);
+}
+
+void WakeScheduler::run_until(std::uint64_t end) {
+    running_ = true;
+    armed_ps_ = kNever;
+    while (head_ < queue_.size() && queue_[head_].t < end) {
+        Wakeable* w = queue_[head_].w;
+        const std::uint64_t action = queue_[head_].action;
+        detail::running_now_ps = done_ps_ = queue_[head_].t;
+        pop();
+        w->wake(action);
+    }
+    running_ = false;
+    if (head_ < queue_.size()) arm(queue_[head_].t, detail::running_now_ps);
     else if (hub_) hub_->arm(*this, kNever);
 }
 
@@ -166,7 +185,12 @@ void WakeHub::run() {
     armed_ps_ = kNever;
     const std::uint64_t now = sc_core::sc_time_stamp().value();
     detail::running_now_ps = now;
-    while (!heap_.empty() && lanes_[heap_.front()].t <= now) lanes_[heap_.front()].s->run_due(now);
+    if (window_ps_ == 0) {
+        while (!heap_.empty() && lanes_[heap_.front()].t <= now) lanes_[heap_.front()].s->run_due(now);
+    } else {
+        const std::uint64_t end = now + window_ps_;
+        while (!heap_.empty() && lanes_[heap_.front()].t < end) lanes_[heap_.front()].s->run_until(end);
+    }
     detail::running_now_ps = kNever;
     running_ = false;
     if (!heap_.empty()) notify(now);

@@ -72,6 +72,9 @@ public:
     int lane() const { return lane_; }
     // The hub's side: every action due at now, in post order.
     void run_due(std::uint64_t now);
+    // Every action due before `end`, in time and post order, each at its own
+    // time (now_ps()), those they post before `end` included.
+    void run_until(std::uint64_t end);
     std::uint64_t next_ps() const;  // earliest pending action, or ~0
 
 private:
@@ -94,6 +97,7 @@ private:
     std::vector<Entry> queue_;
     std::size_t head_ = 0;
     std::uint64_t armed_ps_;
+    std::uint64_t done_ps_ = 0;  // the time of the last action run
     bool running_ = false;
 };
 
@@ -111,6 +115,15 @@ public:
 
     // Scheduler `s` (attached as lane s.lane()) has its earliest action at t_ps.
     void arm(WakeScheduler& s, std::uint64_t t_ps);
+
+    // Conservative lookahead (0: off). With a window W, the lanes that have
+    // work before T + W (T the earliest) each run up to T + W in one go, one
+    // lane after another: exact as long as nothing one lane does reaches
+    // another sooner than W later (the System sets W below the shortest
+    // link latency), and much kinder to the caches than hopping between
+    // dies at every action.
+    void set_window(std::uint64_t w_ps) { window_ps_ = w_ps; }
+    std::uint64_t window() const { return window_ps_; }
 
 private:
     struct Lane {
@@ -131,6 +144,7 @@ private:
     std::vector<Lane> lanes_;
     std::vector<std::uint32_t> heap_;  // lane indices, a binary min-heap by (t, lane)
     std::uint64_t armed_ps_;
+    std::uint64_t window_ps_ = 0;
     bool running_ = false;
 };
 

@@ -119,7 +119,7 @@ HostPlan make_plan(const compiler::OpTable& table, const TaskStream& stream, con
         std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
         for (std::uint32_t t : op.tasks)
             for (const Region& r : stream.tasks[t].writes)
-                if (global(r.space) && r.bytes) spans.emplace_back(r.addr, r.addr + r.bytes);
+                if (global(r.space) && r.bytes) spans.emplace_back(r.addr, r.end());
         std::sort(spans.begin(), spans.end());
         std::uint64_t lo = 0, hi = 0;
         bool open = false;
@@ -148,7 +148,7 @@ HostPlan make_plan(const compiler::OpTable& table, const TaskStream& stream, con
         for (std::uint32_t t : plan.ops[o].tasks)
             for (const Region& r : stream.tasks[t].reads) {
                 if (!global(r.space) || !r.bytes) continue;
-                const std::uint64_t lo = r.addr, hi = r.addr + r.bytes;
+                const std::uint64_t lo = r.addr, hi = r.end();  // the envelope of a strided region
                 auto it = std::lower_bound(writes.begin(), writes.end(), lo >= longest ? lo - longest : 0,
                                            [](const Written& w, std::uint64_t v) { return w.lo < v; });
                 for (; it != writes.end() && it->lo < hi; ++it)

@@ -12,7 +12,7 @@ void AddressMap::reset(const std::vector<Region>& regions, bool has_base, std::u
         if (!is_global(r.space) || r.bytes == 0) continue;
         regions_.push_back(r);
         starts_.push_back(total_);
-        total_ += r.bytes;
+        total_ += r.total();
     }
     has_base_ = regions_.empty() && has_base;
     base_ = base;

@@ -47,11 +47,13 @@ void AddressMap::for_each(std::uint64_t offset, std::uint64_t len, F&& f) const 
     while (len > 0) {
         const Region& r = regions_[i];
         const std::uint64_t within = offset - starts_[i];
-        const std::uint64_t n = std::min(len, r.bytes - within);
-        f(r.addr + within, n);
+        // A strided region: the row `within` falls in, from there to its end.
+        const std::uint64_t row = within / r.bytes, col = within - row * r.bytes;
+        const std::uint64_t n = std::min(len, r.bytes - col);
+        f(r.addr + row * r.stride + col, n);
         len -= n;
         offset += n;
-        if (++i == regions_.size()) {
+        if (offset - starts_[i] == r.total() && ++i == regions_.size()) {
             i = 0;
             offset = 0;
         }

@@ -99,7 +99,7 @@ void AiCore::check_gm_reads(const Task& t) {
     };
     if (!t.reads.empty()) {
         for (const Region& r : t.reads)
-            if (is_global(r.space)) check(r.addr, r.bytes);
+            if (is_global(r.space)) r.for_each_row(check);
     } else if (t.params.has_addr && is_global(t.params.src) && t.kernel != Kernel::matmul) {
         check(t.params.addr, t.params.bytes);
     }

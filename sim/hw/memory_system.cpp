@@ -151,6 +151,11 @@ void MemorySystem::landed_write(std::uint64_t addr, std::uint64_t bytes) {
     rearm();
 }
 
+void MemorySystem::landed_write_at(std::uint64_t land_ps, std::uint64_t addr, std::uint64_t bytes) {
+    landings_.push(Landing{land_ps, landing_seq_++, addr, bytes});
+    rearm();
+}
+
 void MemorySystem::write_back(std::uint64_t bytes, bool clean) {
     (clean ? traffic_.clean_bytes : traffic_.dirty_eviction_bytes) += bytes;
     traffic_.hbm_write_bytes += bytes;
@@ -227,6 +232,11 @@ void MemorySystem::wake(std::uint64_t) {
         slots_.release(slot);
         p.client->transfer_done(p.tag);
     }
+    while (!landings_.empty() && landings_.top().t <= now) {
+        const Landing l = landings_.top();
+        landings_.pop();
+        landed_write(l.addr, l.bytes);
+    }
     maybe_clean();
     rearm();
     emit_counters();
@@ -235,6 +245,7 @@ void MemorySystem::wake(std::uint64_t) {
 void MemorySystem::rearm() {
     std::uint64_t next = std::min(hbm_.next_finish_ps(), l2_bw_.next_finish_ps());
     if (!deliveries_.empty()) next = std::min(next, deliveries_.top().t);
+    if (!landings_.empty()) next = std::min(next, landings_.top().t);
     // An earlier pending wake stays; if flows slowed down since, that wake
     // finds nothing due and re-posts — cheaper than cancelling every time.
     if (next >= armed_ps_) return;

@@ -104,6 +104,9 @@ public:
     // go to HBM in the background. No share of L2 bandwidth: the mesh's
     // ingress (at most a few hundred GB/s) is far below it.
     void landed_write(std::uint64_t addr, std::uint64_t bytes);
+    // The same for a write that lands at land_ps (>= now): applied then, in
+    // this die's own time (a remote rank posts it ahead of its landing).
+    void landed_write_at(std::uint64_t land_ps, std::uint64_t addr, std::uint64_t bytes);
 
     // The die's stream has finished: no more eager write-back (the run's
     // end is its last task; cleaning after it would only add events).
@@ -132,6 +135,11 @@ private:
         bool operator>(const Delivery& o) const { return t != o.t ? t > o.t : seq > o.seq; }
     };
 
+    struct Landing {
+        std::uint64_t t, seq, addr, bytes;
+        bool operator>(const Landing& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+    };
+
     void wake(std::uint64_t) override;
     void start_hbm(std::uint32_t slot, std::uint64_t bytes, bool write, bool background = false);
     void start_l2(std::uint32_t slot, std::uint64_t bytes);
@@ -150,6 +158,9 @@ private:
     // load and so is not in finishing order: a heap by (time, seq).
     std::priority_queue<Delivery, std::vector<Delivery>, std::greater<Delivery>> deliveries_;
     std::uint64_t delivery_seq_ = 0;
+    // Remote writes posted ahead of their landing, by (time, seq).
+    std::priority_queue<Landing, std::vector<Landing>, std::greater<Landing>> landings_;
+    std::uint64_t landing_seq_ = 0;
     std::vector<std::uint64_t> finished_;  // reused buffer
     Hbm hbm_;
     BandwidthShare l2_bw_;

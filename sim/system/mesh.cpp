@@ -112,7 +112,7 @@ PostedWrite Mesh::post(const WriteRequest& w, std::uint64_t t_ps) {
     ++writes_;
     const std::uint32_t nb = write_blocks(w, block_);
     const std::uint64_t first = w.addr / block_;
-    const std::uint64_t now = sc_core::sc_time_stamp().value();
+    const std::uint64_t now = now_ps();
 
     const MeshTier tier = tier_of(w.src_rank, w.dst_rank);
     const TierSpec& spec = tiers_[static_cast<int>(tier)];

@@ -65,7 +65,15 @@ System::System(sc_core::sc_module_name name, const ChipParams& chip, std::vector
     remote_ranges_ = landing_ranges(streams_, ranks, static_cast<std::uint64_t>(chip.interconnect.datablock_bytes));
     // Nothing posted at t lands before t + the shorter of the own L2's latency
     // and a plane's; a fence's acknowledgement takes the slowest tier's.
-    min_landing_ps_ = ns_to_ps(std::min(chip.l2.latency_ns, chip.interconnect.min_latency_ns()));
+    // The hub runs each die up to half the shortest link latency ahead of
+    // the earliest (docs/architecture.md, "How time works"): a remote write
+    // lands at least a link latency after it is posted, so no die can
+    // affect another within the window. A program reading shared state at
+    // its scalar time must then stay within the other half of it.
+    const std::uint64_t link_min = ns_to_ps(chip.interconnect.min_latency_ns());
+    const std::uint64_t window = ranks > 1 ? link_min / 2 : 0;
+    hub_.set_window(window);
+    min_landing_ps_ = std::min(ns_to_ps(chip.l2.latency_ns), link_min - window);
     max_latency_ps_ = ns_to_ps(chip.interconnect.max_latency_ns());
     dies_.reserve(streams_.size());
     for (int r = 0; r < ranks; ++r) {
@@ -87,9 +95,11 @@ void System::on_fire(void* ctx, std::uint32_t owner, std::uint64_t tag, std::uin
 
 PostedWrite System::post(const WriteRequest& w, std::uint64_t t0_ps) {
     const PostedWrite pw = mesh_->post(w, t0_ps);
-    // The blocks land in the receiver's GM through its write-back L2.
+    // The blocks land in the receiver's GM through its write-back L2, in the
+    // receiver's time (its lane may be behind or ahead within a window).
     const std::uint32_t block = memory_->block_bytes();
-    die(w.dst_rank).memory_system().landed_write(w.addr, static_cast<std::uint64_t>(write_blocks(w, block)) * block);
+    die(w.dst_rank).memory_system().landed_write_at(pw.land_ps, w.addr,
+                                                     static_cast<std::uint64_t>(write_blocks(w, block)) * block);
     return pw;
 }
 
@@ -118,7 +128,9 @@ bool System::check_read(int rank, Addr addr, std::uint64_t bytes, int core, std:
 // --- running -----------------------------------------------------------------------
 
 void System::run() {
+    const std::uint64_t before = sim_events_total();
     sc_core::sc_start();
+    events_ = sim_events_total() - before;
     check_finished();
 }
 

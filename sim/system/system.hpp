@@ -50,6 +50,9 @@ public:
     void check_finished() const;
     std::uint64_t end_ps() const;  // the last task's end on any rank
     int last_rank() const;         // the rank whose last task ends last (lowest on ties)
+    // Simulation events run() processed (task and pipe actions, memory flows,
+    // mesh chunks), as `engine.events`: the benchmark's events per second.
+    std::uint64_t events() const { return events_; }
 
     // One rank: exactly its die's statistics. N ranks: every die reports
     // over the system's span and the figures merge — counts, bytes and
@@ -91,6 +94,7 @@ private:
     std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> remote_ranges_;
     std::vector<int> traced_;
     std::uint64_t min_landing_ps_ = 0, max_latency_ps_ = 0;
+    std::uint64_t events_ = 0;
     WakeHub hub_;
     std::unique_ptr<GlobalMemory> memory_;
     std::unique_ptr<Mesh> mesh_;

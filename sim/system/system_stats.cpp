@@ -87,6 +87,7 @@ void System::collect(Stats& s) const {
             mesh_->report(s, RunSpan{end_ps(), chip_.ps_per_cycle()});
             memory_->report(s);
             report_critical_path(s, {&dies_[0]->context()}, critical_path());
+            s.set("engine.events", events_);
         }
         return;
     }
@@ -141,6 +142,7 @@ void System::collect(Stats& s) const {
     report_critical_path(s, contexts, critical_path());
     mesh_->report(s, span);
     memory_->report(s);
+    s.set("engine.events", events_);
 }
 
 std::string System::phase_csv() const { return all_phases(*this).csv(); }

@@ -78,7 +78,10 @@ bool regions_overlap(const Region& a, const Region& b) {
     // hbm and l2 are one global address space (l2 only says the data is
     // resident in L2), so they alias each other; ub and l1 only themselves.
     const bool same_memory = a.space == b.space || (is_global(a.space) && is_global(b.space));
-    return same_memory && a.bytes > 0 && b.bytes > 0 && a.addr < b.addr + b.bytes && b.addr < a.addr + a.bytes;
+    if (!same_memory) return false;
+    Region bb = b;
+    bb.space = a.space;
+    return overlaps(a, bb);
 }
 
 namespace {
@@ -370,12 +373,13 @@ private:
         for (std::uint32_t t = 0; t < V_; ++t) {
             if (regions_[t].everything) continue;
             for (const Region& r : regions_[t].reads)
-                if (r.bytes) all.push_back(Iv{r.space, r.addr, r.addr + r.bytes, t});
+                if (r.bytes) r.for_each_row([&](std::uint64_t a, std::uint64_t n) { all.push_back(Iv{r.space, a, a + n, t}); });
             for (const Region& r : regions_[t].writes)
-                if (r.bytes) {
-                    all.push_back(Iv{r.space, r.addr, r.addr + r.bytes, t});
-                    writes.push_back(Iv{r.space, r.addr, r.addr + r.bytes, t});
-                }
+                if (r.bytes)
+                    r.for_each_row([&](std::uint64_t a, std::uint64_t n) {
+                        all.push_back(Iv{r.space, a, a + n, t});
+                        writes.push_back(Iv{r.space, a, a + n, t});
+                    });
         }
         // hbm and l2 sort as one space: they alias (see regions_overlap).
         auto memory = [](Space s) { return is_global(s) ? Space::hbm : s; };

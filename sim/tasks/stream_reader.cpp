@@ -146,13 +146,26 @@ struct Reader {
             const std::string k = fmt::format("{}[{}]", key, i);
             const json& e = j[i];
             if (!e.is_object()) r.fail(fmt::format("{}: expected an object {{space, addr, bytes}}", k));
-            r.check_keys(e, {"space", "addr", "bytes"}, k + ".");
+            r.check_keys(e, {"space", "addr", "bytes", "rows", "stride"}, k + ".");
             for (const char* req : {"space", "addr", "bytes"})
                 if (!e.contains(req)) r.fail(fmt::format("{}.{}: missing", k, req));
             Region reg;
             reg.space = r.choice(e["space"], k + ".space", kSpaces);
             reg.addr = r.uint(e["addr"], k + ".addr", 0, std::numeric_limits<std::int64_t>::max());
             reg.bytes = r.uint(e["bytes"], k + ".bytes", 0, kMaxBytes);
+            // A strided region: `rows` rows of `bytes`, `stride` apart.
+            if (e.contains("rows")) reg.rows = static_cast<std::uint32_t>(r.uint(e["rows"], k + ".rows", 1, 1u << 30));
+            if (e.contains("stride") != (reg.rows > 1 || e.contains("rows")))
+                r.fail(fmt::format("{}: \"rows\" and \"stride\" go together (rows of bytes, stride apart)", k));
+            if (e.contains("stride")) {
+                reg.stride = r.uint(e["stride"], k + ".stride", 0, kMaxBytes);
+                if (reg.rows > 1 && reg.stride < reg.bytes)
+                    r.fail(fmt::format("{}.stride: {} is less than the {} bytes of a row (rows must not overlap)", k,
+                                       reg.stride, reg.bytes));
+            }
+            if (reg.end() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) || reg.total() > kMaxBytes)
+                r.fail(fmt::format("{}: {} rows of {} B, {} apart, reach past the address space", k, reg.rows, reg.bytes,
+                                   reg.stride));
             out.push_back(reg);
         }
         return out;
@@ -521,7 +534,11 @@ std::string region_list(const std::vector<Region>& rs) {
     std::string out = "[";
     for (std::size_t i = 0; i < rs.size(); ++i) {
         if (i) out += ',';
-        out += fmt::format(R"({{"addr":{},"bytes":{},"space":"{}"}})", rs[i].addr, rs[i].bytes, to_string(rs[i].space));
+        if (rs[i].rows > 1)
+            out += fmt::format(R"({{"addr":{},"bytes":{},"rows":{},"space":"{}","stride":{}}})", rs[i].addr, rs[i].bytes,
+                               rs[i].rows, to_string(rs[i].space), rs[i].stride);
+        else
+            out += fmt::format(R"({{"addr":{},"bytes":{},"space":"{}"}})", rs[i].addr, rs[i].bytes, to_string(rs[i].space));
     }
     return out + "]";
 }

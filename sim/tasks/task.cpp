@@ -1,5 +1,7 @@
 #include "tasks/task.hpp"
 
+#include <algorithm>
+
 namespace npusim {
 
 const char* to_string(Kernel k) {
@@ -11,6 +13,30 @@ const char* to_string(Kernel k) {
         case Kernel::program: return "program";
     }
     return "?";
+}
+
+namespace {
+// Whether some row of `r` meets [lo, hi).
+bool meets(const Region& r, std::uint64_t lo, std::uint64_t hi) {
+    if (r.rows <= 1 || r.stride == 0) return r.addr < hi && r.addr + r.bytes > lo;
+    // Rows j with addr + j·stride < hi and addr + j·stride + bytes > lo.
+    const std::uint64_t first = lo + 1 > r.addr + r.bytes ? (lo + 1 - r.addr - r.bytes + r.stride - 1) / r.stride : 0;
+    if (hi <= r.addr) return false;
+    const std::uint64_t last = std::min<std::uint64_t>((hi - 1 - r.addr) / r.stride, r.rows - 1);
+    return first <= last;
+}
+}  // namespace
+
+bool overlaps(const Region& a, const Region& b) {
+    if (a.space != b.space || a.bytes == 0 || b.bytes == 0) return false;
+    if (a.addr >= b.end() || b.addr >= a.end()) return false;
+    const Region& few = a.rows <= b.rows ? a : b;
+    const Region& many = a.rows <= b.rows ? b : a;
+    for (std::uint32_t i = 0; i < few.rows; ++i) {
+        const std::uint64_t lo = few.addr + i * few.stride;
+        if (meets(many, lo, lo + few.bytes)) return true;
+    }
+    return false;
 }
 
 NameIndex TaskStream::intern(const std::string& s) {

@@ -16,11 +16,28 @@ enum class Kernel : std::uint8_t { matmul, vector, copy, scalar, program };
 constexpr std::size_t kKernels = 5;
 const char* to_string(Kernel k);
 
+// Bytes of a memory space a task reads or writes: `rows` rows of `bytes`
+// each, `stride` apart (one row: a contiguous range), as a DMA engine's
+// strided descriptor says it.
 struct Region {
     Space space = Space::hbm;
     std::uint64_t addr = 0;
-    std::uint64_t bytes = 0;
+    std::uint64_t bytes = 0;   // per row
+    std::uint64_t stride = 0;  // from one row's start to the next (rows > 1)
+    std::uint32_t rows = 1;
+
+    std::uint64_t total() const { return bytes * rows; }
+    // One past the last byte: [addr, end()) holds every row.
+    std::uint64_t end() const { return addr + (rows > 1 ? (rows - 1) * stride : 0) + bytes; }
+    // f(addr, bytes) for each row in order.
+    template <class F>
+    void for_each_row(F&& f) const {
+        for (std::uint32_t i = 0; i < rows; ++i) f(addr + i * stride, bytes);
+    }
 };
+
+// Whether two regions of one space share a byte (rows against rows).
+bool overlaps(const Region& a, const Region& b);
 
 // A matmul's Cube plan as the compiler tiled it (its tiling data, as a
 // CANN kernel carries it): base tile in L0, L1 block, and whether the A
