@@ -25,6 +25,7 @@ std::string MoeOp::to_args() const {
                   {"seed", routing.seed},
                   {"redundant_experts", routing.redundant_experts}}},
                 {"epoch", epoch},
+                {"capacity", capacity},
                 {"in_addr", in_addr},
                 {"out_addr", out_addr}}
         .dump();
@@ -54,12 +55,13 @@ MoeOp MoeOp::from_args(const std::string& args) {
         p.routing.seed = r.at("seed").get<std::uint64_t>();
         p.routing.redundant_experts = r.at("redundant_experts").get<int>();
         p.epoch = j.at("epoch").get<std::uint64_t>();
+        p.capacity = j.value("capacity", 0);
         p.in_addr = j.at("in_addr").get<std::uint64_t>();
         p.out_addr = j.at("out_addr").get<std::uint64_t>();
     } catch (const json::exception& e) {
         throw InputError(std::string("args: ") + e.what());
     }
-    if (p.batch < 1 || p.hidden < 1 || p.top_k < 1 || p.experts < p.top_k || p.group < 1 ||
+    if (p.batch < 1 || p.hidden < 1 || p.top_k < 1 || p.experts < p.top_k || p.group < 1 || p.capacity < 0 ||
         (p.experts + p.routing.redundant_experts) % p.group != 0)
         throw InputError("args: batch, hidden, top_k >= 1, experts >= top_k and experts + redundant_experts a multiple of "
                          "the group's ranks");

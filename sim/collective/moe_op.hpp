@@ -25,6 +25,10 @@ struct MoeOp {
     int group = 1;              // ranks of its group (consecutive, aligned to the group size)
     RoutingSpec routing;
     std::uint64_t epoch = 1;    // the flag value this call's blocks carry (one per call of a graph)
+    // Rows per local expert in the received tensor (every rank the same: a
+    // static buffer whose first rows per expert hold the tokens, as grouped
+    // kernels with a runtime group list read it); 0: the rows packed densely.
+    int capacity = 0;
     std::uint64_t in_addr = 0, out_addr = 0;  // the input and output tensors in each rank's GM
 
     int ranks() const { return group; }

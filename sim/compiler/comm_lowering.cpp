@@ -43,7 +43,8 @@ MoeOp dispatch_op(const CommContext& c, const Node& n) {
     op.top_k = static_cast<int>(idx.shape[1]);
     op.experts = static_cast<int>(n.attr_int("experts", 1));
     op.group = comm_group(g, n).size;
-    op.routing = g.spmd.routing;
+    op.routing = routing_spec(g, n);
+    op.capacity = dispatch_capacity(g, n);
     op.epoch = epoch_of(g, node_index(g, n));
     op.in_addr = c.mem.addr(n.inputs[0]);
     op.out_addr = c.mem.addr(n.outputs[0]);

@@ -108,8 +108,66 @@ std::shared_ptr<const Routing> dispatch_routing(const Graph& g, const Node& n) {
                                                       g.spmd.routing.redundant_experts)
                                         : std::string(),
                                     grp.size));
-    return Routing::shared(g.spmd.routing, grp.size, static_cast<int>(batch), static_cast<int>(top_k),
+    return Routing::shared(routing_spec(g, n), grp.size, static_cast<int>(batch), static_cast<int>(top_k),
                            static_cast<int>(experts));
+}
+
+RoutingSpec routing_spec(const Graph& g, const Node& dispatch) {
+    RoutingSpec spec = g.spmd.routing;
+    const std::int64_t seed = dispatch.attr_int("seed", -1);
+    if (dispatch.attrs.count("seed")) {
+        if (seed < 0) throw CommError(fmt::format("attrs.seed: expected a non-negative integer, got {}", seed));
+        spec.seed = static_cast<std::uint64_t>(seed);
+    }
+    return spec;
+}
+
+int dispatch_capacity(const Graph& g, const Node& n) {
+    const auto it = n.attrs.find("capacity");
+    if (it == n.attrs.end()) return 0;
+    const auto r = dispatch_routing(g, n);
+    int most = 0, at_rank = 0, at_expert = 0;
+    for (int rank = 0; rank < r->ranks(); ++rank)
+        for (int le = 0; le < r->experts_per_rank(); ++le)
+            if (r->received(rank, le) > most) most = r->received(rank, le), at_rank = rank, at_expert = le;
+    if (it->second.kind == Attr::Kind::string) return std::max(most, 1);  // "max"
+    if (it->second.i < 1 || it->second.i < most)
+        throw CommError(fmt::format("attrs.capacity: {} rows per local expert, but rank {} of the group receives {} tokens "
+                                    "for its local expert {} (\"max\" sizes it to the routing)",
+                                    it->second.i, at_rank, most, at_expert));
+    return static_cast<int>(it->second.i);
+}
+
+std::vector<int> capacity_dispatches(const Graph& g) {
+    std::vector<int> out;
+    for (std::size_t i = 0; i < g.nodes.size(); ++i)
+        if (g.nodes[i].op == OpType::Dispatch && g.nodes[i].attrs.count("capacity")) out.push_back(static_cast<int>(i));
+    return out;
+}
+
+RowTable dispatch_row_table(const Graph& g, int dispatch) {
+    const Node& n = g.nodes[static_cast<std::size_t>(dispatch)];
+    const auto r = dispatch_routing(g, n);
+    RowTable t;
+    t.id = n.name;
+    for (int rank = 0; rank < g.spmd.ranks; ++rank) {
+        std::vector<std::uint32_t> rows;
+        for (int le = 0; le < r->experts_per_rank(); ++le)
+            rows.push_back(static_cast<std::uint32_t>(r->received(rank % r->ranks(), le)));
+        t.per_rank.push_back(std::move(rows));
+    }
+    return t;
+}
+
+int masking_dispatch(const Graph& g, int tensor) {
+    for (std::size_t steps = 0; tensor >= 0 && steps <= g.nodes.size(); ++steps) {
+        const Tensor& t = g.tensors[static_cast<std::size_t>(tensor)];
+        if (t.row_groups.empty() || t.producer < 0) return -1;
+        const Node& n = g.nodes[static_cast<std::size_t>(t.producer)];
+        if (n.op == OpType::Dispatch) return dispatch_capacity(g, n) > 0 ? t.producer : -1;
+        tensor = n.inputs.empty() ? -1 : n.inputs[0];
+    }
+    return -1;
 }
 
 int dispatch_of(const Graph& g, const Node& combine) {
@@ -151,6 +209,8 @@ Shape comm_shape(const Graph& g, const Node& n) {
         case OpType::Dispatch: {
             const auto r = dispatch_routing(g, n);
             const CommGroup grp = comm_group(g, n);
+            const int cap = dispatch_capacity(g, n);
+            if (cap > 0) return {static_cast<std::int64_t>(cap) * r->experts_per_rank(), input(g, n, 0).shape[1]};
             return {r->received(grp.index), input(g, n, 0).shape[1]};
         }
         case OpType::Combine: {
@@ -158,7 +218,9 @@ Shape comm_shape(const Graph& g, const Node& n) {
             const Node& d = g.nodes[static_cast<std::size_t>(dispatch_of(g, n))];
             const auto r = dispatch_routing(g, d);
             const Tensor& y = input(g, n, 0);
-            const std::int64_t received = r->received(comm_group(g, d).index);
+            const int cap = dispatch_capacity(g, d);
+            const std::int64_t received =
+                cap > 0 ? static_cast<std::int64_t>(cap) * r->experts_per_rank() : r->received(comm_group(g, d).index);
             if (y.shape.size() != 2 || y.shape[0] != received)
                 throw CommError(fmt::format("input '{}' {} must be [{}, hidden]: the {} tokens Dispatch '{}' delivered here",
                                             y.name, to_string(y.shape), received, received, d.name));
@@ -212,7 +274,8 @@ std::vector<std::int64_t> row_groups(const Graph& g, const Node& n) {
         const auto r = dispatch_routing(g, n);
         const int me = comm_group(g, n).index;
         std::vector<std::int64_t> out;
-        for (int le = 0; le < r->experts_per_rank(); ++le) out.push_back(r->received(me, le));
+        const int cap = dispatch_capacity(g, n);
+        for (int le = 0; le < r->experts_per_rank(); ++le) out.push_back(cap > 0 ? cap : r->received(me, le));
         return out;
     }
     if (is_comm_op(n.op) || n.inputs.empty()) return {};

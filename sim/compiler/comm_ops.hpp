@@ -10,6 +10,7 @@
 
 #include "collective/routing.hpp"
 #include "compiler/graph.hpp"
+#include "tasks/task.hpp"
 
 namespace npusim::compiler {
 
@@ -32,6 +33,20 @@ CommGroup comm_group(const Graph& g, const Node& n);
 // A Dispatch's routing over its group (attrs.experts; top_k from its index
 // input's last dimension, batch from its token input's rows).
 std::shared_ptr<const Routing> dispatch_routing(const Graph& g, const Node& dispatch);
+// The routing a Dispatch draws: workload.routing, its seed replaced by attrs.seed.
+RoutingSpec routing_spec(const Graph& g, const Node& dispatch);
+// A Dispatch's attrs.capacity: rows per local expert in its output on every
+// rank (a static buffer; "max": the most any rank of the group receives for
+// one local expert), or 0: the rows packed, as many as this rank receives.
+int dispatch_capacity(const Graph& g, const Node& dispatch);
+// The Dispatch (node index) whose capacity layout tensor `tensor`'s rows
+// follow (row by row from its output), or -1: every row holds data.
+int masking_dispatch(const Graph& g, int tensor);
+// The Dispatches with a capacity, in node order: the k-th has row table k of
+// the compiled stream (TaskStream::row_tables), its tokens per local expert
+// on every rank of the chip.
+std::vector<int> capacity_dispatches(const Graph& g);
+RowTable dispatch_row_table(const Graph& g, int dispatch);
 // The node index of the Dispatch whose received tokens a Combine's first
 // input holds (walking back through first inputs); CommError if none.
 int dispatch_of(const Graph& g, const Node& combine);

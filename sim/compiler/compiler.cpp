@@ -7,6 +7,7 @@
 
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
+#include "compiler/comm_ops.hpp"
 #include "compiler/fold_bn.hpp"
 #include "compiler/graph_reader.hpp"
 #include "compiler/layout_pass.hpp"
@@ -83,6 +84,8 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         d.blocks = tt.program_blocks;
         ts.programs.push_back(std::move(d));
     }
+    // Row tables: per capacity Dispatch, the tokens each rank's experts hold.
+    for (const int d : capacity_dispatches(g)) ts.row_tables.push_back(dispatch_row_table(g, d));
     std::vector<int> tile_no(plan.kernels.size(), 0);
     ts.tasks.reserve(tasks.size());
     r.est_cycles.reserve(tasks.size());

@@ -29,7 +29,7 @@ const std::vector<std::string> kDTypes = {"fp16", "bf16", "int8", "fp32"};
 const std::vector<std::string> kLayouts = {"ND", "NCHW", "NC1HWC0", "FRACTAL_NZ"};
 
 // What an attribute value may be.
-enum class AttrType { Int, IntOrList, List, Number, String, StringOrList };
+enum class AttrType { Int, IntOrList, List, Number, String, StringOrList, IntOrMax };
 
 const char* describe(AttrType t) {
     switch (t) {
@@ -39,6 +39,7 @@ const char* describe(AttrType t) {
         case AttrType::Number: return "a number";
         case AttrType::String: return "a string";
         case AttrType::StringOrList: return "a string or a list of integers";
+        case AttrType::IntOrMax: return "an integer or \"max\"";
     }
     return "?";
 }
@@ -75,8 +76,9 @@ const AttrSpec& attr_spec(OpType op) {
     static const AttrSpec argmax = {{"axis", AttrType::Int}, {"keepdims", AttrType::Int}};
     static const AttrSpec group_norm = {{"groups", AttrType::Int}, {"epsilon", AttrType::Number}};
     static const AttrSpec collective = {{"algorithm", AttrType::String}, {"group", AttrType::StringOrList}};
-    static const AttrSpec dispatch = {{"experts", AttrType::Int}, {"variant", AttrType::String},
-                                      {"quantize", AttrType::String}, {"group", AttrType::StringOrList}};
+    static const AttrSpec dispatch = {{"experts", AttrType::Int},     {"variant", AttrType::String},
+                                      {"quantize", AttrType::String},  {"group", AttrType::StringOrList},
+                                      {"seed", AttrType::Int},         {"capacity", AttrType::IntOrMax}};
     static const AttrSpec combine = {{"variant", AttrType::String}, {"group", AttrType::StringOrList}};
     static const AttrSpec grouped = {{"transpose_b", AttrType::Int}};
     switch (op) {
@@ -457,7 +459,10 @@ private:
                                 (names.empty() ? "; " + std::string(to_string(n.op)) + " takes no attributes"
                                                : "; expected one of: " + join(names)));
             // An integer attribute may be a dimension expression ("ranks*2").
-            Attr a = it->second == AttrType::Int && v.is_string() ? int_attr(dim_expr(v, at, true)) : attr_at(v, at);
+            const bool max = it->second == AttrType::IntOrMax && v.is_string() && v.get<std::string>() == "max";
+            Attr a = (it->second == AttrType::Int || it->second == AttrType::IntOrMax) && v.is_string() && !max
+                         ? int_attr(dim_expr(v, at, true))
+                         : attr_at(v, at);
             bool ok = false;
             switch (it->second) {
                 case AttrType::Int: ok = a.kind == Attr::Kind::integer; break;
@@ -474,6 +479,7 @@ private:
                     break;
                 case AttrType::String: ok = a.kind == Attr::Kind::string; break;
                 case AttrType::StringOrList: ok = a.kind == Attr::Kind::string || a.kind == Attr::Kind::ints; break;
+                case AttrType::IntOrMax: ok = a.kind == Attr::Kind::integer || (a.kind == Attr::Kind::string && a.s == "max"); break;
             }
             if (!ok) fail(at, std::string("expected ") + describe(it->second) + ", got " + kind_name(v));
             n.attrs[k] = std::move(a);

@@ -89,6 +89,8 @@ SpmdCompile compile_spmd_workload(const WorkloadParams& w, const ChipParams& chi
 TaskStream SpmdCompile::merged() const {
     TaskStream m;
     m.cross_rank = true;
+    // Every rank's row tables hold all ranks' rows, the same in each program.
+    if (!streams.empty()) m.row_tables = streams[0]->row_tables;
     for (std::size_t r = 0; r < streams.size(); ++r) {
         const TaskStream& s = *streams[r];
         if (m.file.empty()) m.file = s.file;

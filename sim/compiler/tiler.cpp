@@ -12,6 +12,7 @@
 #include "common/errors.hpp"
 #include "chip/timing.hpp"
 #include "compiler/comm_lowering.hpp"
+#include "compiler/comm_ops.hpp"
 #include "compiler/cost_model.hpp"
 #include "tasks/tiling_data.hpp"
 
@@ -68,7 +69,7 @@ class Tiler {
 public:
     Tiler(const Graph& g, const KernelPlan& plan, const MemoryPlan& mem, const ChipParams& chip, const CompileOptions& opt)
         : g_(g), plan_(plan), mem_(mem), chip_(chip), opt_(opt), first_tile_(plan.kernels.size(), -1),
-          tile_count_(plan.kernels.size(), 0), k_parts_(plan.kernels.size(), 1) {}
+          tile_count_(plan.kernels.size(), 0), k_parts_(plan.kernels.size(), 1), capacity_(capacity_dispatches(g)) {}
 
     std::vector<TileTask> run(std::vector<TilingChoice>& choices) {
         for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
@@ -96,6 +97,7 @@ public:
                 case KernelKind::collective: comm(static_cast<int>(k), choice); break;
             }
             tile_count_[k] = static_cast<int>(tasks_.size()) - first_tile_[k];
+            mask_rows(kn, static_cast<std::size_t>(first_tile_[k]));
             plan_vector_tasks(kn, static_cast<std::size_t>(first_tile_[k]));
             if (choice.est_cycles == 0 && tile_count_[k] > 0 && tasks_.back().core == CoreType::vector)
                 choice.est_cycles = tasks_.back().est_cycles * static_cast<double>(ceil_div(tile_count_[k], std::max(1, chip_.vector.count)));
@@ -107,6 +109,36 @@ public:
 
 private:
     const Tensor& T(int t) const { return g_.tensors[static_cast<std::size_t>(t)]; }
+
+    // Rows a Dispatch's capacity layout leaves empty on some ranks: each task
+    // over such a tensor names the rows it covers, and the rank's row table
+    // says at run time how many hold tokens (docs/task-streams.md, "Row
+    // tables"). The rows are those of its writes in the (2-D, ND) output.
+    void mask_rows(const Kernel& k, std::size_t first) {
+        if (k.kind == KernelKind::program || k.kind == KernelKind::collective || k.kind == KernelKind::alias) return;
+        const int d = masking_dispatch(g_, k.output);
+        if (d < 0) return;
+        const auto table = std::find(capacity_.begin(), capacity_.end(), d) - capacity_.begin();
+        const Tensor& out = T(k.output);
+        const std::uint64_t rows = static_cast<std::uint64_t>(out.shape[0]);
+        const std::uint64_t row = mem_.bytes(k.output) / std::max<std::uint64_t>(rows, 1);
+        const std::uint64_t base = mem_.addr(k.output), end = base + mem_.bytes(k.output);
+        const auto cap = static_cast<std::uint32_t>(dispatch_capacity(g_, g_.nodes[static_cast<std::size_t>(d)]));
+        for (std::size_t i = first; i < tasks_.size(); ++i) {
+            std::uint64_t lo = rows, hi = 0;
+            for (const Region& r : tasks_[i].writes) {
+                if (r.addr < base || r.addr >= end) continue;
+                lo = std::min(lo, (r.addr - base) / row);
+                hi = std::max(hi, (std::min(r.end(), end) - base + row - 1) / row);
+            }
+            if (hi <= lo) continue;
+            KernelParams& p = tasks_[i].params;
+            p.rows_table = static_cast<std::uint32_t>(table) + 1;
+            p.rows_group = cap;
+            p.rows_first = static_cast<std::uint32_t>(lo);
+            p.rows_span = static_cast<std::uint32_t>(hi - lo);
+        }
+    }
     const Node& node(const Kernel& k) const { return g_.nodes[static_cast<std::size_t>(k.nodes[0])]; }
 
     const ForcedTiling* forced(const Kernel& k) const {
@@ -1289,6 +1321,7 @@ private:
     std::vector<int> first_tile_;
     std::vector<int> tile_count_;
     std::vector<int> k_parts_;  // a Cube kernel's split-K parts per output block
+    const std::vector<int> capacity_;  // capacity_dispatches: row table k is the k-th one's
     std::vector<TileTask> tasks_;
     struct {
         bool valid = false;

@@ -16,7 +16,14 @@ std::uint64_t CubeCore::plan(const Task& t) {
     // op): their plan is the last one's.
     const KernelParams& p = t.params;
     const CubeBlocking& b = p.blocking;
-    const timing::MatmulShape shape{p.m, p.n, p.k, p.dtype, p.a_bytes, p.src, p.dst};
+    // Rows known at run time: the rows that hold data on this rank.
+    std::uint64_t m = p.m;
+    if (p.rows_table) {
+        m = static_cast<std::uint64_t>(std::llround(static_cast<double>(p.m) *
+                                                    valid_row_share(p, ctx_.stream.row_tables, ctx_.place.rank)));
+        if (m == 0) return 0;
+    }
+    const timing::MatmulShape shape{m, p.n, p.k, p.dtype, p.a_bytes, p.src, p.dst};
     if (!planned_ || !(shape == shape_) || !(b == blocking_)) {
         planned_ = true;
         shape_ = shape;
@@ -27,7 +34,7 @@ std::uint64_t CubeCore::plan(const Task& t) {
         adopted_ = b.set() && timing::adopt_matmul_tiling(shape_, tiling_, ctx_.chip);
         if (!adopted_) tiling_ = timing::plan_matmul(shape_, ctx_.chip);
         a_total_ = static_cast<std::uint64_t>(std::llround(
-            static_cast<double>(p.m * p.k * static_cast<std::uint64_t>(tiling_.elt)) * tiling_.a_gm_ratio));
+            static_cast<double>(m * p.k * static_cast<std::uint64_t>(tiling_.elt)) * tiling_.a_gm_ratio));
     }
     if (b.set() && !adopted_) ++replanned_;
     return tiling_.tiles();

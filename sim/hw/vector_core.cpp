@@ -16,11 +16,21 @@ VectorCore::VectorCore(sc_core::sc_module_name name, int index, SimContext& ctx,
 
 VectorCore::~VectorCore() = default;
 
-timing::VectorShape VectorCore::shape_of(const Task& t) {
+timing::VectorShape VectorCore::shape_of(const Task& t) const {
     const KernelParams& p = t.params;
     timing::VectorShape s;
     s.bytes = p.bytes;
     s.out_bytes = p.out_bytes;
+    if (p.rows_table) {
+        // Rows known at run time: the share that holds data on this rank.
+        const double share = valid_row_share(p, ctx_.stream.row_tables, ctx_.place.rank);
+        const auto elt = static_cast<std::uint64_t>(dtype_bytes(p.dtype));
+        const auto scaled = [&](std::uint64_t b) {
+            return static_cast<std::uint64_t>(std::llround(static_cast<double>(b / elt) * share)) * elt;
+        };
+        s.bytes = scaled(s.bytes);
+        s.out_bytes = scaled(s.out_bytes);
+    }
     s.dtype = p.dtype;
     s.row_bytes = p.row_bytes;
     s.cycles_per_repeat = p.cycles_per_repeat;
@@ -34,6 +44,7 @@ std::uint64_t VectorCore::plan(const Task& t) {
     // Consecutive tasks on a core are often the same shape (tiles of one
     // op): their plan is the last one's.
     const timing::VectorShape s = shape_of(t);
+    if (t.params.rows_table && s.bytes == 0) return 0;  // no rows hold data on this rank
     const bool same = planned_ && s.bytes == shape_.bytes && s.out_bytes == shape_.out_bytes &&
                       s.row_bytes == shape_.row_bytes && s.dtype == shape_.dtype &&
                       s.cycles_per_repeat == shape_.cycles_per_repeat && s.copy == shape_.copy &&

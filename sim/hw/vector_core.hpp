@@ -61,7 +61,7 @@ private:
     void program_wake(std::uint64_t action) override;
 
     // The task being run, as the timing layer sees it, and its chunk plan.
-    static timing::VectorShape shape_of(const Task& t);
+    timing::VectorShape shape_of(const Task& t) const;
     // A copy's MTE3 chunk to another rank's GM, over the fabric.
     StageWork remote_write(const Task& t, const timing::VectorTile& c);
     timing::VectorShape shape_;

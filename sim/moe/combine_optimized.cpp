@@ -53,7 +53,7 @@ void combine_optimized(AivCore& k, const CombineContext& ctx) {
     const auto [n0, n1] = CombineContext::share(static_cast<int>(srcs.size()), c, C);
     std::uint64_t tag = 0;
     for (int row = n0; row < n1; ++row) {
-        const PipeTime in_ub = k.load(p.in_addr + static_cast<Addr>(row) * L.row_bytes, L.row_bytes);
+        const PipeTime in_ub = k.load(p.in_addr + static_cast<Addr>(d.row_of(r, row)) * L.row_bytes, L.row_bytes);
         const PipeTime packed = k.vector(L.slot_bytes(), kPackCyclesPerRepeat, in_ub);
         k.write_data_as_flag(d.global(me, srcs[static_cast<std::size_t>(row)]), L.slot(pairs[static_cast<std::size_t>(row)]),
                              L.row_bytes, flag, packed);

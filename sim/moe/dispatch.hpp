@@ -22,6 +22,9 @@ struct DispatchContext {
     std::vector<std::vector<std::int32_t>> offsets;
 
     DispatchContext(const MoeOp& p, const Routing& r, const DispatchLayout& l);
+    // Row of the received tensor that holds dense row `dense` of group rank
+    // `rank` (with a capacity, each local expert's rows start at le x capacity).
+    std::int64_t row_of(int rank, std::int64_t dense) const;
     int local(int global_rank) const { return global_rank % params.group; }
     // The global rank of the group's rank `local`, seen from a core on `self`.
     int global(int self, int local_rank) const { return self - self % params.group + local_rank; }

@@ -81,7 +81,7 @@ void dispatch_baseline(AivCore& k, const DispatchContext& ctx) {
         const int le = j / R, src = j % R;
         const int n = route.count(src, r * epr + le);
         for (int i = 0; i < n; ++i) {
-            const Addr row = p.out_addr + static_cast<Addr>(off[static_cast<std::size_t>(j)] + i) * p.out_row_bytes();
+            const Addr row = p.out_addr + static_cast<Addr>(ctx.row_of(r, off[static_cast<std::size_t>(j)] + i)) * p.out_row_bytes();
             k.store(row, p.out_row_bytes(), k.read(L.slot(le, src, i), L.token_bytes));
         }
     }

@@ -1,5 +1,7 @@
 #include "moe/dispatch.hpp"
 
+#include <stdexcept>
+
 namespace npusim {
 
 DispatchContext::DispatchContext(const MoeOp& p, const Routing& r, const DispatchLayout& l)
@@ -16,7 +18,20 @@ DispatchContext::DispatchContext(const MoeOp& p, const Routing& r, const Dispatc
             sum += r.count(src, dst * epr + le);
         }
         off[static_cast<std::size_t>(pairs)] = sum;
+        if (p.capacity > 0)
+            for (int le = 0; le < epr; ++le)
+                if (off[static_cast<std::size_t>((le + 1) * R)] - off[static_cast<std::size_t>(le * R)] > p.capacity)
+                    throw std::logic_error("DispatchContext: more tokens for a local expert than its capacity");
     }
+}
+
+std::int64_t DispatchContext::row_of(int rank, std::int64_t dense) const {
+    if (params.capacity == 0) return dense;
+    const auto& off = offsets[static_cast<std::size_t>(rank)];
+    const int R = params.ranks();
+    int le = params.experts_per_rank() - 1;
+    while (le > 0 && off[static_cast<std::size_t>(le * R)] > dense) --le;
+    return dense - off[static_cast<std::size_t>(le * R)] + static_cast<std::int64_t>(le) * params.capacity;
 }
 
 }  // namespace npusim

@@ -98,7 +98,7 @@ void dispatch_optimized(AivCore& k, const DispatchContext& ctx) {
         PipeTime t;
         if (daf) t = k.vector(L.data_bytes(), kPackCyclesPerRepeat, k.read(slot, L.data_bytes()));
         else t = k.read(slot, L.token_bytes);
-        const Addr row = p.out_addr + static_cast<Addr>(off[static_cast<std::size_t>(pair)] + i) * p.out_row_bytes();
+        const Addr row = p.out_addr + static_cast<Addr>(ctx.row_of(r, off[static_cast<std::size_t>(pair)] + i)) * p.out_row_bytes();
         k.store(row, p.out_row_bytes(), t);
         ++received;
     };

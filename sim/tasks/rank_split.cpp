@@ -16,6 +16,7 @@ std::vector<TaskStream> split_by_rank(const TaskStream& ts, int ranks) {
         out[r].file = ts.file;
         out[r].names = ts.names;  // op/tile labels keep their indices
         out[r].programs = ts.programs;  // and tasks their program's
+        out[r].row_tables = ts.row_tables;
         out[r].cross_rank = ts.cross_rank;
         out[r].tasks.reserve(count[r]);
     }

@@ -62,6 +62,11 @@ void check_stream_fits_chip(const TaskStream& ts, const ChipParams& chip) {
         }
     }
     if (ts.cross_rank) check_cross_rank(ts, chip);
+    for (const RowTable& d : ts.row_tables)
+        if (d.per_rank.size() != 1 && d.per_rank.size() != static_cast<std::size_t>(chip.interconnect.ranks))
+            throw InputError(fmt::format("{}:{}: rows_table '{}': {} lists of rows, but chip '{}' has {} rank(s): give one "
+                                         "list per rank, or one for all",
+                                         ts.file, d.line, d.id, d.per_rank.size(), chip.name, chip.interconnect.ranks));
 }
 
 void check_cross_rank(const TaskStream& ts, const ChipParams& chip) {

@@ -39,6 +39,8 @@ const std::vector<std::string> kTaskKeys = {"id", "core_type", "kernel", "stream
                                             "wait_memory"};
 const std::vector<std::string> kEventKeys = {"event", "count"};
 const std::vector<std::string> kProgramKeys = {"program", "name", "blocks", "args"};
+const std::vector<std::string> kRowTableKeys = {"rows_table", "rows"};
+const std::vector<std::string> kValidRowsKeys = {"table", "first", "rows", "group_rows"};
 const std::vector<std::string> kCommonParams = {"src", "dst", "addr", "out_addr", "ub_bytes",
                                                 "l1_bytes", "reads", "writes"};
 
@@ -123,6 +125,7 @@ struct Reader {
     std::unordered_map<std::string, std::uint32_t> stream_index;
     std::unordered_map<std::string, std::size_t> task_lines;
     std::unordered_map<std::string, std::uint32_t> program_index;
+    std::unordered_map<std::string, std::uint32_t> table_index;
 
     EventIndex event(const std::string& id) {
         auto [it, inserted] = event_index.emplace(id, static_cast<EventIndex>(ts.events.size()));
@@ -188,12 +191,12 @@ struct Reader {
         std::vector<std::string> required;
         switch (t.kernel) {
             case Kernel::matmul:
-                for (const char* k : {"m", "n", "k", "dtype", "a_bytes", "l0_tile", "l1_block", "l1_keep"})
+                for (const char* k : {"m", "n", "k", "dtype", "a_bytes", "l0_tile", "l1_block", "l1_keep", "valid_rows"})
                     allowed.push_back(k);
                 required = {"m", "n", "k"};
                 break;
             case Kernel::vector:
-                for (const char* k : {"bytes", "out_bytes", "cycles_per_repeat", "dtype", "row_bytes", "ub_chunk"})
+                for (const char* k : {"bytes", "out_bytes", "cycles_per_repeat", "dtype", "row_bytes", "ub_chunk", "valid_rows"})
                     allowed.push_back(k);
                 required = {"bytes"};
                 break;
@@ -256,6 +259,7 @@ struct Reader {
                 t.remote.has_flag = true;
             } else if (k == "program") kp.program = program(r, v, key);
             else if (k == "block") kp.block = static_cast<std::uint32_t>(r.uint(v, key, 0, 1u << 20));
+            else if (k == "valid_rows") valid_rows(r, v, key, kp);
             else if (k == "reads") t.reads = regions(r, v, key);
             else if (k == "writes") t.writes = regions(r, v, key);
         }
@@ -300,6 +304,49 @@ struct Reader {
             out.push_back(w);
         }
         return out;
+    }
+
+    void valid_rows(const LineReader& r, const json& j, const std::string& key, KernelParams& kp) {
+        if (!j.is_object()) r.fail(fmt::format("{}: expected {{\"table\", \"first\", \"rows\", \"group_rows\"}}, got {}", key,
+                                               LineReader::describe(j)));
+        r.check_keys(j, kValidRowsKeys, key + ".");
+        for (const char* req : {"table", "first", "rows", "group_rows"})
+            if (!j.contains(req)) r.fail(fmt::format("{}.{}: missing", key, req));
+        const std::string id = r.text(j["table"], (key + ".table").c_str());
+        const auto it = table_index.find(id);
+        if (it == table_index.end()) {
+            std::vector<std::string> ids;
+            for (const auto& d : ts.row_tables) ids.push_back(d.id);
+            r.fail(fmt::format("{}.table: no row table '{}' declared before this line (a line {{\"rows_table\": ID, "
+                               "\"rows\": [[...], ...]}} declares one){}",
+                               key, id, did_you_mean(id, ids)));
+        }
+        kp.rows_table = it->second + 1;
+        kp.rows_first = static_cast<std::uint32_t>(r.uint(j["first"], key + ".first", 0, 0xffffffffu));
+        kp.rows_span = static_cast<std::uint32_t>(r.uint(j["rows"], key + ".rows", 1, 0xffffffffu));
+        kp.rows_group = static_cast<std::uint32_t>(r.uint(j["group_rows"], key + ".group_rows", 1, 0xffffffffu));
+    }
+
+    void read_row_table_line(LineReader& r, const json& j, std::size_t line) {
+        r.check_keys(j, kRowTableKeys, "");
+        RowTable d;
+        d.id = r.text(j["rows_table"], "rows_table");
+        if (!j.contains("rows")) r.fail(fmt::format("rows_table '{}': missing 'rows' (one list per rank, or one for all)", d.id));
+        const json& rows = j["rows"];
+        if (!rows.is_array() || rows.empty())
+            r.fail(fmt::format("rows: expected a non-empty list of lists of row counts, got {}", LineReader::describe(rows)));
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const std::string key = fmt::format("rows[{}]", i);
+            if (!rows[i].is_array()) r.fail(fmt::format("{}: expected a list of row counts, got {}", key, LineReader::describe(rows[i])));
+            std::vector<std::uint32_t> v;
+            for (std::size_t g = 0; g < rows[i].size(); ++g)
+                v.push_back(static_cast<std::uint32_t>(r.uint(rows[i][g], fmt::format("{}[{}]", key, g), 0, 0xffffffffu)));
+            d.per_rank.push_back(std::move(v));
+        }
+        d.line = static_cast<std::uint32_t>(line);
+        auto [it, fresh] = table_index.emplace(d.id, static_cast<std::uint32_t>(ts.row_tables.size()));
+        if (!fresh) r.fail(fmt::format("rows_table '{}' declared twice (first on line {})", d.id, ts.row_tables[it->second].line));
+        ts.row_tables.push_back(std::move(d));
     }
 
     std::uint32_t program(const LineReader& r, const json& j, const std::string& key) {
@@ -430,6 +477,7 @@ void TaskStreamParser::line(const std::string& text) {
     if (!j.is_object()) r.fail(fmt::format("expected a JSON object (a task or an event declaration), got {}", LineReader::describe(j)));
     if (j.contains("event")) rd.read_event_line(r, j, line);
     else if (j.contains("program") && !j.contains("id")) rd.read_program_line(r, j, line);
+    else if (j.contains("rows_table") && !j.contains("id")) rd.read_row_table_line(r, j, line);
     else rd.read_task_line(r, j, line);
 }
 
@@ -478,6 +526,7 @@ std::string event_declaration_lines(const TaskStream& ts) {
     std::string out;
     for (const auto& d : ts.programs)
         out += json{{"program", d.id}, {"name", d.name}, {"blocks", d.blocks}, {"args", json::parse(d.args)}}.dump() + '\n';
+    for (const auto& d : ts.row_tables) out += json{{"rows_table", d.id}, {"rows", d.per_rank}}.dump() + '\n';
     for (const auto& e : ts.events)
         if (e.count != 1) out += json{{"event", e.id}, {"count", e.count}}.dump() + '\n';
     return out;
@@ -605,6 +654,12 @@ std::string task_line(const TaskStream& ts, const Task& t) {
     if (p.has_out_addr) pj.add("out_addr", p.out_addr);
     if (p.ub_bytes) pj.add("ub_bytes", p.ub_bytes);
     if (p.l1_bytes) pj.add("l1_bytes", p.l1_bytes);
+    if (p.rows_table) {
+        std::string v;
+        put_string(v, ts.row_tables[p.rows_table - 1].id);
+        pj.add("valid_rows", fmt::format(R"({{"first":{},"group_rows":{},"rows":{},"table":{}}})", p.rows_first, p.rows_group,
+                                         p.rows_span, v));
+    }
     if (!t.reads.empty()) pj.add("reads", region_list(t.reads));
     if (!t.writes.empty()) pj.add("writes", region_list(t.writes));
 

@@ -46,4 +46,16 @@ NameIndex TaskStream::intern(const std::string& s) {
     return it->second;
 }
 
+double valid_row_share(const KernelParams& p, const std::vector<RowTable>& tables, int rank) {
+    if (p.rows_table == 0 || p.rows_span == 0) return 1.0;
+    const std::vector<std::uint32_t>& rows = tables[p.rows_table - 1].of(rank);
+    const std::uint64_t lo = p.rows_first, hi = lo + p.rows_span, group = std::max<std::uint32_t>(p.rows_group, 1);
+    std::uint64_t valid = 0;
+    for (std::uint64_t g = lo / group; g < rows.size() && g * group < hi; ++g) {
+        const std::uint64_t a = std::max(lo, g * group), b = std::min(hi, g * group + rows[g]);
+        if (b > a) valid += b - a;
+    }
+    return static_cast<double>(valid) / static_cast<double>(p.rows_span);
+}
+
 }  // namespace npusim

@@ -88,6 +88,15 @@ struct KernelParams {
     // block of it (GetBlockIdx: the programs divide their work by block).
     std::uint32_t program = 0;
     std::uint32_t block = 0;
+    // Rows known only at run time (a grouped kernel reading a runtime group
+    // list): the task covers rows [rows_first, rows_first + rows_span) of a
+    // tensor whose group g holds rows [g x rows_group, ...), of which the
+    // rank's row table (1 + index into TaskStream::row_tables; 0: none)
+    // says how many hold data. The task's work scales with the valid share.
+    std::uint32_t rows_table = 0;
+    std::uint32_t rows_group = 0;
+    std::uint32_t rows_first = 0;
+    std::uint32_t rows_span = 0;
 };
 
 // A task that waits for memory (docs/task-streams.md, "Cross-rank streams"):
@@ -119,6 +128,21 @@ struct ProgramDecl {
     std::uint32_t blocks = 1;
     std::uint32_t line = 0;
 };
+
+// Per rank, the rows each group of a tensor holds at run time
+// (docs/task-streams.md, "Row tables"): e.g. the tokens each local expert
+// received from a Dispatch. One list for every rank, or one per rank.
+struct RowTable {
+    std::string id;
+    std::vector<std::vector<std::uint32_t>> per_rank;
+    std::uint32_t line = 0;
+    const std::vector<std::uint32_t>& of(int rank) const {
+        return per_rank.size() == 1 ? per_rank[0] : per_rank[static_cast<std::size_t>(rank)];
+    }
+};
+
+// The share of a task's rows that hold data on `rank` (1 without a row table).
+double valid_row_share(const KernelParams& p, const std::vector<RowTable>& tables, int rank);
 
 using EventIndex = std::uint32_t;
 using NameIndex = std::uint32_t;  // into TaskStream::names (op / tile labels)
@@ -157,6 +181,7 @@ struct TaskStream {
     std::vector<Task> tasks;           // in file order
     std::vector<EventDecl> events;
     std::vector<ProgramDecl> programs;
+    std::vector<RowTable> row_tables;
     std::vector<std::string> streams;  // stream names in order of first use
     std::vector<std::string> names{""};  // interned op/tile labels; [0] = none
     std::unordered_map<std::string, NameIndex> name_index;  // lookup only
