@@ -189,7 +189,7 @@ TEST_CASE("workload kind: one table decides the kind, from the file name or the 
                       "model.yaml: unknown workload file type (expected a .json workload, a .jsonl task stream or an "
                       ".onnx model)");
     CHECK_THROWS_WITH(parse_workload_kind(json("grap"), "w.json"),
-                      "w.json: workload kind 'grap' is not supported yet (supported: tasks, graph, collective) (did you mean "
+                      "w.json: workload kind 'grap' is not supported yet (supported: tasks, graph, collective, llm) (did you mean "
                       "'graph'?)");
     CHECK_THROWS_WITH(parse_workload_kind(json(3), "w.json"), "w.json: workload.kind: expected a string, got number 3");
 
@@ -204,6 +204,6 @@ TEST_CASE("workload kind: an unknown kind in a workload file gets a did-you-mean
     const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", w});
     SHOW(r);
     CHECK(r.code == 2);
-    CHECK_THAT(r.err, Contains("w.json: workload kind 'grpah' is not supported yet (supported: tasks, graph, collective) "
+    CHECK_THAT(r.err, Contains("w.json: workload kind 'grpah' is not supported yet (supported: tasks, graph, collective, llm) "
                                "(did you mean 'graph'?)"));
 }

@@ -328,10 +328,17 @@ TEST_CASE("onnx attention: an Attention in a graph file runs, and an element-wis
     const Result r = run_npusim(tmp, {"run", "--chip", chip_file("a2"), "--workload", tmp.write("bad.json", bad.dump())});
     CHECK(r.code == 2);
     CHECK(r.err.find("head dimensions differ") != std::string::npos);
-    // So is a k of fewer heads than q (exporters expand shared heads first).
+    // So is a k whose heads do not divide q's; fewer that do are grouped
+    // queries (each k / v head shared by q's heads in turn), and run.
     bad = g;
-    bad["tensors"]["kt"]["shape"] = {1, 1, 64, 128};
+    bad["tensors"]["kt"]["shape"] = {1, 3, 64, 128};
     const Result heads = run_npusim(tmp, {"run", "--chip", chip_file("a2"), "--workload", tmp.write("heads.json", bad.dump())});
     CHECK(heads.code == 2);
-    CHECK(heads.err.find("'kt' [1,1,64,128] must have the leading (head) dims of 'q'") != std::string::npos);
+    CHECK(heads.err.find("'kt' [1,3,64,128] must have the leading dims of 'q' [1,2,128,64] (or, for grouped queries, a head "
+                         "count dividing its 2)") != std::string::npos);
+    json gqa = g;
+    gqa["tensors"]["kt"]["shape"] = {1, 1, 64, 128};
+    gqa["tensors"]["v"]["shape"] = {1, 1, 128, 64};
+    const Result grouped = run_npusim(tmp, {"run", "--chip", chip_file("a2"), "--workload", tmp.write("gqa.json", gqa.dump()), "-q"});
+    CHECK(grouped.code == 0);
 }

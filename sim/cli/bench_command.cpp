@@ -220,38 +220,117 @@ int bench_compile(const std::string& self, const std::string& chip, const std::s
     return rc;
 }
 
-// `bench --moe`: the MoE Dispatch at the calibration size (the chip file's
-// ranks, batch 128), baseline and optimized, each in a child `npusim run`
-// whose wall time, CPU time and peak memory come from wait4(2); beside them
-// the budget (docs/supernode.md "Speed": <= 10 s wall, <= 4 GB per Dispatch);
-// then the whole MoE layer the same way (<= 60 s wall).
-int bench_moe(const std::string& self, const std::string& chip, const std::string& workload, double wall_budget = 10.0) {
+// What a child `npusim run` said: the simulated time and the events it processed.
+struct RunFigures {
+    double us = 0, events = 0;
+    bool ok = false;
+};
+
+RunFigures parse_run(const ChildRun& run) {
+    RunFigures f;
+    const std::string& said = run.output;
+    const auto total = said.find(" cycles  (");
+    const auto ev = said.find(" simulation events");
+    if (run.code != 0 || total == std::string::npos) return f;
+    f.us = std::atof(said.c_str() + total + 10);
+    if (ev != std::string::npos) {
+        auto b = said.rfind(' ', ev - 1);
+        f.events = std::atof(said.c_str() + (b == std::string::npos ? 0 : b + 1));
+    }
+    f.ok = true;
+    return f;
+}
+
+// The die's own event rate on a synthetic stream, in a child of its own.
+double die_events_per_s(const std::string& self, const std::string& chip, const std::filesystem::path& dir) {
+    const ChildRun run = run_measured({self, "bench", "--chip", chip, "--tasks", "200000", "--machine"}, (dir / "die.log").string());
+    const auto at = run.output.find("events_per_s=");
+    return run.code == 0 && at != std::string::npos ? std::atof(run.output.c_str() + at + 13) : 0.0;
+}
+
+// `bench --moe`: the MoE Dispatch and the MoE layer at the calibration size
+// (the chip file's ranks, batch 128), baseline and optimized, each in a
+// child `npusim run` whose wall time, CPU time and peak memory come from
+// wait4(2), with the supernode path's events per CPU second beside the
+// die's own (a synthetic stream); budgets as issue-level targets: the
+// Dispatch <= 3 s, the layer <= 6 s wall, each <= 2 GB.
+int bench_moe(const std::string& self, const std::string& chip, const std::string& workload, double wall_budget) {
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / fmt::format("npusim-bench-moe-{}", ::getpid());
     fs::create_directories(dir);
-    const double kWallBudget = wall_budget;
-    constexpr double kRssBudgetMb = 4096.0;
+    constexpr double kRssBudgetMb = 2048.0;
     std::cout << fmt::format("npusim bench --moe: {} on {}\n", workload, chip);
-    std::cout << fmt::format("{:>10} {:>12} {:>9} {:>9} {:>10}  {}\n", "variant", "simulated us", "wall s", "CPU s", "peak MB",
-                             fmt::format("budget ({:.0f} s wall, 4096 MB)", kWallBudget));
+    std::cout << fmt::format("{:>10} {:>12} {:>9} {:>9} {:>10} {:>12} {:>13}  {}\n", "variant", "simulated us", "wall s", "CPU s",
+                             "peak MB", "events", "events/CPU s", fmt::format("budget ({:.0f} s wall, {:.0f} MB)", wall_budget, kRssBudgetMb));
     int rc = 0;
     for (const char* variant : {"baseline", "optimized"}) {
         const std::string set = std::string("workload.variant=") + variant;
-        const ChildRun run = run_measured({self, "run", "--chip", chip, "--workload", workload, "--set", set},
-                                          (dir / "run.log").string());
-        const std::string& said = run.output;
-        const double wall = run.wall, cpu = run.cpu;
-        const auto total = said.find(" cycles  (");
-        if (run.code != 0 || total == std::string::npos) {
-            std::cout << fmt::format("{:>10} run failed: {}", variant, said.substr(0, said.find('\n') + 1));
+        const ChildRun run = run_measured({self, "run", "--chip", chip, "--workload", workload, "--set", set}, (dir / "run.log").string());
+        const RunFigures f = parse_run(run);
+        if (!f.ok) {
+            std::cout << fmt::format("{:>10} run failed: {}", variant, run.output.substr(0, run.output.find('\n') + 1));
             rc = 1;
             continue;
         }
-        const double us = std::atof(said.c_str() + total + 10);
-        const double mb = run.peak_mb;
-        const bool ok = wall <= kWallBudget && mb <= kRssBudgetMb;
-        std::cout << fmt::format("{:>10} {:>12.3f} {:>9.2f} {:>9.2f} {:>10.1f}  {}\n", variant, us, wall, cpu, mb,
-                                 ok ? "within" : (mb > kRssBudgetMb ? "OVER (memory)" : "OVER (wall; compare CPU s on a busy machine)"));
+        const bool ok = run.wall <= wall_budget && run.peak_mb <= kRssBudgetMb;
+        std::cout << fmt::format("{:>10} {:>12.3f} {:>9.2f} {:>9.2f} {:>10.1f} {:>12.0f} {:>13.0f}  {}\n", variant, f.us, run.wall,
+                                 run.cpu, run.peak_mb, f.events, f.events / std::max(run.cpu, 1e-9),
+                                 ok ? "within" : (run.peak_mb > kRssBudgetMb ? "OVER (memory)" : "OVER (wall; compare CPU s on a busy machine)"));
+        std::cout.flush();
+    }
+    std::cout << fmt::format("  the die alone: {:.0f} events/CPU s (a synthetic stream, npusim bench --machine)\n",
+                             die_events_per_s(self, chip, dir));
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return rc;
+}
+
+// `bench --llm`: one DeepSeek-V3 decode step (the run file's defaults: 61
+// layers on the chip's 288 dies) and one prefill step (32 dies), each a
+// child `npusim run`; `layers` > 0 runs that many layers of each instead.
+// Budget: <= 10 min wall and <= 16 GB each.
+int bench_llm(const std::string& self, const std::string& chip, int layers) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / fmt::format("npusim-bench-llm-{}", ::getpid());
+    fs::create_directories(dir);
+    constexpr double kWallBudget = 600, kRssBudgetMb = 16384;
+    std::cout << fmt::format("npusim bench --llm on {}{}\n", chip, layers > 0 ? fmt::format(" ({} layers)", layers) : std::string());
+    std::cout << fmt::format("{:>8} {:>6} {:>13} {:>9} {:>9} {:>10} {:>12} {:>13}  {}\n", "phase", "dies", "step us", "wall s", "CPU s",
+                             "peak MB", "events", "events/CPU s", "budget (600 s wall, 16384 MB)");
+    int rc = 0;
+    struct Case {
+        const char* name;
+        std::string file;
+        std::vector<std::string> sets;
+    };
+    const std::vector<Case> cases = {
+        {"decode", "models/llm/deepseek_v3.json", {}},
+        {"prefill", "models/llm/deepseek_v3_prefill.json", {"chip.interconnect.ranks=32"}},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::string> argv = {self, "run", "--chip", chip, "--workload", c.file};
+        std::vector<std::string> sets = c.sets;
+        if (layers > 0) sets.push_back(fmt::format("workload.layers={}", layers));
+        for (const auto& s : sets) argv.insert(argv.end(), {"--set", s});
+        const ChildRun run = run_measured(argv, (dir / "run.log").string());
+        const RunFigures f = parse_run(run);
+        if (!f.ok) {
+            std::cout << fmt::format("{:>8} run failed: {}", c.name, run.output.substr(0, run.output.find('\n') + 1));
+            rc = 1;
+            continue;
+        }
+        const auto dies = run.output.find(" ranks (");
+        const auto sys = run.output.rfind("system ", dies);
+        const std::string n = dies != std::string::npos && sys != std::string::npos ? run.output.substr(sys + 7, dies - sys - 7) : "?";
+        const bool ok = run.wall <= kWallBudget && run.peak_mb <= kRssBudgetMb;
+        std::cout << fmt::format("{:>8} {:>6} {:>13.3f} {:>9.2f} {:>9.2f} {:>10.1f} {:>12.0f} {:>13.0f}  {}\n", c.name,
+                                 n.substr(n.find_first_not_of(' ')), f.us, run.wall, run.cpu, run.peak_mb, f.events,
+                                 f.events / std::max(run.cpu, 1e-9), ok ? "within" : "OVER");
+        // Where the time goes: the run's own llm line and shares.
+        for (const char* key : {"  llm ", "  op time"}) {
+            const auto at = run.output.find(key);
+            if (at != std::string::npos) std::cout << "    " << run.output.substr(at + 2, run.output.find('\n', at) - at - 1);
+        }
         std::cout.flush();
     }
     std::error_code ec;
@@ -264,7 +343,8 @@ int bench_moe(const std::string& self, const std::string& chip, const std::strin
 int bench_command(const Args& args, const std::string& self_path) {
     std::string chip_file = "configs/chips/a2.json", sizes;
     std::uint64_t tasks = 1000000;
-    bool machine = false, compile = false, moe = false;
+    bool machine = false, compile = false, moe = false, llm = false;
+    int llm_layers = 0;
     int runs = 1;
     po::options_description opts("npusim bench options");
     opts.add_options()
@@ -275,14 +355,18 @@ int bench_command(const Args& args, const std::string& self_path) {
         ("runs", po::value(&runs), "run each length this many times (own processes) and print the median (default 1)")
         ("machine", po::bool_switch(&machine), "one line of key=value figures")
         ("compile", po::bool_switch(&compile), "compiler time and peak memory instead, per --sizes (default 10000,100000,1000000)")
-        ("moe", po::bool_switch(&moe), "the MoE Dispatch and the MoE layer at 288 ranks x 128 tokens instead (both variants; --chip default configs/chips/a3-supernode.json)");
+        ("moe", po::bool_switch(&moe), "the MoE Dispatch and the MoE layer at 288 ranks x 128 tokens instead (both variants; --chip default configs/chips/a3-supernode.json)")
+        ("llm", po::bool_switch(&llm), "one DeepSeek-V3 decode step (288 dies) and one prefill step (32 dies) instead (--chip default configs/chips/a3-supernode.json)")
+        ("layers", po::value(&llm_layers), "with --llm: run this many layers of each step (default: all 61)");
     if (!parse_options(args, opts)) return 0;
     if (runs < 1 || runs > 100) throw InputError("--runs: expected 1 .. 100");
+    const std::string super_chip = chip_file == "configs/chips/a2.json" ? "configs/chips/a3-supernode.json" : chip_file;
     if (moe) {
-        const std::string moe_chip = chip_file == "configs/chips/a2.json" ? "configs/chips/a3-supernode.json" : chip_file;
-        const int rc = bench_moe(self_path, moe_chip, "models/moe_dispatch.json");
-        return std::max(rc, bench_moe(self_path, moe_chip, "models/moe_layer.json", 60.0));
+        const int rc = bench_moe(self_path, super_chip, "models/moe_dispatch.json", 3.0);
+        return std::max(rc, bench_moe(self_path, super_chip, "models/moe_layer.json", 6.0));
     }
+    if (llm_layers < 0 || llm_layers > 1000) throw InputError("--layers: expected 0 .. 1000");
+    if (llm) return bench_llm(self_path, super_chip, llm_layers);
     if (compile) return bench_compile(self_path, chip_file, sizes.empty() ? "10000,100000,1000000" : sizes);
     if (!sizes.empty() || runs > 1) return bench_sizes(self_path, chip_file, sizes.empty() ? std::to_string(tasks) : sizes, runs);
     if (tasks == 0 || tasks > 50'000'000) throw InputError("--tasks: expected 1 .. 50000000");

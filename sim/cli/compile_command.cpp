@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/llm_run.hpp"
 #include "cli/parse_options.hpp"
 #include "common/errors.hpp"
 #include "common/output_file.hpp"
@@ -24,23 +25,59 @@ namespace npusim::cli {
 
 namespace po = boost::program_options;
 
+namespace {
+
+// Kind llm: the die's graph to a file, and / or every die's tasks.
+int compile_llm_command(const RunConfig& cfg, const std::string& out_file, const std::string& graph_file, bool quiet) {
+    std::optional<Phase> phase(std::in_place, "building " + cfg.workload().file);
+    const LlmBuild b = build_llm(cfg);
+    if (!graph_file.empty()) {
+        OutputFile g(graph_file);
+        g.stream() << b.graph.text << "\n";
+        g.commit();
+        if (!quiet)
+            std::cout << fmt::format("  graph -> {} ({} nodes; run it with --workload {})\n", graph_file, b.graph.nodes.size(), graph_file);
+    }
+    if (out_file.empty()) return 0;
+    phase.emplace("compiling " + cfg.workload().file);
+    const compiler::SpmdCompile spmd = compile_llm(cfg, b);
+    phase.emplace("writing " + out_file);
+    const TaskStream merged = spmd.merged();
+    check_stream_fits_chip(merged, cfg.chip());
+    OutputFile out(out_file);
+    write_task_stream(merged, out.stream());
+    out.commit();
+    if (!quiet)
+        std::cout << spmd.plans.front().summary()
+                  << fmt::format("  ranks: {} ({} distinct rank programs; above: rank 0's)\n  stream -> {} ({} tasks)\n",
+                                 cfg.chip().interconnect.ranks, spmd.plans.size(), out_file, merged.tasks.size());
+    return 0;
+}
+
+}  // namespace
+
 int compile_command(const Args& args) {
-    std::string chip_file, workload_file, out_file, estimates_file;
+    std::string chip_file, workload_file, out_file, estimates_file, graph_file;
     std::vector<std::string> sets;
     bool quiet = false;
     po::options_description opts("npusim compile options");
     opts.add_options()
         ("help,h", "show this help")
         ("chip", po::value(&chip_file)->required(), "chip file (JSON)")
-        ("workload", po::value(&workload_file)->required(), "model graph (.json) or ONNX model (.onnx)")
+        ("workload", po::value(&workload_file)->required(), "model graph (.json), ONNX model (.onnx) or LLM run file (kind llm)")
         ("set", po::value(&sets), "override PATH=VALUE in the run document (repeatable)")
-        ("emit-tasks", po::value(&out_file)->required(), "write the task stream (JSON Lines) here")
+        ("emit-tasks", po::value(&out_file), "write the task stream (JSON Lines) here")
+        ("emit-graph", po::value(&graph_file), "kind llm: write the die's graph (docs/graph-format.md) here; it runs as a graph workload")
         ("estimates", po::value(&estimates_file),
          "write the cost model's estimate of each task here (CSV: id,op,core_type,est_cycles), to set beside "
          "the run's task times (tools/estimate_accuracy.py)")
         ("quiet,q", po::bool_switch(&quiet), "no report on stdout");
     if (!parse_options(args, opts)) return 0;
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
+    if (out_file.empty() && graph_file.empty()) throw InputError("compile: give --emit-tasks FILE (or, for kind llm, --emit-graph FILE)");
+    if (cfg.kind() == WorkloadKind::llm) return compile_llm_command(cfg, out_file, graph_file, quiet);
+    if (!graph_file.empty()) throw InputError("--emit-graph: only an LLM run file (kind llm) builds a graph to write");
+    if (out_file.empty()) throw InputError("compile: --emit-tasks FILE is required");
     if (cfg.kind() != WorkloadKind::graph)
         throw InputError(fmt::format("{}: compile takes a model graph (kind \"graph\"), this workload is kind \"{}\"",
                                      workload_file, cfg.workload_kind()));

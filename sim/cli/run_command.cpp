@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/llm_run.hpp"
 #include "cli/parse_options.hpp"
 #include "cli/run_summary.hpp"
 #include "cli/system_run.hpp"
@@ -83,6 +84,12 @@ int run_command(const Args& args) {
     const WorkloadParams& workload = cfg.workload();
     std::optional<Phase> phase(std::in_place, "reading " + workload_file);
     std::optional<compiler::CompileResult> compiled;
+    if (cfg.kind() == WorkloadKind::llm) {
+        if (!report_file.empty()) throw InputError("--report: not available yet for runs on several ranks");
+        phase.reset();
+        return run_llm(cfg, SystemRunOptions{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet,
+                                             trace_tasks_only, fail_on_stale, {}, {}});
+    }
     if (cfg.kind() == WorkloadKind::graph) phase.emplace("compiling " + workload_file);
     // On a supernode every rank runs the graph (SPMD): one plan per distinct rank program.
     if (cfg.kind() == WorkloadKind::graph && compiler::runs_on_ranks(chip)) {

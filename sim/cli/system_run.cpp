@@ -101,7 +101,8 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
     system.collect(stats);
     stats.set_json("config", cfg.dump());
     stats.set("version", version());
-    const std::string workload_summary = opt.workload_stats ? opt.workload_stats(stats) : "";
+    std::string workload_summary = opt.workload_stats ? opt.workload_stats(stats) : "";
+    if (opt.system_stats) workload_summary += opt.system_stats(stats, system);
     system.trace_critical_path();
     if (!opt.stats_file.empty()) write_output_file(opt.stats_file, stats.to_json());
     if (!opt.profile_file.empty()) write_output_file(opt.profile_file, system.phase_csv());

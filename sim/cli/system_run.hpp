@@ -11,6 +11,7 @@
 
 namespace npusim {
 class Stats;
+class System;
 }
 
 namespace npusim::cli {
@@ -23,6 +24,8 @@ struct SystemRunOptions {
     // A generated workload's own figures (kind collective: collective.*),
     // added once the System's stats are in; returns lines for the summary.
     std::function<std::string(Stats&)> workload_stats;
+    // The same with the System at hand (per-die task times).
+    std::function<std::string(Stats&, const System&)> system_stats;
 };
 
 int run_system(const RunConfig& cfg, const TaskStream& stream, const SystemRunOptions& opt);

@@ -63,6 +63,9 @@ const char* to_string(OpType op) {
         case OpType::Dispatch: return "Dispatch";
         case OpType::Combine: return "Combine";
         case OpType::GroupedMatMul: return "GroupedMatMul";
+        case OpType::RoPE: return "RoPE";
+        case OpType::MoEGate: return "MoEGate";
+        case OpType::MLAttention: return "MLAttention";
         case OpType::FormatConvert: return "FormatConvert";
     }
     return "?";

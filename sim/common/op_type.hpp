@@ -25,6 +25,10 @@ enum class OpType : std::uint8_t {
     // Communication across the ranks of a supernode (docs/graph-format.md,
     // "Graphs that span ranks"), and the expert MatMul after a Dispatch.
     AllReduce, AllGather, ReduceScatter, AllToAll, Dispatch, Combine, GroupedMatMul,
+    // LLM serving (docs/graph-format.md, "LLM ops"): rotary embedding, the
+    // MoE router's group-limited top-k, attention over a compressed
+    // (latent) KV cache.
+    RoPE, MoEGate, MLAttention,
     // Compiler-inserted.
     FormatConvert,
 };

@@ -56,10 +56,20 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
     // of this kernel's tiles, so a kernel's tiles alternate between them.
     // Spread in proportion when the counts do not divide: a clamp to the
     // last core would stack every tile of the higher cores on it.
-    const auto beside = [&](CoreType core, int near) {
+    // The cores a task may take: its core group's, or every core of its type.
+    const auto group = [&](const TileTask& t, CoreType core) {
+        const int all = core == CoreType::cube ? cubes : vectors;
+        const int lo = std::min(t.core_hi > 0 ? t.core_lo : 0, all - 1);
+        return std::make_pair(lo, t.core_hi > 0 ? std::min(t.core_hi, all) : all);
+    };
+    const auto beside = [&](const TileTask& t, const TileTask& partner, int near) {
+        const CoreType core = t.core;
         const auto& free = core == CoreType::cube ? cube_free : vector_free;
-        const int mine = static_cast<int>(free.size()), other = core == CoreType::cube ? vectors : cubes;
-        const int lo = near * mine / other, hi = std::max(lo + 1, (near + 1) * mine / other);
+        const auto [ml, mh] = group(t, core);
+        const auto [ol, oh] = group(partner, partner.core);
+        const int mine = mh - ml, other = oh - ol;
+        near = std::clamp(near - ol, 0, other - 1);
+        const int lo = ml + near * mine / other, hi = std::max(lo + 1, ml + (near + 1) * mine / other);
         int best = lo;  // near < other, so lo < hi <= mine
         for (int c = lo + 1; c < hi; ++c) {
             const auto cu = static_cast<std::size_t>(c), bu = static_cast<std::size_t>(best);
@@ -71,17 +81,18 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
         double ready = 0;
         for (int p : preds[t]) ready = std::max(ready, out[static_cast<std::size_t>(p)].est_end);
         auto& free = tasks[t].core == CoreType::cube ? cube_free : vector_free;
+        const auto [glo, ghi] = group(tasks[t], tasks[t].core);
         int best = -1;
-        for (std::size_t c = 0; c < free.size(); ++c)
+        for (auto c = static_cast<std::size_t>(glo); c < static_cast<std::size_t>(ghi); ++c)
             if (on_core[c] < cap && (best < 0 || free[c] < free[static_cast<std::size_t>(best)])) best = static_cast<int>(c);
-        if (best < 0) best = 0;
+        if (best < 0) best = glo;
         double best_start = std::max(ready, free[static_cast<std::size_t>(best)]);
         if (tasks[t].paired >= 0) {
             // In place: the tile sits in the paired core's UB / its L2 slice.
             const int near = out[static_cast<std::size_t>(tasks[t].paired)].core;
             // A Cube tile paired with a Vector one (attention's p·v after its
             // softmax) goes back to the Cube core that core sits beside.
-            best = beside(tasks[t].core, near);
+            best = beside(tasks[t], tasks[static_cast<std::size_t>(tasks[t].paired)], near);
             best_start = std::max(ready, free[static_cast<std::size_t>(best)]);
         } else if (tasks[t].core == CoreType::vector && chip.layout == CoreLayout::coupled) {
             // Coupled: prefer the vector unit beside the Cube producer if it
@@ -89,7 +100,7 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
             for (int p : preds[t]) {
                 if (tasks[static_cast<std::size_t>(p)].core != CoreType::cube) continue;
                 const int c = out[static_cast<std::size_t>(p)].core;
-                if (c < static_cast<int>(free.size()) && on_core[static_cast<std::size_t>(c)] < cap) {
+                if (c >= glo && c < ghi && on_core[static_cast<std::size_t>(c)] < cap) {
                     // By load, not start: when all wait on the producer,
                     // every start ties and the near core would take them all.
                     const double s = std::max(ready, free[static_cast<std::size_t>(c)]);
@@ -101,8 +112,8 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
                 break;
             }
         }
-        if (tasks[t].pinned >= 0 && tasks[t].pinned < static_cast<int>(free.size())) {
-            best = tasks[t].pinned;  // a program's block, a collective's step: its own core
+        if (tasks[t].pinned >= 0 && glo + tasks[t].pinned < ghi) {
+            best = glo + tasks[t].pinned;  // a program's block, a collective's step: its own core
             best_start = std::max(ready, free[static_cast<std::size_t>(best)]);
         }
         out[t].core = best;
@@ -124,8 +135,9 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
         while (hi < n && tasks[hi].kernel == tasks[lo].kernel && tasks[hi].core == tasks[lo].core) ++hi;
         order.resize(hi - lo);
         const auto cores = static_cast<std::size_t>(tasks[lo].core == CoreType::cube ? cube_free.size() : vector_free.size());
+        const auto [glo, ghi] = group(tasks[lo], tasks[lo].core);
         const auto tiles = static_cast<int>(hi - lo);
-        const int spread = std::min(tiles, static_cast<int>(cores));
+        const int spread = std::min(tiles, ghi - glo);
         cap = (tiles + spread - 1) / spread;
         on_core.assign(cores, 0);
         for (std::size_t i = lo; i < hi; ++i) order[i - lo] = i;

@@ -31,8 +31,10 @@ KernelKind kind_of(OpType op) {
         case OpType::ReduceMax:
         case OpType::TopK:
         case OpType::ArgMax:
-        case OpType::GroupNorm: return KernelKind::reduce;
-        case OpType::Attention: return KernelKind::attention;
+        case OpType::GroupNorm:
+        case OpType::MoEGate: return KernelKind::reduce;
+        case OpType::Attention:
+        case OpType::MLAttention: return KernelKind::attention;
         case OpType::FormatConvert: return KernelKind::format;
         case OpType::Concat: return KernelKind::concat;
         case OpType::Transpose:
@@ -68,7 +70,8 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
         const int producer = act >= 0 ? kernel_of_tensor[static_cast<std::size_t>(act)] : -1;
         const bool sole = act >= 0 && single_use(g.tensors[static_cast<std::size_t>(act)]);
         Kernel* into = nullptr;
-        if (producer >= 0 && sole) {
+        // Kernels stay within one core group (nodes of two streams never fuse).
+        if (producer >= 0 && sole && plan.kernels[static_cast<std::size_t>(producer)].cores == n.cores) {
             Kernel& p = plan.kernels[static_cast<std::size_t>(producer)];
             if (opt.fuse_activation && fixpipe_can_apply(n.op) && p.core == CoreType::cube && !p.fused_epilogue) {
                 p.fused_epilogue = true;
@@ -94,8 +97,9 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
         Kernel k;
         k.name = n.name;
         k.kind = kind_of(n.op);
-        k.core = is_cube_op(n.op) || n.op == OpType::Attention ? CoreType::cube : CoreType::vector;
+        k.core = is_cube_op(n.op) || n.op == OpType::Attention || n.op == OpType::MLAttention ? CoreType::cube : CoreType::vector;
         k.nodes = {static_cast<int>(ni)};
+        k.cores = n.cores;
         k.inputs = n.inputs;
         k.output = n.outputs[0];
         k.cycles_per_repeat = vector_cycles_per_repeat(g, n);
@@ -124,7 +128,8 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
         const int pi = kernel_of_tensor[static_cast<std::size_t>(act)];
         // (Fused attention hands its own tiles to Vector already: not a boundary.)
         if (pi < 0 || plan.kernels[static_cast<std::size_t>(pi)].core != CoreType::cube ||
-            plan.kernels[static_cast<std::size_t>(pi)].kind == KernelKind::attention)
+            plan.kernels[static_cast<std::size_t>(pi)].kind == KernelKind::attention ||
+            plan.kernels[static_cast<std::size_t>(pi)].cores != v.cores)
             continue;
         const Kernel& c = plan.kernels[static_cast<std::size_t>(pi)];
         bool fuse = opt.boundary == FusionBoundary::fuse;

@@ -56,6 +56,18 @@ struct Attr {
     std::vector<std::int64_t> list;
 };
 
+// The cores a node's tasks run on (docs/graph-format.md, "Core groups"):
+// cube cores [cube_lo, cube_hi) and vector cores [vector_lo, vector_hi);
+// hi = 0: every core of that type. Two streams on a split die.
+struct CoreRange {
+    int cube_lo = 0, cube_hi = 0, vector_lo = 0, vector_hi = 0;
+    bool set() const { return cube_hi > 0 || vector_hi > 0; }
+    bool operator==(const CoreRange& o) const {
+        return cube_lo == o.cube_lo && cube_hi == o.cube_hi && vector_lo == o.vector_lo && vector_hi == o.vector_hi;
+    }
+    bool operator!=(const CoreRange& o) const { return !(*this == o); }
+};
+
 struct Node {
     std::string name;
     OpType op = OpType::ReLU;
@@ -63,6 +75,7 @@ struct Node {
     std::vector<int> outputs;  // tensor indices
     std::map<std::string, Attr> attrs;
     bool on_cpu = false;       // labelled for the host CPU (host runtime, hetero mode)
+    CoreRange cores;
 
     std::int64_t attr_int(const std::string& key, std::int64_t fallback) const;
     std::vector<std::int64_t> attr_ints(const std::string& key, std::vector<std::int64_t> fallback) const;

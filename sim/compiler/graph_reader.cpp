@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kTopKeys = {"kind", "name", "notes", "dims", "workload", "tensors", "nodes", "outputs"};
 const std::vector<std::string> kTensorKeys = {"shape", "dtype", "layout", "input", "const", "notes"};
-const std::vector<std::string> kNodeKeys = {"name", "op", "inputs", "outputs", "attrs", "device", "notes"};
+const std::vector<std::string> kNodeKeys = {"name", "op", "inputs", "outputs", "attrs", "device", "cores", "notes"};
 const std::vector<std::string> kDTypes = {"fp16", "bf16", "int8", "fp32"};
 const std::vector<std::string> kLayouts = {"ND", "NCHW", "NC1HWC0", "FRACTAL_NZ"};
 
@@ -69,7 +69,9 @@ const AttrSpec& attr_spec(OpType op) {
     static const AttrSpec hard_sigmoid = {{"alpha", AttrType::Number}, {"beta", AttrType::Number}};
     static const AttrSpec slice = {{"starts", AttrType::List}, {"ends", AttrType::List}, {"axes", AttrType::List},
                                    {"steps", AttrType::List}};
-    static const AttrSpec attention = {{"scale", AttrType::Number}, {"k_transposed", AttrType::Int}};
+    static const AttrSpec attention = {{"scale", AttrType::Number}, {"k_transposed", AttrType::Int}, {"causal", AttrType::Int}};
+    static const AttrSpec ml_attention = {{"scale", AttrType::Number}, {"v_dim", AttrType::Int}, {"causal", AttrType::Int}};
+    static const AttrSpec moe_gate = {{"top_k", AttrType::Int}, {"groups", AttrType::Int}, {"topk_groups", AttrType::Int}};
     static const AttrSpec pad = {{"pads", AttrType::List}, {"interior", AttrType::List}, {"mode", AttrType::String}};
     static const AttrSpec resize = {{"sizes", AttrType::List}, {"mode", AttrType::String}};
     static const AttrSpec topk = {{"k", AttrType::Int}, {"axis", AttrType::Int}};
@@ -90,6 +92,9 @@ const AttrSpec& attr_spec(OpType op) {
         case OpType::Combine: return combine;
         case OpType::GroupedMatMul: return grouped;
         case OpType::Attention: return attention;
+        case OpType::MLAttention: return ml_attention;
+        case OpType::MoEGate: return moe_gate;
+        case OpType::RoPE: return none;
         case OpType::Pad: return pad;
         case OpType::Resize: return resize;
         case OpType::TopK: return topk;
@@ -498,6 +503,22 @@ private:
         return r;
     }
 
+    // {"cube": [lo, hi], "vector": [lo, hi]}: the cores a node runs on.
+    CoreRange read_cores(const ojson& j, const std::string& where) const {
+        if (!j.is_object()) fail(where, "expected {\"cube\": [lo, hi], \"vector\": [lo, hi]}, got " + kind_name(j));
+        check_keys(j, {"cube", "vector"}, where);
+        CoreRange c;
+        for (const auto& [key, v] : j.items()) {
+            const std::string at = where + "." + key;
+            if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
+                v[0].get<std::int64_t>() < 0 || v[1].get<std::int64_t>() <= v[0].get<std::int64_t>() || v[1].get<std::int64_t>() > 4096)
+                fail(at, "expected [first, end) core indices with 0 <= first < end <= 4096, got " + v.dump());
+            (key == "cube" ? c.cube_lo : c.vector_lo) = v[0].get<int>();
+            (key == "cube" ? c.cube_hi : c.vector_hi) = v[1].get<int>();
+        }
+        return c;
+    }
+
     void read_nodes(const ojson& doc) {
         if (!doc.contains("nodes")) fail("", "missing \"nodes\" (a list of {name, op, inputs, outputs, attrs})");
         const ojson& ns = doc["nodes"];
@@ -541,6 +562,7 @@ private:
             }
             if (nj.contains("notes") && !nj["notes"].is_string())
                 fail(where + ": notes", "expected a string, got " + kind_name(nj["notes"]));
+            if (nj.contains("cores")) n.cores = read_cores(nj["cores"], where + ": cores");
             g_.nodes.push_back(std::move(n));
             node_where_.push_back(where);
             node_inputs_.push_back(std::move(ins));

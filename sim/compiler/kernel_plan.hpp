@@ -41,6 +41,8 @@ struct Kernel {
     // Attention: the score workspace [batch, S, Sk] the Cube and Vector hand
     // tiles through (L2 on split parts, UB / L1 on coupled ones), or -1.
     int workspace = -1;
+    // The cores its tasks run on (its nodes' "cores"; unset: every core).
+    CoreRange cores;
 };
 
 struct KernelPlan {

@@ -34,6 +34,19 @@ NodeWork node_work(const Graph& g, const Node& n) {
             w.flops = 2 * scores * static_cast<double>(q.back()) + 2 * scores * static_cast<double>(v.back()) + 5 * scores;
             break;
         }
+        case OpType::MLAttention: {
+            // q against every cached row (D) and p against their first v_dim
+            // columns, the softmax (5 per score).
+            const auto& q = T(n.inputs.at(0)).shape;
+            const auto& kv = T(n.inputs.at(1)).shape;
+            const double scores = static_cast<double>(elements(q)) / static_cast<double>(q.back()) *
+                                  static_cast<double>(kv[kv.size() - 2]);
+            w.flops = 2 * scores * static_cast<double>(q.back()) + 2 * scores * static_cast<double>(n.attr_int("v_dim", q.back())) +
+                      5 * scores;
+            break;
+        }
+        case OpType::RoPE: w.flops = 3 * elems; break;
+        case OpType::MoEGate: w.flops = 10 * in_elems; break;
         case OpType::TopK: w.flops = in_elems * std::max(1.0, std::log2(std::max(2.0, in_elems / std::max(1.0, elems)))); break;
         case OpType::GroupNorm: w.flops = 5 * elems; break;
         case OpType::Pad:

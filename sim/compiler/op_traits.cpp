@@ -37,6 +37,7 @@ bool is_elementwise(OpType op) {
         case OpType::HardSwish:
         case OpType::SiLU:
         case OpType::Where:
+        case OpType::RoPE:
             return true;
         default: return false;
     }
@@ -96,7 +97,15 @@ double vector_cycles_per_repeat(const Node& n) {
             return n.attrs.count("mode") && n.attrs.at("mode").s == "linear" ? 4
                    : n.attrs.count("mode") && n.attrs.at("mode").s == "cubic" ? 16 : 1;
         case OpType::GroupNorm: return 6;       // mean, variance, normalise (as LayerNorm)
-        case OpType::Attention: return 0;       // costed by the tiler (Cube + Vector tasks)
+        case OpType::Attention:
+        case OpType::MLAttention: return 0;     // costed by the tiler (Cube + Vector tasks)
+        // x·cos + rotate(x)·sin: two multiplies, a lane permute, an add.
+        case OpType::RoPE: return 4;
+        // Per score: sigmoid (4), the expert bias (1), each group's top-2 sum
+        // and the group selection (2), the masked top-k by repeated max over
+        // the kept groups (k / 2 per score for k up to 16, at most 4), and
+        // the weights' normalisation (1). Estimates from instruction counts.
+        case OpType::MoEGate: return 8 + std::min<double>(4.0, static_cast<double>(n.attr_int("top_k", 8)) / 2.0);
         case OpType::MaxPool:
         case OpType::AvgPool: {
             const auto k = n.attr_ints("kernel", {2, 2});
@@ -141,6 +150,7 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
     switch (n.op) {
         case OpType::Conv2D:
             return i == 0 ? std::optional<Layout>(Layout::NC1HWC0) : std::nullopt;
+        case OpType::MLAttention:
         case OpType::Attention:
             // The mask goes only through the Vector core's softmax, which
             // reads it plain; q, k and v through the Cube's loads, as a
@@ -183,6 +193,7 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
             return std::nullopt;
         case OpType::TopK:
         case OpType::ArgMax:
+        case OpType::MoEGate:
             if (t.layout == Layout::NC1HWC0) return Layout::NCHW;  // over the last axis, as Softmax
             return std::nullopt;
         case OpType::Pad:
@@ -225,7 +236,8 @@ Layout output_layout(const Graph& g, const Node& n, CubeConversions cube) {
         case OpType::MatMul:
         case OpType::BatchMatMul:
         case OpType::GroupedMatMul:
-        case OpType::Attention: {
+        case OpType::Attention:
+        case OpType::MLAttention: {
             if (!cube.nz2nd_on_store) return Layout::FRACTAL_NZ;
             // Written plain unless a Cube consumer would have to convert it
             // back (a chip whose MTE2 does not convert on the way).
@@ -233,7 +245,7 @@ Layout output_layout(const Graph& g, const Node& n, CubeConversions cube) {
                 for (int c : out.consumers) {
                     const OpType op = g.nodes[static_cast<std::size_t>(c)].op;
                     if (op == OpType::MatMul || op == OpType::BatchMatMul || op == OpType::GroupedMatMul ||
-                        op == OpType::Attention)
+                        op == OpType::Attention || op == OpType::MLAttention)
                         return Layout::FRACTAL_NZ;
                 }
             return plain_layout(out.shape);

@@ -27,7 +27,8 @@ void add_attention_workspaces(Graph& g, KernelPlan& plan) {
     for (Kernel& k : plan.kernels) {
         if (k.kind != KernelKind::attention) continue;
         const Shape& q = g.tensors[static_cast<std::size_t>(k.inputs[0])].shape;
-        const Shape& v = g.tensors[static_cast<std::size_t>(k.inputs[2])].shape;
+        // The keys: k / v of an Attention, the latent cache of an MLAttention.
+        const Shape& v = g.tensors[static_cast<std::size_t>(k.inputs[std::min<std::size_t>(2, k.inputs.size() - 1)])].shape;
         std::int64_t heads = 1;
         for (std::size_t i = 0; i + 2 < q.size(); ++i) heads *= q[i];
         Tensor ws;

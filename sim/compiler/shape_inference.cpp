@@ -175,7 +175,8 @@ Shape pool(const Ctx& c) {
 }
 
 Shape matmul(const Ctx& c, bool batch) {
-    c.need_inputs(2, 2, "a, b");
+    if (batch) c.need_inputs(2, 2, "a, b");
+    else c.need_inputs(2, 3, "a, b, then optionally the per-column scales of an int8 product");
     const std::size_t min_rank = batch ? 3 : 2;
     const char* what = batch ? "[B...,M,K]" : "[...,M,K]";
     c.need_rank_at_least(0, min_rank, what);
@@ -198,6 +199,67 @@ Shape matmul(const Ctx& c, bool batch) {
         bad("batch dimensions of " + c.name(0) + " and " + c.name(1) + " do not broadcast");
     out.push_back(m);
     out.push_back(n);
+    if (c.count() == 3) {
+        if (c.in(0).dtype != DType::int8 || c.in(1).dtype != DType::int8)
+            bad("a scale input (" + c.name(2) + ") dequantises an int8 product: " + c.name(0) + " and " + c.name(1) +
+                " must be int8");
+        if (elements(c.shape(2)) != n)
+            bad("scale " + c.name(2) + " must have " + std::to_string(n) + " elements (one per output column)");
+    }
+    return out;
+}
+
+// RoPE: x rotated by position; the optional table holds cos and sin for the
+// last axis of x.
+Shape rope(const Ctx& c) {
+    c.need_inputs(1, 2, "x, then optionally the cos/sin table");
+    c.need_rank_at_least(0, 1, "[..., D]");
+    const Shape& x = c.shape(0);
+    if (x.back() % 2 != 0) bad("the last dimension of " + c.name(0) + " (" + std::to_string(x.back()) + ") must be even (pairs rotate)");
+    if (c.count() == 2 && c.shape(1).back() != x.back())
+        bad("table " + c.name(1) + " must end in " + std::to_string(x.back()) + " (the last dimension of " + c.name(0) + ")");
+    return x;
+}
+
+// MoEGate: per token, the top_k experts of the router scores [T, E], chosen
+// within the topk_groups best of `groups` expert groups.
+Shape moe_gate(const Ctx& c) {
+    c.need_inputs(1, 2, "router scores [tokens, experts], then optionally the expert bias [experts]");
+    const Shape& s = c.shape(0);
+    if (s.size() != 2) bad("scores " + c.name(0) + " " + shape_str(s) + " must be 2-D [tokens, experts]");
+    const std::int64_t e = s[1], k = c.attr_int("top_k", 0), groups = c.attr_int("groups", 1),
+                       kept = c.attr_int("topk_groups", groups);
+    if (!c.has("top_k")) bad("attrs.top_k: required (experts per token)");
+    if (groups < 1 || e % groups != 0)
+        bad("attrs.groups: must divide the " + std::to_string(e) + " experts, got " + std::to_string(groups));
+    if (kept < 1 || kept > groups)
+        bad("attrs.topk_groups: must be in [1, " + std::to_string(groups) + "], got " + std::to_string(kept));
+    if (k < 1 || k > kept * (e / groups))
+        bad("attrs.top_k: must be in [1, " + std::to_string(kept * (e / groups)) + "] (the experts of the " +
+            std::to_string(kept) + " kept group(s)), got " + std::to_string(k));
+    if (c.count() == 2 && elements(c.shape(1)) != e)
+        bad("bias " + c.name(1) + " must have " + std::to_string(e) + " elements (one per expert)");
+    return {s[0], k};
+}
+
+// MLAttention: every query row against the latent KV cache; the values are
+// the cache's first v_dim columns (docs/graph-format.md, "LLM ops").
+Shape ml_attention(const Ctx& c) {
+    c.need_inputs(2, 2, "q [..., Sq, D], the latent KV cache [..., Sk, D]");
+    c.need_rank_at_least(0, 2, "[..., Sq, D]");
+    c.need_rank_at_least(1, 2, "[..., Sk, D]");
+    const Shape& q = c.shape(0);
+    const Shape& kv = c.shape(1);
+    if (kv.size() != q.size() || !std::equal(q.begin(), q.end() - 2, kv.begin()))
+        bad("the cache " + c.name(1) + " must have the leading dims of " + c.name(0));
+    if (kv.back() != q.back())
+        bad("head dimensions differ: " + c.name(0) + " has D=" + std::to_string(q.back()) + " but " + c.name(1) + " has " +
+            std::to_string(kv.back()));
+    if (!c.has("v_dim")) bad("attrs.v_dim: required (the cache's first v_dim columns are the values)");
+    const std::int64_t v = c.attr_int("v_dim", 0);
+    if (v < 1 || v > q.back()) bad("attrs.v_dim: must be in [1, " + std::to_string(q.back()) + "], got " + std::to_string(v));
+    Shape out = q;
+    out.back() = v;
     return out;
 }
 
@@ -357,10 +419,20 @@ Shape attention(const Ctx& c) {
     if (v[v.size() - 2] != sk)
         bad("key lengths differ: " + c.name(1) + " has " + std::to_string(sk) + " keys but " + c.name(2) + " has " +
             std::to_string(v[v.size() - 2]));
-    // One k and v head per query head (exporters expand shared heads first).
-    for (std::size_t i : {1, 2})
-        if (c.shape(i).size() != q.size() || !std::equal(q.begin(), q.end() - 2, c.shape(i).begin()))
-            bad("input " + c.name(i) + " must have the leading (head) dims of " + c.name(0));
+    // k and v have q's leading dims, or (grouped queries) fewer heads in the
+    // last of them, dividing q's.
+    for (std::size_t i : {1, 2}) {
+        const Shape& s = c.shape(i);
+        bool ok = s.size() == q.size() && std::equal(q.begin(), q.end() - 3 + (q.size() < 3 ? 1 : 0), s.begin());
+        if (ok && q.size() >= 3) {
+            const std::int64_t hq = q[q.size() - 3], hk = s[s.size() - 3];
+            ok = hk >= 1 && hq % hk == 0;
+        }
+        if (!ok)
+            bad("input " + c.name(i) + " must have the leading dims of " + c.name(0) +
+                " (or, for grouped queries, a head count dividing its " +
+                (q.size() >= 3 ? std::to_string(q[q.size() - 3]) : std::string("1")) + ")");
+    }
     Shape out = q;
     out.back() = v.back();
     if (c.count() == 4) {
@@ -533,6 +605,9 @@ Shape infer(const Graph& g, const Node& n) {
         case OpType::Gather: return gather(c);
         case OpType::Slice: return slice(c);
         case OpType::Attention: return attention(c);
+        case OpType::RoPE: return rope(c);
+        case OpType::MoEGate: return moe_gate(c);
+        case OpType::MLAttention: return ml_attention(c);
         case OpType::Pad: return pad(c);
         case OpType::Resize: return resize(c);
         case OpType::TopK: return select(c, false);
@@ -601,9 +676,17 @@ DType infer_type(const Graph& g, const Node& n) {
             if (d == DType::int8) bad("attrs.dtype: Dequantize produces fp16, bf16 or fp32");
             return d;
         }
+        case OpType::MatMul:
+            if (c.count() == 3) {
+                same(1, 2);
+                return DType::bf16;  // an int8 product dequantised on its way out (FixPipe)
+            }
+            same(1, c.count());
+            return first;
+        case OpType::MoEGate: return DType::fp32;  // (expert, weight) per slot
+        case OpType::MLAttention: return first;
         case OpType::Add:
         case OpType::Mul:
-        case OpType::MatMul:
         case OpType::BatchMatMul:
         case OpType::Concat:
         case OpType::Sub:

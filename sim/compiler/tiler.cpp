@@ -68,7 +68,7 @@ constexpr std::size_t kMaxCompiledTasks = 1000000;
 class Tiler {
 public:
     Tiler(const Graph& g, const KernelPlan& plan, const MemoryPlan& mem, const ChipParams& chip, const CompileOptions& opt)
-        : g_(g), plan_(plan), mem_(mem), chip_(chip), opt_(opt), first_tile_(plan.kernels.size(), -1),
+        : g_(g), plan_(plan), mem_(mem), full_chip_(chip), chip_(chip), opt_(opt), first_tile_(plan.kernels.size(), -1),
           tile_count_(plan.kernels.size(), 0), k_parts_(plan.kernels.size(), 1), capacity_(capacity_dispatches(g)) {}
 
     std::vector<TileTask> run(std::vector<TilingChoice>& choices) {
@@ -77,6 +77,7 @@ public:
             first_tile_[k] = static_cast<int>(tasks_.size());
             TilingChoice choice;
             choice.kernel = kn.name;
+            use_core_group(kn);
             cube_where_.reset();
             blocking_key_.valid = false;
             switch (kn.kind) {
@@ -98,6 +99,11 @@ public:
             }
             tile_count_[k] = static_cast<int>(tasks_.size()) - first_tile_[k];
             mask_rows(kn, static_cast<std::size_t>(first_tile_[k]));
+            for (std::size_t t = static_cast<std::size_t>(first_tile_[k]); t < tasks_.size(); ++t) {
+                const bool cube = tasks_[t].core == CoreType::cube;
+                tasks_[t].core_lo = cube ? kn.cores.cube_lo : kn.cores.vector_lo;
+                tasks_[t].core_hi = cube ? kn.cores.cube_hi : kn.cores.vector_hi;
+            }
             plan_vector_tasks(kn, static_cast<std::size_t>(first_tile_[k]));
             if (choice.est_cycles == 0 && tile_count_[k] > 0 && tasks_.back().core == CoreType::vector)
                 choice.est_cycles = tasks_.back().est_cycles * static_cast<double>(ceil_div(tile_count_[k], std::max(1, chip_.vector.count)));
@@ -109,6 +115,18 @@ public:
 
 private:
     const Tensor& T(int t) const { return g_.tensors[static_cast<std::size_t>(t)]; }
+
+    // A kernel of a core group is tiled for that group's cores.
+    void use_core_group(const Kernel& k) {
+        const CoreRange& r = k.cores;
+        if (r.cube_hi > full_chip_.cube.count || r.vector_hi > full_chip_.vector.count)
+            throw InputError(fmt::format("{}: node '{}': cores cube [{}, {}) vector [{}, {}) but a die of chip '{}' has {} cube and "
+                                         "{} vector cores",
+                                         g_.file, g_.nodes[static_cast<std::size_t>(k.nodes[0])].name, r.cube_lo, r.cube_hi, r.vector_lo,
+                                         r.vector_hi, full_chip_.name, full_chip_.cube.count, full_chip_.vector.count));
+        chip_.cube.count = r.cube_hi > 0 ? r.cube_hi - r.cube_lo : full_chip_.cube.count;
+        chip_.vector.count = r.vector_hi > 0 ? r.vector_hi - r.vector_lo : full_chip_.vector.count;
+    }
 
     // Rows a Dispatch's capacity layout leaves empty on some ranks: each task
     // over such a tensor names the rows it covers, and the rank's row table
@@ -403,13 +421,21 @@ private:
     void attention(int ki, TilingChoice& choice) {
         const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
         const Node& n = node(k);
-        const int q = k.inputs[0], kt = k.inputs[1], v = k.inputs[2];
-        const int mask = k.inputs.size() > 3 ? k.inputs[3] : -1;
+        // MLAttention: the values are the latent cache's first v_dim columns
+        // (read again from it for p·v: the same bytes, L2-resident by then).
+        const bool mla = n.op == OpType::MLAttention;
+        const int q = k.inputs[0], kt = k.inputs[1], v = mla ? k.inputs[1] : k.inputs[2];
+        const int mask = !mla && k.inputs.size() > 3 ? k.inputs[3] : -1;
         const int ws = k.workspace;
-        const bool k_t = n.attr_int("k_transposed", 1) != 0;
+        const bool k_t = !mla && n.attr_int("k_transposed", 1) != 0;
+        const bool causal = n.attr_int("causal", 0) != 0;
         const Shape& qs = T(q).shape;
         const Shape& vs = T(v).shape;
-        const i64 S = qs[qs.size() - 2], D = qs.back(), Sk = vs[vs.size() - 2], Dv = vs.back();
+        const i64 S = qs[qs.size() - 2], D = qs.back(), Sk = vs[vs.size() - 2];
+        const i64 Dv = mla ? n.attr_int("v_dim", D) : vs.back();
+        // Causal: query row m (position Sk - S + m) sees keys up to its own;
+        // a query block runs over the keys its last row sees.
+        const auto keys = [&](i64 m1) { return causal ? std::min(Sk, Sk - S + m1) : Sk; };
         const auto lead = [&](int t) {
             i64 b = 1;
             const Shape& sh = T(t).shape;
@@ -493,16 +519,17 @@ private:
         for (i64 b = 0; b < batch; ++b)
             for (const auto& [m0, m1] : blocks) {
                 TileTask t = cube_task(ki, fmt::format("h{}/q{}-{}/qk", b, m0, m1));
+                const i64 sk = keys(m1);
                 mem_.matrix_regions(q, Block{b, b + 1, m0, m1, 0, D}, t.reads);
                 const i64 hk = head(b, kb);
-                mem_.matrix_regions(kt, k_t ? Block{hk, hk + 1, 0, D, 0, Sk} : Block{hk, hk + 1, 0, Sk, 0, D}, t.reads);
-                mem_.matrix_regions(ws, Block{b, b + 1, m0, m1, 0, Sk}, t.writes);
+                mem_.matrix_regions(kt, k_t ? Block{hk, hk + 1, 0, D, 0, sk} : Block{hk, hk + 1, 0, sk, 0, D}, t.reads);
+                mem_.matrix_regions(ws, Block{b, b + 1, m0, m1, 0, sk}, t.writes);
                 t.params.m = static_cast<std::uint64_t>(m1 - m0);
-                t.params.n = static_cast<std::uint64_t>(Sk);
+                t.params.n = static_cast<std::uint64_t>(sk);
                 t.params.k = static_cast<std::uint64_t>(D);
                 t.params.dtype = T(q).dtype == DType::int8 ? DType::int8 : DType::fp16;
                 qk_task.push_back(static_cast<int>(tasks_.size()));
-                finish_cube(t, score_space, qk_work(m1 - m0));
+                finish_cube(t, score_space, cube_work(m1 - m0, sk, D));
                 tasks_.back().params.dst = score_space;
                 for (Region& r : tasks_.back().writes) r.space = score_space;
             }
@@ -524,15 +551,15 @@ private:
                     for (std::size_t r = before; r < t.reads.size(); ++r) mask_bytes += t.reads[r].total();
                 }
                 // In place: the probabilities overwrite the scores.
-                mem_.matrix_regions(ws, Block{b, b + 1, m0, m1, 0, Sk}, t.writes);
+                const i64 sk = keys(m1);
+                mem_.matrix_regions(ws, Block{b, b + 1, m0, m1, 0, sk}, t.writes);
                 for (Region& r : t.writes) r.space = prob_space;
                 t.params.src = score_space;
                 t.params.dst = prob_space;
-                const VectorWork w = softmax_work(m1 - m0);
-                t.params.bytes = static_cast<std::uint64_t>((m1 - m0) * Sk * e) + mask_bytes;
-                t.params.out_bytes = w.out_bytes;
+                t.params.bytes = static_cast<std::uint64_t>((m1 - m0) * sk * e) + mask_bytes;
+                t.params.out_bytes = static_cast<std::uint64_t>((m1 - m0) * sk * e);
                 t.params.dtype = T(q).dtype;
-                t.params.row_bytes = w.row_bytes;
+                t.params.row_bytes = static_cast<std::uint64_t>(sk * e);
                 softmax_task.push_back(static_cast<int>(tasks_.size()));
                 finish_vector(t, softmax_cycles_per_repeat(m1 - m0));
             }
@@ -542,16 +569,16 @@ private:
                 TileTask t = cube_task(ki, fmt::format("h{}/q{}-{}/pv", b, m0, m1));
                 t.paired = softmax_task[u++];
                 t.reads = tasks_[static_cast<std::size_t>(t.paired)].writes;
-                const i64 hv = head(b, vb);
-                mem_.matrix_regions(v, Block{hv, hv + 1, 0, Sk, 0, Dv}, t.reads);
+                const i64 hv = head(b, vb), sk = keys(m1);
+                mem_.matrix_regions(v, Block{hv, hv + 1, 0, sk, 0, Dv}, t.reads);
                 mem_.matrix_regions(k.output, Block{b, b + 1, m0, m1, 0, Dv}, t.writes);
                 t.params.m = static_cast<std::uint64_t>(m1 - m0);
                 t.params.n = static_cast<std::uint64_t>(Dv);
-                t.params.k = static_cast<std::uint64_t>(Sk);
+                t.params.k = static_cast<std::uint64_t>(sk);
                 t.params.dtype = T(q).dtype == DType::int8 ? DType::int8 : DType::fp16;
                 // p in L1 already (coupled): only v streams in; else both from L2.
                 if (prob_space == Space::l1) t.params.a_bytes = 1;
-                finish_cube(t, Space::hbm, pv_work(m1 - m0), prob_space == Space::l1 ? Space::hbm : Space::l2);
+                finish_cube(t, Space::hbm, cube_work(m1 - m0, Dv, sk), prob_space == Space::l1 ? Space::hbm : Space::l2);
             }
     }
 
@@ -1316,7 +1343,8 @@ private:
     const Graph& g_;
     const KernelPlan& plan_;
     const MemoryPlan& mem_;
-    const ChipParams& chip_;
+    const ChipParams& full_chip_;
+    ChipParams chip_;  // the kernel's view: its core group's cores only
     const CompileOptions& opt_;
     std::vector<int> first_tile_;
     std::vector<int> tile_count_;

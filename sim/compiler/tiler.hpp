@@ -25,6 +25,9 @@ struct TileTask {
     double est_cycles = 0;    // cost-model estimate
     int paired = -1;          // fused Vector tile: the Cube tile it consumes
     int pinned = -1;          // the core it must run on (a program's block, a collective's step), or -1
+    // The cores of its type it may run on, [core_lo, core_hi) (its kernel's
+    // core group; pinned counts from core_lo); core_hi 0: every core.
+    int core_lo = 0, core_hi = 0;
     // A kernel program's declaration (type program): name, arguments, blocks.
     std::string program_name, program_args;
     std::uint32_t program_blocks = 0;

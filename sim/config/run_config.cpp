@@ -200,6 +200,15 @@ json load_workload(const std::string& workload_file) {
             section["file"] = workload_file;
             return section;
         }
+        case WorkloadKind::llm:
+            // The model's config.json is relative to the run file.
+            if (w.contains("model") && w["model"].is_string()) {
+                const fs::path f(w["model"].get<std::string>());
+                if (!f.empty() && f.is_relative())
+                    w["model"] = (fs::path(workload_file).parent_path() / f).lexically_normal().string();
+            }
+            w["file"] = workload_file;
+            return w;
         case WorkloadKind::tasks:
             // A task stream named inside a workload file is relative to that file.
             if (w.contains("file") && w["file"].is_string()) {

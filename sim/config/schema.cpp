@@ -151,6 +151,8 @@ void read_tiling(WorkloadParams& w, const json& v) {
     }
 }
 
+void add_llm_keys(std::vector<KeySpec>& k);
+
 std::vector<KeySpec> build_keys() {
     using VT = ValueType;
     std::vector<KeySpec> k;
@@ -587,7 +589,97 @@ std::vector<KeySpec> build_keys() {
                     .field_enum(&WorkloadParams::collective, &CollectiveWorkload::dtype));
     k.push_back(Key("workload.notes", VT::string_or_strings).kind("collective").def(json::array())
                     .meaning("Free text about the workload. Not read by the simulator."));
+    add_llm_keys(k);
     return k;
+}
+
+// workload.streams: {"attention": {"cube": N, "vector": N}, "moe": {...}}.
+void read_streams(WorkloadParams& w, const json& v) {
+    static const std::vector<std::string> streams = {"attention", "moe"}, cores = {"cube", "vector"};
+    w.llm.attention_cores = w.llm.moe_cores = {};
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        const std::string where = "workload.streams." + it.key();
+        if (std::find(streams.begin(), streams.end(), it.key()) == streams.end())
+            throw InputError(fmt::format("workload.streams: unknown stream '{}'; expected attention and moe{}", it.key(),
+                                         did_you_mean(it.key(), streams)));
+        if (!it->is_object())
+            throw InputError(fmt::format("{}: expected an object like {{\"cube\": 16, \"vector\": 32}}", where));
+        LlmWorkload::Cores& c = it.key() == "attention" ? w.llm.attention_cores : w.llm.moe_cores;
+        for (auto kv = it->begin(); kv != it->end(); ++kv) {
+            if (std::find(cores.begin(), cores.end(), kv.key()) == cores.end())
+                throw InputError(fmt::format("{}: unknown key '{}'; expected cube and vector{}", where, kv.key(),
+                                             did_you_mean(kv.key(), cores)));
+            if (!kv->is_number_integer() || kv->get<std::int64_t>() < 1 || kv->get<std::int64_t>() > 4096)
+                throw InputError(fmt::format("{}.{}: expected a core count 1..4096, got {}", where, kv.key(), kv->dump()));
+            (kv.key() == "cube" ? c.cube : c.vector) = kv->get<int>();
+        }
+        if (c.cube == 0 || c.vector == 0)
+            throw InputError(fmt::format("{}: give both cube and vector core counts", where));
+    }
+}
+
+// Kind "llm" (docs/llm.md): a serving step of a Hugging Face model.
+void add_llm_keys(std::vector<KeySpec>& k) {
+    using VT = ValueType;
+    k.push_back(Key("workload.model", VT::string).kind("llm").required()
+                    .meaning("The model's Hugging Face `config.json`, as its authors publish it; in a run file, relative to that file.")
+                    .field(&WorkloadParams::llm, &LlmWorkload::model));
+    k.push_back(Key("workload.phase", VT::enumeration).kind("llm").def("decode").one_of({"decode", "prefill"})
+                    .meaning("`decode`: one output token for each of `batch` sequences per die, over a KV cache of `kv_len`; `prefill`: `batch` prompts of `prompt_len` tokens per die.")
+                    .field_enum(&WorkloadParams::llm, &LlmWorkload::phase));
+    k.push_back(Key("workload.batch", VT::integer).kind("llm").def(1).at_least(1).at_most(4096)
+                    .meaning("Sequences per die (with `microbatches` 2, split between the two).")
+                    .field(&WorkloadParams::llm, &LlmWorkload::batch));
+    k.push_back(Key("workload.kv_len", VT::integer).kind("llm").def(4096).at_least(1).at_most(16777216).unit("tokens")
+                    .meaning("Decode: tokens already in each sequence's KV cache (at most the config's max_position_embeddings).")
+                    .field(&WorkloadParams::llm, &LlmWorkload::kv_len));
+    k.push_back(Key("workload.prompt_len", VT::integer).kind("llm").def(4096).at_least(1).at_most(16777216).unit("tokens")
+                    .meaning("Prefill: tokens per prompt (at most the config's max_position_embeddings).")
+                    .field(&WorkloadParams::llm, &LlmWorkload::prompt_len));
+    k.push_back(Key("workload.layers", VT::integer).kind("llm").def(0).at_least(0).at_most(4096)
+                    .meaning("Run the model's first N decoder layers (then the final norm and the LM head); 0 = all of them.")
+                    .field(&WorkloadParams::llm, &LlmWorkload::layers));
+    k.push_back(Key("workload.ep", VT::integer).kind("llm").def(0).at_least(0).at_most(4096)
+                    .meaning("Expert-parallel width in dies: consecutive blocks of `ep` dies share the experts; 0 = every die. Must divide the dies, and the experts (+ redundant copies) must divide across it.")
+                    .field(&WorkloadParams::llm, &LlmWorkload::ep));
+    k.push_back(Key("workload.attention_tp", VT::integer).kind("llm").def(1).at_least(1).at_most(64)
+                    .meaning("Attention tensor parallelism: consecutive groups of this many dies split the heads of `attention_tp` x `batch` sequences (ReduceScatter after the output projection, AllGather before the next layer's); 1 = data-parallel attention.")
+                    .field(&WorkloadParams::llm, &LlmWorkload::attention_tp));
+    k.push_back(Key("workload.quant", VT::enumeration).kind("llm").def("w8a8").one_of({"w8a8", "bf16"})
+                    .meaning("`w8a8`: int8 weights and per-token int8 activations into every linear layer (and int8 Dispatch); `bf16`: bf16 throughout.")
+                    .field_enum(&WorkloadParams::llm, &LlmWorkload::quant));
+    k.push_back(Key("workload.microbatches", VT::integer).kind("llm").def(1).at_least(1).at_most(2)
+                    .meaning("2: two micro-batches of batch/2 each, one's attention overlapping the other's MoE, on the core split of `streams`.")
+                    .field(&WorkloadParams::llm, &LlmWorkload::microbatches));
+    k.push_back(Key("workload.streams", VT::object).kind("llm").def(json::object())
+                    .meaning("The die's core split between two streams, e.g. `{\"attention\": {\"cube\": 16, \"vector\": 32}, \"moe\": {\"cube\": 8, \"vector\": 16}}`: attention, norms and residuals on the first cores, gating, Dispatch, experts, shared expert and Combine on the next ones. Required with `microbatches` 2.")
+                    .apply_workload(read_streams));
+    k.push_back(Key("workload.shared_expert_ranks", VT::integer).kind("llm").def(0).at_least(0).at_most(4096)
+                    .meaning("Dies that host only shared-expert replicas (the last ones of each EP group); 0 = every die runs the shared expert of its own tokens.")
+                    .field(&WorkloadParams::llm, &LlmWorkload::shared_expert_ranks));
+    k.push_back(Key("workload.variant", VT::enumeration).kind("llm").def("optimized").one_of({"baseline", "optimized"})
+                    .meaning("Dispatch and Combine kernels: `baseline` (BSP) or `optimized` (Data-as-Flag), as for graphs.")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.llm.comm_optimized = v.get<std::string>() == "optimized"; }));
+    k.push_back(Key("workload.routing.distribution", VT::enumeration).kind("llm").def("uniform").one_of({"uniform", "zipf"})
+                    .meaning("How tokens pick their experts: `uniform`, or `zipf` (exponent `skew`) over a seeded permutation; each layer draws its own (seed + layer).")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.llm.routing.zipf = v.get<std::string>() == "zipf"; }));
+    k.push_back(Key("workload.routing.skew", VT::number).kind("llm").def(1.0).at_least(0).at_most(4)
+                    .meaning("Zipf exponent of the `zipf` distribution.")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.llm.routing.skew = v.get<double>(); }));
+    k.push_back(Key("workload.routing.seed", VT::integer).kind("llm").def(1).at_least(0).at_most(2147483647)
+                    .meaning("Seed of the routing; layer L draws with seed + L.")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.llm.routing.seed = v.get<std::uint64_t>(); }));
+    k.push_back(Key("workload.routing.redundant_experts", VT::integer).kind("llm").def(0).at_least(0).at_most(4096)
+                    .meaning("Extra expert slots holding copies of the hottest experts (EPLB).")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.llm.routing.redundant_experts = v.get<int>(); }));
+    k.push_back(Key("workload.file", VT::string).kind("llm").required()
+                    .meaning("The run file (set from `--workload`).")
+                    .field(&WorkloadParams::file));
+    k.push_back(Key("workload.name", VT::string).kind("llm").def("")
+                    .meaning("A name for the run: the built graph's name.")
+                    .field(&WorkloadParams::llm, &LlmWorkload::name));
+    k.push_back(Key("workload.notes", VT::string_or_strings).kind("llm").def(json::array())
+                    .meaning("Free text about the workload. Not read by the simulator."));
 }
 
 std::vector<SectionSpec> build_sections() {
@@ -627,6 +719,11 @@ std::vector<SectionSpec> build_sections() {
         {"workload", "tasks", "Workload kind `tasks`",
          "Replays a task-descriptor stream (docs/design.md §4.3). Given directly as `--workload FILE.jsonl`, the section is "
          "`{\"kind\": \"tasks\", \"file\": \"FILE.jsonl\"}`."},
+        {"workload", "llm", "Workload kind `llm`",
+         "A decode or prefill step of a Hugging Face model (`workload.model`) on every die of the chip: npusim builds "
+         "each die's graph (attention, MoE with Dispatch / experts / Combine, dense FFN, LM head), compiles it once for "
+         "all dies and runs them as one system. Given as `--workload models/llm/deepseek_v3.json`; see docs/llm.md."},
+        {"workload.routing", "llm", "Token routing (kind `llm`)", "How each MoE layer's Dispatch routes tokens to experts."},
         {"workload", "collective", "Workload kind `collective`",
          "One collective over every rank of the chip (`chip.interconnect.ranks`, at least 2), generated into a "
          "cross-rank task stream: copies between ranks over the mesh (Data-as-Flag), reductions on every rank's "

@@ -21,6 +21,7 @@ const std::vector<std::pair<WorkloadKind, std::string>>& kinds() {
         {WorkloadKind::tasks, "tasks"},
         {WorkloadKind::graph, "graph"},
         {WorkloadKind::collective, "collective"},
+        {WorkloadKind::llm, "llm"},
     };
     return table;
 }

@@ -14,6 +14,7 @@ enum class WorkloadKind {
     tasks,  // a task-descriptor stream replayed as it is
     graph,  // a model graph compiled on the fly
     collective,  // a collective (allreduce, ...) over every rank (sim/collective)
+    llm,    // a serving step of a Hugging Face model, built into a graph (sim/llm)
 };
 
 // The names of the kinds a workload may be, in the order messages list them

@@ -68,11 +68,36 @@ struct CollectiveWorkload {
     Dtype dtype{};
 };
 
+// Kind "llm": a serving step of a Hugging Face model on every die (docs/llm.md).
+struct LlmWorkload {
+    enum class Phase : std::uint8_t { decode, prefill };
+    enum class Quant : std::uint8_t { w8a8, bf16 };
+    std::string name;   // the run's name (the built graph's)
+    std::string model;  // the model's config.json (resolved: relative to the run file)
+    Phase phase{};
+    int batch{};        // sequences per die
+    int kv_len{};       // decode: tokens already in each sequence's cache
+    int prompt_len{};   // prefill: tokens per prompt
+    int layers{};       // the first N layers; 0 = all
+    int ep{};           // expert-parallel width in dies; 0 = every die
+    int attention_tp{};
+    Quant quant{};
+    int microbatches{};
+    // workload.streams: the core split of two micro-batch streams; 0 = not given.
+    struct Cores {
+        int cube{}, vector{};
+    } attention_cores, moe_cores;
+    int shared_expert_ranks{};
+    bool comm_optimized{};  // workload.variant
+    GraphWorkload::Routing routing;
+};
+
 struct WorkloadParams {
-    std::string kind;  // "tasks", "graph", "moe"; "" without a workload
-    std::string file;  // tasks: the stream; graph: the model graph
+    std::string kind;  // "tasks", "graph", "collective", "llm"; "" without a workload
+    std::string file;  // tasks: the stream; graph: the model graph; llm: the run file
     GraphWorkload graph;
     CollectiveWorkload collective;
+    LlmWorkload llm;
 };
 
 // The validated, default-filled workload section -> WorkloadParams, through

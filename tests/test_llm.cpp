@@ -1,0 +1,301 @@
+// LLM serving (docs/llm.md): Hugging Face configs -> shapes and parameter
+// counts against the published totals, the per-die graph the builder
+// makes, the deployments it refuses, and decode / prefill steps through the
+// binary at reduced size.
+//
+// SystemC cannot restart in a process: every TEST_CASE here runs at most one
+// simulation (ctest runs each case in its own process).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/errors.hpp"
+#include "config/run_config.hpp"
+#include "llm/hf_config.hpp"
+#include "llm/llm_graph.hpp"
+#include "support/e2e.hpp"
+
+using namespace npusim;
+using namespace npusim::test;
+using Catch::Matchers::Contains;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kSrc = NPUSIM_SOURCE_DIR;
+const std::string kSuper = kSrc + "/configs/chips/a3-supernode.json";
+const std::string kA2 = kSrc + "/configs/chips/a2.json";
+const std::string kDeepSeek = kSrc + "/models/llm/deepseek_v3.json";
+const std::string kLlama = kSrc + "/models/llm/llama3_8b.json";
+const std::string kMixtral = kSrc + "/models/llm/mixtral_8x7b.json";
+
+llm::ModelShape model(const std::string& name) { return llm::read_hf_config(kSrc + "/models/llm/" + name + ".config.json"); }
+
+// The graph a run file builds on a chip, with --set overrides.
+json graph_of(const std::string& chip, const std::string& run, const std::vector<std::string>& sets, llm::LlmGraph* out = nullptr) {
+    const RunConfig cfg = RunConfig::load(chip, run, sets);
+    const llm::LlmGraph g = llm::build_llm_graph(llm::read_hf_config(cfg.workload().llm.model), cfg.workload().llm, cfg.chip());
+    if (out) *out = g;
+    return json::parse(g.text);
+}
+
+const json* find_node(const json& g, const std::string& name) {
+    for (const json& n : g["nodes"])
+        if (n["name"] == name) return &n;
+    return nullptr;
+}
+
+std::string build_error(const std::string& chip, const std::string& run, const std::vector<std::string>& sets) {
+    try {
+        graph_of(chip, run, sets);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("llm config: parameter counts of the bundled models are the published totals within 1%", "[llm][config]") {
+    // DeepSeek-V3 main model (without the MTP module): 671 B in all, 36.6 B
+    // activated per token counting the output head but not the embedding
+    // table, as its model card counts them.
+    const llm::ModelShape ds = model("deepseek_v3");
+    CHECK(ds.family == llm::Family::mla_moe);
+    CHECK(ds.layers == 61);
+    CHECK(ds.first_dense == 3);
+    CHECK(llm::count_params(ds).total() == Approx(671e9).epsilon(0.01));
+    CHECK(llm::active_params(ds, false) == Approx(36.6e9).epsilon(0.01));
+    // Llama-3.1-8B: 8.03 B.
+    const llm::ModelShape llama = model("llama3_8b");
+    CHECK(llama.family == llm::Family::gqa_dense);
+    CHECK(llm::count_params(llama).total() == Approx(8.03e9).epsilon(0.01));
+    // Mixtral-8x7B: 46.7 B in all, 12.9 B active counting the embedding, as Mistral counts them.
+    const llm::ModelShape mix = model("mixtral_8x7b");
+    CHECK(mix.family == llm::Family::gqa_moe);
+    CHECK(llm::count_params(mix).total() == Approx(46.7e9).epsilon(0.01));
+    CHECK(llm::active_params(mix, true) == Approx(12.9e9).epsilon(0.01));
+    // The KV cache per token and layer: DeepSeek's latent (512 + 64), Llama's k and v of 8 heads of 128.
+    CHECK(ds.kv_elements_per_token() == 576);
+    CHECK(llama.kv_elements_per_token() == 2048);
+}
+
+TEST_CASE("llm config: an unsupported model_type or a missing field exits 2 naming it and the file", "[llm][config]") {
+    TempDir tmp;
+    json c = read_json(kSrc + "/models/llm/llama3_8b.config.json");
+    c["model_type"] = "lama";
+    const std::string bad_type = tmp.write("bad_type.json", c.dump());
+    CHECK_THROWS_WITH(llm::read_hf_config(bad_type), Contains("bad_type.json") && Contains("model_type 'lama' is not supported") &&
+                                                        Contains("did you mean 'llama'"));
+    c = read_json(kSrc + "/models/llm/deepseek_v3.config.json");
+    c.erase("kv_lora_rank");
+    const std::string missing = tmp.write("missing.json", c.dump());
+    CHECK_THROWS_WITH(llm::read_hf_config(missing), Contains("missing.json") && Contains("field 'kv_lora_rank' is missing"));
+    // Through the binary: exit 2, one line.
+    json run = read_json(kLlama);
+    run["model"] = missing;
+    const std::string run_file = tmp.write("run.json", run.dump());
+    const Result r = run_npusim(tmp, {"run", "--chip", kA2, "--workload", run_file});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("kv_lora_rank"));
+}
+
+TEST_CASE("llm graph: the DeepSeek-V3 decode graph has MLA over the latent cache, dense then MoE layers and the LM head",
+          "[llm][graph]") {
+    llm::LlmGraph built;
+    const json g = graph_of(kSuper, kDeepSeek, {"workload.layers=5"}, &built);
+    CHECK(built.layers == 5);
+    CHECK(built.microbatches == 2);
+    // Micro-batch 0 of layer 4: MLA over [24 sequences, 1, 4096 tokens, 512 + 64].
+    const json* mla = find_node(g, "m0.l4.mla");
+    REQUIRE(mla);
+    CHECK((*mla)["attrs"]["v_dim"] == 512);
+    CHECK(g["tensors"]["m0.l4.kv_cache"]["shape"] == json::array({24, 1, 4096, 576}));
+    // Layers 0-2 are dense (first_k_dense_replace 3), 3 and 4 MoE.
+    CHECK(find_node(g, "m0.l2.mlp.gate_up"));
+    CHECK_FALSE(find_node(g, "m0.l2.dispatch"));
+    const json* d = find_node(g, "m1.l3.dispatch");
+    REQUIRE(d);
+    CHECK((*d)["attrs"]["experts"] == 256);
+    CHECK((*d)["attrs"]["capacity"] == "max");
+    CHECK((*d)["attrs"]["quantize"] == "int8");
+    CHECK((*d)["cores"] == json::parse(R"({"cube":[16,24],"vector":[32,48]})"));
+    CHECK((*find_node(g, "m1.l3.mla"))["cores"] == json::parse(R"({"cube":[0,16],"vector":[0,32]})"));
+    // Each die holds one expert slot: 256 + 32 redundant over 288 dies.
+    CHECK(g["tensors"]["l3.experts.gate_up.weight"]["shape"] == json::array({1, 7168, 4096}));
+    CHECK(g["tensors"]["l3.experts.gate_up.weight"]["dtype"] == "int8");
+    // One LM head over both micro-batches' 48 tokens.
+    CHECK(find_node(g, "lm_head"));
+    CHECK(g["tensors"]["lm_head.weight"]["shape"] == json::array({7168, 129280}));
+    // Per die: KV cache of 5 layers, 48 sequences x 4096 x 576 bf16.
+    CHECK(built.kv_bytes == Approx(5.0 * 48 * 4096 * 576 * 2));
+}
+
+TEST_CASE("llm graph: deployments the chip or the model cannot run exit 2 with the key path", "[llm][graph]") {
+    CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.ep=100"}), Contains("workload.ep: 100 does not divide the chip's 288 dies"));
+    CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.ep=96", "workload.routing.redundant_experts=0"}),
+               Contains("workload.ep: the 256 experts do not divide across 96 dies"));
+    CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.ep=48", "workload.routing.redundant_experts=8"}),
+               Contains("workload.ep: the 256 experts + 8 redundant copies (workload.routing.redundant_experts) do not divide "
+                        "across 48 dies"));
+    CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.kv_len=200000"}), Contains("workload.kv_len") && Contains("163840"));
+    CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.streams.moe.cube=9"}),
+               Contains("workload.streams: 25 cube + 48 vector cores") && Contains("24 cube"));
+    CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.batch=47"}), Contains("workload.batch: 47 sequences do not split"));
+    CHECK_THAT(build_error(kA2, kMixtral, {}), Contains("needs a chip with chip.interconnect.ranks > 1"));
+    // 64 GB of HBM: 1024 sequences of 4 K tokens of every layer's latent do not fit.
+    CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.batch=1024"}),
+               Contains("a die needs") && Contains("KV cache") && Contains("chip.hbm.size_gb"));
+    // microbatches 2 without a core split; a typo in the split.
+    TempDir tmp;
+    json run = read_json(kDeepSeek);
+    run.erase("streams");
+    run["model"] = kSrc + "/models/llm/deepseek_v3.config.json";
+    const std::string no_split = tmp.write("no_split.json", run.dump());
+    CHECK_THAT(build_error(kSuper, no_split, {}), Contains("workload.microbatches: 2 needs workload.streams"));
+    const Result r = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", kDeepSeek, "--set", "workload.streams.atention.cube=8"});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("did you mean 'attention'"));
+}
+
+TEST_CASE("llm decode: a reduced DeepSeek-V3 step on 16 dies reports the serving figures", "[llm][e2e]") {
+    TempDir tmp;
+    const json s = run_for_stats(tmp, kSuper, kDeepSeek,
+                                 {"chip.interconnect.ranks=16", "workload.layers=4", "workload.batch=8", "workload.kv_len=1024",
+                                  "workload.routing.redundant_experts=0"});
+    const json& l = s["llm"];
+    CHECK(l["layers"] == 4);
+    CHECK(l["step_ns"].get<double>() == Approx(s["total_ns"].get<double>()));
+    CHECK(l["tpot_ns"].get<double>() == Approx(l["step_ns"].get<double>()));
+    CHECK(l["tokens_per_s_per_die"].get<double>() == Approx(8 / (l["step_ns"].get<double>() * 1e-9)));
+    double shares = 0;
+    for (const char* k : {"matmul", "attention", "dispatch", "combine", "other"}) {
+        CHECK(l["op_time_shares"][k].get<double>() >= 0);
+        shares += l["op_time_shares"][k].get<double>();
+    }
+    CHECK(shares == Approx(1.0));
+    CHECK(l["op_time_shares"]["dispatch"].get<double>() > 0);
+    CHECK(l["op_time_shares"]["attention"].get<double>() > 0);
+    CHECK(l["rank_imbalance"].get<double>() >= 1.0);
+    CHECK(l["microbatch_overlap"].get<double>() > 0);
+    CHECK(s["compile"]["rank_programs"] == 1);  // one compiled program for every die
+    CHECK(s["memory_model"]["stale_reads"] == 0);
+}
+
+TEST_CASE("llm prefill: a dense GQA model's prompt on one die follows its FLOPs", "[llm][e2e]") {
+    TempDir tmp;
+    const std::vector<std::string> base = {"workload.phase=prefill", "workload.layers=2", "workload.batch=1"};
+    auto with = [&](const std::string& p) {
+        std::vector<std::string> v = base;
+        v.push_back(p);
+        return run_for_stats(tmp, kA2, kLlama, v);
+    };
+    const json s512 = with("workload.prompt_len=512"), s2048 = with("workload.prompt_len=2048");
+    CHECK(s512["llm"]["tokens_per_s_per_die"].get<double>() > 0);
+    CHECK_FALSE(s512["llm"].contains("tpot_ns"));
+    // 4x the tokens: a layer's linear FLOPs grow 4x and causal attention's
+    // 16x, its weights are read once either way: the layers take more than
+    // 3x as long (the LM head samples one token per prompt either way).
+    const double r = s2048["llm"]["layer_ns"].get<double>() / s512["llm"]["layer_ns"].get<double>();
+    CHECK(r > 3.0);
+    CHECK(r < 8.0);
+    const double step = s2048["llm"]["step_ns"].get<double>() / s512["llm"]["step_ns"].get<double>();
+    CHECK(step < r);
+}
+
+namespace {
+
+// One op on a2, as a graph: its time and bytes from the op table.
+json op_stats(const TempDir& tmp, const std::string& name, const json& tensors, const json& node) {
+    json g = {{"kind", "graph"}, {"name", name}, {"tensors", tensors}, {"nodes", json::array({node})}, {"outputs", {node["outputs"][0]}}};
+    const std::string file = tmp.write(name + ".json", g.dump());
+    return run_for_stats(tmp, kA2, file);
+}
+
+double op_ns(const json& s, const std::string& op) {
+    for (const json& o : s["ops"])
+        if (o["name"] == op) return (o["end_ns"].get<double>() - o["start_ns"].get<double>());
+    FAIL("no op " << op);
+    return 0;
+}
+
+}  // namespace
+
+TEST_CASE("llm ops: MLAttention reads the latent cache once per step and its time follows the cache", "[llm][ops]") {
+    TempDir tmp;
+    // 16 sequences, 128 heads packed as query rows, 576-wide latent rows.
+    const auto stats = [&](int len) {
+        const json t = {{"q", {{"shape", {16, 1, 128, 576}}, {"dtype", "bf16"}, {"input", true}}},
+                        {"cache", {{"shape", {16, 1, len, 576}}, {"dtype", "bf16"}, {"input", true}}}};
+        const json n = {{"name", "mla"}, {"op", "MLAttention"}, {"inputs", {"q", "cache"}}, {"outputs", {"o"}}, {"attrs", {{"v_dim", 512}}}};
+        return op_stats(tmp, "mla" + std::to_string(len), t, n);
+    };
+    const json s2k = stats(2048), s8k = stats(8192);
+    // Memory bound: 4x the cache, about 4x the time (less the fixed part).
+    const double r = op_ns(s8k, "mla") / op_ns(s2k, "mla");
+    CHECK(r > 3.0);
+    CHECK(r < 4.4);
+    // The cache comes from HBM once: q·kᵀ reads it, p·v reads its first 512
+    // columns again (from L2), so at least the cache's bytes, at most twice.
+    const double cache = 16.0 * 8192 * 576 * 2;
+    const double hbm = s8k["memory"]["hbm"]["read_bytes"].get<double>();
+    CHECK(hbm > cache);
+    CHECK(hbm < 1.3 * cache);
+}
+
+TEST_CASE("llm ops: an int8 MatMul with per-column scales is dequantised to bf16 and its decode time follows the weight bytes",
+          "[llm][ops]") {
+    TempDir tmp;
+    const auto stats = [&](int n) {
+        const json t = {{"x", {{"shape", {32, 7168}}, {"dtype", "int8"}, {"input", true}}},
+                        {"w", {{"shape", {7168, n}}, {"dtype", "int8"}, {"const", true}}},
+                        {"s", {{"shape", {n}}, {"dtype", "fp32"}, {"const", true}}}};
+        const json node = {{"name", "mm"}, {"op", "MatMul"}, {"inputs", {"x", "w", "s"}}, {"outputs", {"y"}}};
+        return op_stats(tmp, "mm" + std::to_string(n), t, node);
+    };
+    const json a = stats(8192), b = stats(32768);
+    const double r = op_ns(b, "mm") / op_ns(a, "mm");
+    CHECK(r > 3.0);
+    CHECK(r < 4.4);
+    // 32 tokens x 7168 x 32768 int8: far below the Cube's ridge point, so the weight stream binds.
+    for (const json& o : b["ops"])
+        if (o["name"] == "mm") CHECK(o["bound"] == "memory");
+    // The output is bf16: 32 x 32768 x 2 B written.
+    CHECK(b["memory"]["hbm"]["write_bytes"].get<double>() + b["memory"]["l2"]["write_bytes"].get<double>() >= 32.0 * 32768 * 2);
+}
+
+TEST_CASE("llm ops: RoPE and MoEGate are Vector work whose time follows their bytes", "[llm][ops]") {
+    TempDir tmp;
+    const auto rope = [&](int tokens) {
+        const json t = {{"x", {{"shape", {tokens, 128, 64}}, {"dtype", "bf16"}, {"input", true}}},
+                        {"tab", {{"shape", {1, 64}}, {"dtype", "bf16"}, {"const", true}}}};
+        return op_stats(tmp, "rope" + std::to_string(tokens), t,
+                        json{{"name", "rope"}, {"op", "RoPE"}, {"inputs", {"x", "tab"}}, {"outputs", {"y"}}});
+    };
+    const double r = op_ns(rope(4096), "rope") / op_ns(rope(1024), "rope");
+    CHECK(r > 3.0);
+    CHECK(r < 4.4);
+    const auto gate = [&](int tokens) {
+        const json t = {{"scores", {{"shape", {tokens, 256}}, {"dtype", "fp32"}, {"input", true}}}};
+        return op_stats(tmp, "gate" + std::to_string(tokens), t,
+                        json{{"name", "gate"}, {"op", "MoEGate"}, {"inputs", {"scores"}}, {"outputs", {"ids"}},
+                             {"attrs", {{"top_k", 8}, {"groups", 8}, {"topk_groups", 4}}}});
+    };
+    const json g16k = gate(16384), g4k = gate(4096);
+    const double rg = op_ns(g16k, "gate") / op_ns(g4k, "gate");
+    CHECK(rg > 3.0);
+    CHECK(rg < 4.4);
+    // Bad attributes: top_k beyond the kept groups' experts, a groups count that does not divide.
+    const json t = {{"scores", {{"shape", {8, 256}}, {"dtype", "fp32"}, {"input", true}}}};
+    json g = {{"kind", "graph"}, {"name", "bad"}, {"tensors", t},
+              {"nodes", json::array({json{{"name", "gate"}, {"op", "MoEGate"}, {"inputs", {"scores"}}, {"outputs", {"ids"}},
+                                          {"attrs", {{"top_k", 200}, {"groups", 8}, {"topk_groups", 4}}}}})},
+              {"outputs", {"ids"}}};
+    const Result bad = run_npusim(tmp, {"run", "--chip", kA2, "--workload", tmp.write("bad.json", g.dump())});
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.err, Contains("attrs.top_k: must be in [1, 128]"));
+}
