@@ -80,7 +80,7 @@ for v in ("baseline", "optimized"):
     for name, p in ph:
         print(f"| {name} | {us(p['mean_ns'])} us | {us(p['max_ns'])} us | {us(p['end_mean_ns'])} us | {us(p['end_max_ns'])} us |")
     m = d["mesh"]
-    print(f"\nmesh: {m['bytes'] / d['supernode']['ranks'] / 1e6:.2f} MB sent per rank, utilisation "
+    print(f"\nmesh: {m['bytes'] / d['ranks']['count'] / 1e6:.2f} MB sent per rank, utilisation "
           f"{100 * d['units']['mesh']['utilization']:.1f}%, busiest link busy {100 * m['busiest_link_fraction']:.1f}% "
           f"of the run; SyncAlls {d['kernel']['sync_alls']}; stale reads {d['memory_model']['stale_reads']}.")
 

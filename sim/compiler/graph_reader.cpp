@@ -264,6 +264,8 @@ private:
             const ojson& d = doc["dims"];
             if (!d.is_object()) fail("dims", "expected an object {name: default value}, got " + kind_name(d));
             for (const auto& [k, v] : d.items()) {
+                if (k == "ranks")
+                    fail("dims.ranks", "'ranks' is built in: the chip's ranks (chip.interconnect.ranks); a graph cannot declare it");
                 if (!is_identifier(k))
                     fail("dims." + k, "a dimension name must be letters, digits and '_' (not starting with a digit)");
                 dims_[k] = int_at(v, "dims." + k, 1, kMaxDimValue);
@@ -271,6 +273,8 @@ private:
             }
         }
         for (const auto& [k, v] : given_) {
+            if (k == "ranks")
+                fail("dims", "workload.dims.ranks: 'ranks' is built in: set chip.interconnect.ranks instead");
             if (!dims_.count(k)) {
                 if (k == "batch" && v == 1) continue;  // the default batch of a graph without one
                 fail("dims", "unknown dimension '" + k + "' given for this graph" + did_you_mean(k, dim_names_) +

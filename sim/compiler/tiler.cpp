@@ -381,8 +381,17 @@ private:
                             t.reads.push_back(mem_.physical(bt, group + static_cast<std::uint64_t>(n0 * K * e),
                                                             group + static_cast<std::uint64_t>(n1 * K * e)));
                         } else {
-                            // Weights are laid out for the Cube in 16-column blocks of K x 16.
-                            for (i64 c = n0; c < n1; c += 16) {
+                            // Weights are laid out for the Cube in 16-column blocks of K x 16:
+                            // the whole ones as one strided region, a narrower last one apart.
+                            const i64 whole = std::min(n1, N / 16 * 16);
+                            if (whole > n0) {
+                                Region r = mem_.physical(bt, group + static_cast<std::uint64_t>((n0 * K + k0 * 16) * e),
+                                                         group + static_cast<std::uint64_t>((n0 * K + k1 * 16) * e));
+                                r.stride = static_cast<std::uint64_t>(16 * K * e);
+                                r.rows = static_cast<std::uint32_t>(ceil_div(whole - n0, 16));
+                                t.reads.push_back(r);
+                            }
+                            for (i64 c = std::max(n0, whole); c < n1; c += 16) {
                                 const i64 w = std::min<i64>(16, N - c);
                                 t.reads.push_back(mem_.physical(bt, group + static_cast<std::uint64_t>((c * K + k0 * w) * e),
                                                                 group + static_cast<std::uint64_t>((c * K + k1 * w) * e)));

@@ -22,7 +22,14 @@ int PhaseProfile::phase_id(const char* name) {
     return static_cast<int>(names_.size() - 1);
 }
 
-void PhaseProfile::start(int rank, int core, std::uint64_t t_ps) { start_[index(rank, core)] = t_ps; }
+// A core may run several programs (a Dispatch, then a Combine, per layer):
+// each start opens a call of its own, and a phase lasts from the previous
+// stamp or start of that call.
+void PhaseProfile::start(int rank, int core, std::uint64_t t_ps) {
+    auto& row = stamps_[index(rank, core)];
+    if (row.empty()) start_[index(rank, core)] = t_ps;
+    row.emplace_back(kStart, t_ps);
+}
 
 void PhaseProfile::stamp(int rank, int core, int phase, std::uint64_t t_ps) {
     stamps_[index(rank, core)].emplace_back(phase, t_ps);
@@ -34,14 +41,15 @@ void PhaseProfile::absorb(const PhaseProfile& other, int from_rank, int rank) {
     for (int c = 0; c < std::min(cores_, other.cores_); ++c) {
         start_[index(rank, c)] = other.start_[other.index(from_rank, c)];
         auto& row = stamps_[index(rank, c)];
-        for (const auto& [p, t] : other.stamps_[other.index(from_rank, c)]) row.emplace_back(id[static_cast<std::size_t>(p)], t);
+        for (const auto& [p, t] : other.stamps_[other.index(from_rank, c)])
+            row.emplace_back(p == kStart ? kStart : id[static_cast<std::size_t>(p)], t);
     }
 }
 
 std::int64_t PhaseProfile::at(int rank, int core, int phase) const {
     std::int64_t t = -1;
     for (const auto& [p, ts] : stamps_[index(rank, core)])
-        if (p == phase) t = static_cast<std::int64_t>(ts);  // the last stamp of a repeated phase
+        if (p == phase && p != kStart) t = static_cast<std::int64_t>(ts);  // the last stamp of a repeated phase
     return t;
 }
 
@@ -49,14 +57,22 @@ std::string PhaseProfile::csv() const {
     std::string out = "rank,core,start_ns";
     for (const auto& n : names_) out += "," + n;
     out += "\n";
+    // One row per call (a core that ran two programs has two rows).
     std::vector<std::int64_t> row(names_.size());
     for (int r = 0; r < ranks_; ++r)
         for (int c = 0; c < cores_; ++c) {
-            std::fill(row.begin(), row.end(), -1);
-            for (const auto& [p, ts] : stamps_[index(r, c)]) row[static_cast<std::size_t>(p)] = static_cast<std::int64_t>(ts);
-            out += fmt::format("{},{},{:.3f}", r, c, static_cast<double>(start_[index(r, c)]) / 1000.0);
-            for (const std::int64_t t : row) out += t < 0 ? std::string(",") : fmt::format(",{:.3f}", static_cast<double>(t) / 1000.0);
-            out += "\n";
+            const auto& stamps = stamps_[index(r, c)];
+            std::size_t i = 0;
+            do {
+                std::uint64_t start = start_[index(r, c)];
+                if (i < stamps.size() && stamps[i].first == kStart) start = stamps[i++].second;
+                std::fill(row.begin(), row.end(), -1);
+                for (; i < stamps.size() && stamps[i].first != kStart; ++i)
+                    row[static_cast<std::size_t>(stamps[i].first)] = static_cast<std::int64_t>(stamps[i].second);
+                out += fmt::format("{},{},{:.3f}", r, c, static_cast<double>(start) / 1000.0);
+                for (const std::int64_t t : row) out += t < 0 ? std::string(",") : fmt::format(",{:.3f}", static_cast<double>(t) / 1000.0);
+                out += "\n";
+            } while (i < stamps.size());
         }
     return out;
 }
@@ -68,6 +84,10 @@ void PhaseProfile::report(Stats& s, const std::string& prefix) const {
     for (std::size_t i = 0; i < stamps_.size(); ++i) {
         std::uint64_t prev = start_[i];
         for (const auto& [p, ts] : stamps_[i]) {
+            if (p == kStart) {
+                prev = ts;
+                continue;
+            }
             const double d = static_cast<double>(ts > prev ? ts - prev : 0) / 1000.0;
             const auto k = static_cast<std::size_t>(p);
             dur_sum[k] += d;

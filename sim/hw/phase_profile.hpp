@@ -39,10 +39,12 @@ public:
 
 private:
     std::size_t index(int rank, int core) const { return static_cast<std::size_t>(rank) * cores_ + core; }
+    static constexpr int kStart = -1;  // a call's start, in the stamps
     int ranks_, cores_;
     std::vector<std::string> names_;
     std::vector<std::uint64_t> start_;
-    // Per core, the (phase, time) stamps in order; few phases, so a small list.
+    // Per core, the (phase, time) stamps in order, each call's after its
+    // (kStart, time); few phases, so a small list.
     std::vector<std::vector<std::pair<int, std::uint64_t>>> stamps_;
 };
 
