@@ -100,7 +100,7 @@ int run_command(const Args& args) {
         const compiler::SpmdCompile spmd = compiler::compile_spmd_workload(workload, chip);
         for (const auto& ts : spmd.streams) check_stream_fits_chip(*ts, chip);
         phase.emplace("simulating " + workload_file);
-        SystemRunOptions opt{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only, fail_on_stale, {}};
+        SystemRunOptions opt{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only, fail_on_stale, {}, {}};
         opt.workload_stats = [&](Stats& s) {
             spmd.plans.front().report(s);
             s.set("compile.rank_programs", static_cast<std::uint64_t>(spmd.plans.size()));
@@ -130,7 +130,7 @@ int run_command(const Args& args) {
     if (stream.cross_rank || !stream.programs.empty()) {
         if (!report_file.empty()) throw InputError("--report: not available yet for cross-rank streams");
         phase.emplace("simulating " + workload_file);
-        SystemRunOptions opt{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only, fail_on_stale, {}};
+        SystemRunOptions opt{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only, fail_on_stale, {}, {}};
         if (plan)
             opt.workload_stats = [&](Stats& s) {
                 collective::report_collective(*plan, chip, s.number("total_ns"), s);

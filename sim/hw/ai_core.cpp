@@ -1,10 +1,14 @@
 #include "hw/ai_core.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "chip/pipeline_schedule.hpp"
 #include "chip/timing.hpp"
 #include "hw/fabric.hpp"
 #include "stats/run_span.hpp"
@@ -56,6 +60,10 @@ void AiCore::wake(std::uint64_t action) {
         program_wake(action & ~kProgramAction);
         return;
     }
+    if (action == kMacroCompute) {
+        macro_part_done(action);
+        return;
+    }
     if (action != kStarted) {
         if (action & kDrained) on_drained(action & ~kDrained);
         else if (action & kArrived) on_arrived(action & ~kArrived);
@@ -75,10 +83,183 @@ void AiCore::wake(std::uint64_t action) {
     const int last = static_cast<int>(pipe_names_.size()) - 1;
     // A write to another rank leaves through the mesh, not the GM port.
     const bool remote = t.remote.dst_rank >= 0 && t.remote.dst_rank != ctx_.place.rank;
-    const std::uint32_t port = (is_global(t.params.src) ? 1u : 0u) | (is_global(t.params.dst) && !remote ? 1u << last : 0u);
-    pipeline_.reset(static_cast<int>(pipe_names_.size()), plan(t), 2, port);
+    port_ = (is_global(t.params.src) ? 1u : 0u) | (is_global(t.params.dst) && !remote ? 1u << last : 0u);
+    tiles_ = plan(t);
+    // A long task: its first tiles and its last are stepped, the run between
+    // them goes in closed form (run_macro).
+    macro_ = Macro{};
+    const std::uint64_t edge = std::max<std::uint64_t>(2, period(t));
+    if (!remote && macro_allowed() && tiles_ >= kMacroMinTiles + 2 * edge) {
+        macro_.first = edge;
+        macro_.end = tiles_ - edge;
+    }
+    pipeline_.reset(static_cast<int>(pipe_names_.size()), macro_.end > 0 ? macro_.first : tiles_, 2, port_);
     pipeline_.kick(*this);
-    if (pipeline_.finished()) finish_task();
+    if (pipeline_.finished()) pipeline_finished();
+}
+
+bool AiCore::macro_allowed() {
+    static const bool exact = [] {
+        const char* e = std::getenv("NPUSIM_EXACT_PIPES");
+        return e && *e && std::string(e) != "0";
+    }();
+    return !exact;
+}
+
+// The pipeline has run every tile it was given: the task ends, or, once its
+// run in closed form is in too, its last tiles start.
+void AiCore::pipeline_finished() {
+    if (macro_.end > 0 && !macro_.done) {
+        if (!macro_.started) run_macro();
+        macro_.warm_done = true;
+        if (macro_.ran && macro_.arriving == 0) start_tail();
+        return;
+    }
+    finish_task();
+}
+
+// The first tiles' loads are in: the closed-form run's loads follow on at
+// once, while the first tiles' later stages finish, unless those stages
+// share the port with the loads (the closed form's transfers would then
+// use the port beside them): it then waits for the first tiles to end.
+void AiCore::stage0_progress() {
+    const bool shared_port = (port_ & (port_ - 1)) != 0;
+    if (macro_.end > 0 && !macro_.started && !shared_port && pipeline_.state().done[0] >= macro_.first) run_macro();
+}
+
+void AiCore::start_tail() {
+    macro_.done = true;
+    pipeline_.reset(static_cast<int>(pipe_names_.size()), tiles_, 2, port_);
+    pipeline_.advance(macro_.end);
+    pipeline_.kick(*this);
+    if (pipeline_.finished()) pipeline_finished();
+}
+
+// Tiles [first, end) in closed form, a chunk of kMacroChunk tiles at a
+// time: each stage's work summed over the chunk, its loads and its stores
+// each one transfer through the memory system (every tile's addresses
+// through the L2 model when the chunk starts), paced so that neither runs
+// ahead of the slowest pipe (the steady state of its compute stages and of
+// the port its transfers share); then its last tiles are stepped from where
+// it leaves off. Shared rates (other cores' traffic on L2 and HBM) slow the
+// transfers as they change, as for any transfer.
+void AiCore::run_macro() {
+    macro_.started = true;
+    macro_.next = macro_.first;
+    run_macro_chunk();
+}
+
+void AiCore::run_macro_chunk() {
+    const Task& t = ctx_.stream.tasks[task_];
+    const int stages = static_cast<int>(pipe_names_.size());
+    const std::uint64_t from = macro_.next, to = std::min(macro_.end, from + kMacroChunk);
+    const std::size_t n = static_cast<std::size_t>(to - from);
+    macro_.next = to;
+    // Each tile's stage work: compute in ps, transfers in bytes until the
+    // L2 model has said where the chunk's bytes come from.
+    struct Part {
+        StageWork::Kind kind = StageWork::Kind::none;
+        double ps = 0;
+        std::uint64_t bytes = 0;
+        bool write = false;
+    };
+    std::vector<std::array<Part, TilePipeline::kMaxStages>> parts(n);
+    std::vector<TransferRequest> reads, writes;
+    double port_cap = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        for (int s = 0; s < stages; ++s) {
+            const StageWork w = work(t, s, from + i);
+            const auto si = static_cast<std::size_t>(s);
+            Part& part = parts[i][si];
+            part.kind = w.kind;
+            pipes_[si].bytes += w.bytes;
+            if (w.kind == StageWork::Kind::compute) {
+                part.ps = static_cast<double>(ctx_.cycles_to_ps(static_cast<std::uint64_t>(std::llround(w.cycles))));
+                pipes_[si].busy_ps += static_cast<std::uint64_t>(part.ps);
+                task_stage_ps_[si] += static_cast<std::uint64_t>(part.ps);
+            }
+            if (w.kind != StageWork::Kind::transfer) continue;
+            task_bytes_ += w.bytes;
+            part.bytes = w.transfer.bytes;
+            part.write = w.transfer.write;
+            port_cap = std::max(port_cap, w.transfer.cap_bytes_per_ps);
+            (w.transfer.write ? macro_.write_stage : macro_.read_stage) = s;
+            (w.transfer.write ? writes : reads).push_back(w.transfer);
+        }
+    // What comes from HBM and what from L2, and so each transfer's time on
+    // the port alone: misses at the port's rate, hits at the core's L2 rate.
+    const MemorySystem::Batch rb = ctx_.memory->prepare_batch(reads), wb = ctx_.memory->prepare_batch(writes);
+    const auto alone = [&](const MemorySystem::Batch& b, bool write) {
+        return (port_cap > 0 ? static_cast<double>(b.hbm) / port_cap : 0.0) +
+               static_cast<double>(b.l2) / (write ? l2_write_cap_ : l2_read_cap_);
+    };
+    macro_.read_ps = alone(rb, false);
+    macro_.write_ps = alone(wb, true);
+    const double read_ps_per_byte = rb.hbm + rb.l2 > 0 ? macro_.read_ps / static_cast<double>(rb.hbm + rb.l2) : 0;
+    const double write_ps_per_byte = wb.hbm + wb.l2 > 0 ? macro_.write_ps / static_cast<double>(wb.hbm + wb.l2) : 0;
+    const double read_latency = static_cast<double>(ctx_.memory->latency_ps(rb));
+    const double write_latency = static_cast<double>(ctx_.memory->latency_ps(wb));
+    // The chunk's pace: the steady state of the core's own pipe schedule
+    // (chip/pipeline_schedule.hpp, the TilePipeline's rules: double
+    // buffering, the shared port) over these tiles, the difference of
+    // running them twice and once, so fill and drain are left out.
+    const auto cost = [&](int s, std::uint64_t tile) {
+        const Part& part = parts[static_cast<std::size_t>(tile % n)][static_cast<std::size_t>(s)];
+        timing::StageCost c;
+        if (part.kind == StageWork::Kind::none) c.none = true;
+        else if (part.kind == StageWork::Kind::compute) c.cycles = part.ps;
+        else {
+            c.cycles = static_cast<double>(part.bytes) * (part.write ? write_ps_per_byte : read_ps_per_byte);
+            c.latency = part.write ? write_latency : read_latency;
+        }
+        return c;
+    };
+    const double once = timing::pipelined_cycles(stages, n, 2, cost, 4 * n, port_);
+    const double twice = timing::pipelined_cycles(stages, 2 * n, 2, cost, 4 * n, port_);
+    macro_.pace_ps = std::max(twice - once, 1.0);
+    macro_.start_ps = now_ps();
+    macro_.pending = 1;  // the compute's own end
+    ctx_.scheduler->at(now_ps() + static_cast<std::uint64_t>(std::ceil(macro_.pace_ps)), *this, kMacroCompute);
+    // Each moves at its rates slowed in the proportion that makes it take
+    // the pace (when nothing else contends): the share of the port it had.
+    const auto submit = [&](const MemorySystem::Batch& b, double own_ps, bool write, std::uint64_t tag) {
+        if (b.hbm + b.l2 == 0) return;
+        ++macro_.pending;
+        ++macro_.arriving;
+        const double f = std::min(1.0, own_ps / macro_.pace_ps);
+        ctx_.memory->start_batch(b, port_cap * f, (write ? l2_write_cap_ : l2_read_cap_) * f, this, tag);
+    };
+    submit(rb, macro_.read_ps, false, kMacroRead);
+    submit(wb, macro_.write_ps, true, kMacroWrite);
+    ++macro_runs_;
+    macro_tiles_ += to - from;
+}
+
+void AiCore::macro_part_done(std::uint64_t part) {
+    const std::uint64_t now = now_ps();
+    // A transfer stage was busy for its own share of the chunk's time.
+    const auto busy = [&](int stage, double own_ps) {
+        if (stage < 0) return;
+        const auto ps = static_cast<std::uint64_t>(static_cast<double>(now - macro_.start_ps) * own_ps / macro_.pace_ps);
+        pipes_[static_cast<std::size_t>(stage)].busy_ps += ps;
+        task_stage_ps_[static_cast<std::size_t>(stage)] += ps;
+        stage_transfer_[static_cast<std::size_t>(stage)] = true;
+    };
+    if (part == kMacroRead) busy(macro_.read_stage, macro_.read_ps);
+    if (part == kMacroWrite) busy(macro_.write_stage, macro_.write_ps);
+    if (--macro_.pending > 0) return;
+    if (ctx_.tracing && ctx_.trace_pipes) {
+        const Task& t = ctx_.stream.tasks[task_];
+        for (std::size_t s = 0; s < pipe_names_.size(); ++s)
+            ctx_.trace->complete(ctx_.trace_pid, pipe_tids_[s], task_label(t), "pipe", macro_.start_ps, now - macro_.start_ps,
+                                 fmt::format(R"("task":"{}","closed_form_until_tile":{})", json_escape(t.id), macro_.next - 1));
+    }
+    if (macro_.next < macro_.end) {
+        run_macro_chunk();
+        return;
+    }
+    macro_.ran = true;
+    if (macro_.warm_done && macro_.arriving == 0) start_tail();
 }
 
 void AiCore::check_gm_reads(const Task& t) {
@@ -144,13 +325,25 @@ bool AiCore::begin_stage(int stage, std::uint64_t tile) {
 }
 
 void AiCore::transfer_drained(std::uint64_t stage) {
+    // A closed-form chunk's transfer has moved its bytes: the next chunk may
+    // go (its data still arrives a latency later, overlapping the next).
+    if (stage == kMacroRead || stage == kMacroWrite) {
+        macro_part_done(stage);
+        return;
+    }
     // Handled after the compute stages that end at the same time (as the
     // compiler's pipe schedule orders them), so which stage takes the
     // freed port does not depend on event order.
     ctx_.scheduler->at(now_ps(), *this, kDrained | stage);
 }
 
-void AiCore::transfer_done(std::uint64_t stage) { ctx_.scheduler->at(now_ps(), *this, kArrived | stage); }
+void AiCore::transfer_done(std::uint64_t stage) {
+    if (stage == kMacroRead || stage == kMacroWrite) {
+        if (--macro_.arriving == 0 && macro_.ran && macro_.warm_done && !macro_.done) start_tail();
+        return;
+    }
+    ctx_.scheduler->at(now_ps(), *this, kArrived | stage);
+}
 
 void AiCore::on_drained(std::uint64_t stage) {
     record_stage(static_cast<int>(stage));
@@ -161,13 +354,15 @@ void AiCore::on_drained(std::uint64_t stage) {
 void AiCore::on_arrived(std::uint64_t stage) {
     --transfers_in_flight_;
     pipeline_.stage_arrived(*this, static_cast<int>(stage));
-    if (pipeline_.finished() && transfers_in_flight_ == 0) finish_task();
+    if (stage == 0) stage0_progress();
+    if (pipeline_.finished() && transfers_in_flight_ == 0) pipeline_finished();
 }
 
 void AiCore::end_stage(int stage) {
     record_stage(stage);
     pipeline_.stage_done(*this, stage);
-    if (pipeline_.finished() && transfers_in_flight_ == 0) finish_task();
+    if (stage == 0) stage0_progress();
+    if (pipeline_.finished() && transfers_in_flight_ == 0) pipeline_finished();
 }
 
 void AiCore::record_stage(int stage) {
@@ -176,7 +371,7 @@ void AiCore::record_stage(int stage) {
     task_stage_ps_[stage] += now - stage_start_[stage];
     if (ctx_.tracing && ctx_.trace_pipes) {
         const Task& t = ctx_.stream.tasks[task_];
-        ctx_.trace->complete(ctx_.trace_pid, pipe_tids_[stage], task_label(t), "pipe", stage_start_[stage],
+        ctx_.trace->complete(ctx_.trace_pid, pipe_tids_[static_cast<std::size_t>(stage)], task_label(t), "pipe", stage_start_[stage],
                              now - stage_start_[stage],
                              fmt::format(R"("task":"{}","tile":{})", json_escape(t.id), stage_tile_[stage]));
     }
@@ -218,6 +413,10 @@ void AiCore::report(Stats& s, const RunSpan& span) const {
     s.set(key + ".busy_cycles", span.cycles(static_cast<double>(busy_ps_)));
     s.set(key + ".utilization", span.utilization(static_cast<double>(busy_ps_)));
     s.set(key + ".tasks", tasks_run_);
+    if (macro_runs_ > 0) {
+        s.set(key + ".closed_form_runs", macro_runs_);
+        s.set(key + ".closed_form_tiles", macro_tiles_);
+    }
     for (std::size_t p = 0; p < pipe_names_.size(); ++p)
         s.set(key + ".pipes." + pipe_names_[p] + ".busy_cycles", span.cycles(static_cast<double>(pipes_[p].busy_ps)));
 }

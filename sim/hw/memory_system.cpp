@@ -71,28 +71,17 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, WakeScheduler& schedule
       trace_(trace),
       trace_pid_(trace_pid) {}
 
-void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag) {
-    const std::uint32_t slot = slots_.acquire();
-    ++traffic_.transfers;
-    Pending& p = slots_[slot];
-    p.client = client;
-    p.tag = tag;
-    p.cap = req.cap_bytes_per_ps;
-    p.l2_cap = req.l2_cap_bytes_per_ps > 0 ? req.l2_cap_bytes_per_ps : req.cap_bytes_per_ps;
-    p.write_back = false;
-    p.clean = false;
-    p.latency_ps = l2_latency_ps_;
-
-    std::uint64_t hbm_bytes = 0, l2_bytes = 0, busiest_slice = 0, dirty = 0;
+MemorySystem::Split MemorySystem::account(const TransferRequest& req) {
+    Split s;
     if (req.space == Space::l2) {
         // Explicitly L2-resident data: never leaves the cache, spread over
         // all slices.
-        l2_bytes = req.bytes;
+        s.l2 = req.bytes;
         if (req.write) traffic_.l2_write_bytes += req.bytes;
         else traffic_.l2_hit_bytes += req.bytes;
     } else if (req.write && !req.has_addresses()) {
         // Unknown addresses: a stream the L2 does not keep, straight to HBM.
-        hbm_bytes = req.bytes;
+        s.hbm = req.bytes;
         traffic_.hbm_write_bytes += req.bytes;
     } else if (req.write) {
         // Write-back, write-allocate: the bytes stop in L2; HBM sees them
@@ -100,43 +89,78 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
         std::uint64_t covered = 0;
         req.for_each_range([&](std::uint64_t addr, std::uint64_t n) {
             const L2Access a = l2_.write(addr, n);
-            dirty += a.dirty_evicted_bytes;
+            s.dirty += a.dirty_evicted_bytes;
             covered += n;
         });
-        busiest_slice = l2_.take_busiest_slice_bytes();
-        l2_bytes = req.bytes;
-        busiest_slice += req.bytes - std::min(req.bytes, covered);  // untracked tail: one slice at worst
+        s.busiest = l2_.take_busiest_slice_bytes();
+        s.l2 = req.bytes;
+        s.busiest += req.bytes - std::min(req.bytes, covered);  // untracked tail: one slice at worst
         traffic_.l2_write_bytes += req.bytes;
     } else {
         std::uint64_t hit = 0;
         req.for_each_range([&](std::uint64_t addr, std::uint64_t n) {
             const L2Access a = l2_.read(addr, n);
             hit += a.hit_bytes;
-            dirty += a.dirty_evicted_bytes;
+            s.dirty += a.dirty_evicted_bytes;
         });
-        busiest_slice = l2_.take_busiest_slice_bytes();
+        s.busiest = l2_.take_busiest_slice_bytes();
         hit = std::min(hit, req.bytes);  // merged tail ranges may overcount
-        l2_bytes = hit;
-        hbm_bytes = req.bytes - hit;
+        s.l2 = hit;
+        s.hbm = req.bytes - hit;
         traffic_.l2_hit_bytes += hit;
-        traffic_.l2_miss_bytes += hbm_bytes;
-        traffic_.hbm_read_bytes += hbm_bytes;
+        traffic_.l2_miss_bytes += s.hbm;
+        traffic_.hbm_read_bytes += s.hbm;
     }
+    return s;
+}
+
+void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag) {
+    start(account(req), req.write, req.cap_bytes_per_ps, req.l2_cap_bytes_per_ps > 0 ? req.l2_cap_bytes_per_ps : req.cap_bytes_per_ps,
+          client, tag);
+}
+
+MemorySystem::Batch MemorySystem::prepare_batch(const std::vector<TransferRequest>& parts) {
+    Batch b;
+    for (const TransferRequest& r : parts) {
+        const Split s = account(r);
+        b.hbm += s.hbm, b.l2 += s.l2, b.busiest += s.busiest, b.dirty += s.dirty;
+        b.write = b.write || r.write;
+    }
+    return b;
+}
+
+void MemorySystem::start_batch(const Batch& b, double cap, double l2_cap, TransferClient* client, std::uint64_t tag) {
+    start(Split{b.hbm, b.l2, b.busiest, b.dirty}, b.write, cap, l2_cap, client, tag);
+}
+
+std::uint64_t MemorySystem::latency_ps(const Batch& b) { return b.hbm > 0 ? hbm_.latency_ps() : l2_latency_ps_; }
+
+void MemorySystem::start(const Split& s, bool write, double cap, double l2_cap, TransferClient* client, std::uint64_t tag) {
+    const std::uint32_t slot = slots_.acquire();
+    ++traffic_.transfers;
+    Pending& p = slots_[slot];
+    p.client = client;
+    p.tag = tag;
+    p.cap = cap;
+    p.l2_cap = l2_cap;
+    p.write_back = false;
+    p.clean = false;
+    p.latency_ps = l2_latency_ps_;
     // A part on few slices moves no faster than those slices.
-    if (l2_bytes > 0 && busiest_slice > 0)
-        p.l2_cap = std::min(p.l2_cap, l2_slice_bytes_per_ps_ * static_cast<double>(l2_bytes) /
-                                          static_cast<double>(std::min(busiest_slice, l2_bytes)));
+    if (s.l2 > 0 && s.busiest > 0)
+        p.l2_cap = std::min(p.l2_cap, l2_slice_bytes_per_ps_ * static_cast<double>(s.l2) /
+                                          static_cast<double>(std::min(s.busiest, s.l2)));
     // The engine walks its addresses in order: misses from HBM at the
     // port's miss rate, then hits from L2 at the core's L2 rate.
-    traffic_.l2_served_bytes += l2_bytes;
-    if (hbm_bytes > 0) {
-        p.l2_bytes = l2_bytes;
-        start_hbm(slot, hbm_bytes, req.write);
+    traffic_.l2_served_bytes += s.l2;
+    if (s.hbm > 0) {
+        p.l2_bytes = s.l2;
+        start_hbm(slot, s.hbm, write);
     } else {
         p.l2_bytes = 0;
-        start_l2(slot, l2_bytes);
+        start_l2(slot, s.l2);
     }
-    if (dirty > 0) write_back(dirty);
+    if (s.dirty > 0) write_back(s.dirty);
     maybe_clean();
     rearm();
     emit_counters();

@@ -98,6 +98,20 @@ public:
     MemorySystem(sc_core::sc_module_name name, WakeScheduler& scheduler, const ChipParams& chip, TraceWriter* trace, int trace_pid);
 
     void transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag);
+    // Many transfers of one engine as one flow (a long run of a task's
+    // tiles in closed form, hw/ai_core): prepare_batch runs each part's
+    // addresses through the L2 model and says how many bytes come from HBM
+    // and from L2; start_batch then moves them as one transfer at the given
+    // caps (HBM part, L2 part).
+    struct Batch {
+        std::uint64_t hbm = 0, l2 = 0, busiest = 0, dirty = 0;
+        bool write = false;
+    };
+    Batch prepare_batch(const std::vector<TransferRequest>& parts);
+    void start_batch(const Batch& b, double cap, double l2_cap, TransferClient* client, std::uint64_t tag);
+    // How long after its last byte moves a batch's data arrives (the HBM
+    // tier's latency at today's load when any of it comes from HBM).
+    std::uint64_t latency_ps(const Batch& b);
     // A write that arrives from outside the die's cores (a remote rank's
     // memory-semantic write landing in this die's GM): the write-back L2
     // allocates its lines, so the die's cores then hit them; lines it evicts
@@ -139,6 +153,13 @@ private:
         std::uint64_t t, seq, addr, bytes;
         bool operator>(const Landing& o) const { return t != o.t ? t > o.t : seq > o.seq; }
     };
+
+    // A transfer's bytes by where they come from, after the L2 model.
+    struct Split {
+        std::uint64_t hbm = 0, l2 = 0, busiest = 0, dirty = 0;
+    };
+    Split account(const TransferRequest& req);
+    void start(const Split& s, bool write, double cap, double l2_cap, TransferClient* client, std::uint64_t tag);
 
     void wake(std::uint64_t) override;
     void start_hbm(std::uint32_t slot, std::uint64_t bytes, bool write, bool background = false);
