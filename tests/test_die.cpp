@@ -506,7 +506,7 @@ TEST_CASE("die: tile-level sync overlaps Cube and Vector more than op-level sync
     CHECK(tile["memory"]["l0"]["in_bytes"] == op["memory"]["l0"]["in_bytes"]);
 }
 
-TEST_CASE("die: a long Cube task's middle tiles in closed form stay within 2% of stepping every tile", "[die][cube][cli]") {
+TEST_CASE("die: long Cube tasks in closed form (NPUSIM_CLOSED_FORM=1) stay within 2% of stepping every tile", "[die][cube][cli]") {
     TempDir tmp;
     // A compute-bound fp16 GEMM and a weight-streaming bf16 LM-head-like
     // GEMM (48 tokens): the closed form paces each chunk by its slowest pipe
@@ -522,10 +522,10 @@ TEST_CASE("die: a long Cube task's middle tiles in closed form stay within 2% of
         Result r = run_npusim(tmp, {"compile", "--chip", kA2, "--workload", graph, "--emit-tasks", stream});
         SHOW(r);
         REQUIRE(r.code == 0);
-        r = run_npusim(tmp, {"run", "--chip", kA2, "--workload", stream, "--stats", closed, "-q"});
+        r = run_program(tmp, "NPUSIM_CLOSED_FORM=1 " + quote(NPUSIM_BIN),
+                        {"run", "--chip", kA2, "--workload", stream, "--stats", closed, "-q"});
         REQUIRE(r.code == 0);
-        r = run_program(tmp, "NPUSIM_EXACT_PIPES=1 " + quote(NPUSIM_BIN),
-                        {"run", "--chip", kA2, "--workload", stream, "--stats", exact, "-q"});
+        r = run_npusim(tmp, {"run", "--chip", kA2, "--workload", stream, "--stats", exact, "-q"});
         REQUIRE(r.code == 0);
         const json c = read_json(closed), e = read_json(exact);
         const double ratio = c["total_cycles"].get<double>() / e["total_cycles"].get<double>();
@@ -534,7 +534,9 @@ TEST_CASE("die: a long Cube task's middle tiles in closed form stay within 2% of
         CHECK(e.at("cores").at("cube0").value("closed_form_tiles", 0) == 0);
         CHECK(ratio > 0.98);
         CHECK(ratio < 1.02);
-        // Same bytes either way: the closed form moves every tile's data.
-        CHECK(c["memory"]["hbm"]["read_bytes"] == e["memory"]["hbm"]["read_bytes"]);
+        // The same bytes: every tile's addresses go through L2 either way
+        // (the cores' accesses interleave differently, so hits may differ a little).
+        CHECK(c["memory"]["hbm"]["read_bytes"].get<double>() ==
+              Approx(e["memory"]["hbm"]["read_bytes"].get<double>()).epsilon(0.005));
     }
 }

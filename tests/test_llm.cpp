@@ -186,6 +186,51 @@ TEST_CASE("llm decode: a reduced DeepSeek-V3 step on 16 dies reports the serving
     CHECK(s["memory_model"]["stale_reads"] == 0);
 }
 
+TEST_CASE("llm what-if: a decode step responds to HBM, KV length and batch, and its Dispatch and Combine to link bandwidth",
+          "[llm][e2e][whatif]") {
+    TempDir tmp;
+    const std::vector<std::string> base = {"chip.interconnect.ranks=16", "workload.layers=4", "workload.batch=8",
+                                           "workload.kv_len=1024", "workload.routing.redundant_experts=0"};
+    auto with = [&](std::vector<std::string> sets) {
+        sets.insert(sets.begin(), base.begin(), base.end());
+        return run_for_stats(tmp, kSuper, kDeepSeek, sets)["llm"];
+    };
+    const json b = with({});
+    const double step = b["step_ns"].get<double>();
+    // Decode at 8 sequences reads every weight and the cache once a step:
+    // half the HBM bandwidth makes it much slower (not quite 2x: the
+    // Dispatch, Combine and launch costs stay).
+    const double hbm = with({"chip.hbm.bandwidth_gbps=800"})["step_ns"].get<double>() / step;
+    // Twice the cache: attention reads twice the latent cache, the weights
+    // stay: slower, by less than the HBM halving.
+    const double kv = with({"workload.kv_len=2048"})["step_ns"].get<double>() / step;
+    // A quarter of the link planes' bandwidth: the MoE layer's Dispatch and
+    // Combine take longer. Only a little (+1.3%): at 8 sequences a die
+    // sends 0.46 MB a Dispatch, 2.3 us at 196 GB/s, and their op time is
+    // mostly the AIV cores' own work and waiting for the other dies; the
+    // step hardly moves (the dense layers' weights and the LM head set it).
+    const auto comm_ns = [](const json& l) {
+        return (l["op_time_shares"]["dispatch"].get<double>() + l["op_time_shares"]["combine"].get<double>()) *
+               l["step_ns"].get<double>();
+    };
+    const double link = comm_ns(with({"chip.interconnect.intra_node.plane_bandwidth_gbps=7",
+                                      "chip.interconnect.inter_node.plane_bandwidth_gbps=7"})) /
+                        comm_ns(b);
+    // Twice the batch: the weights are read once for twice the tokens, so
+    // tokens/s per die grows, by less than 2x.
+    const json b2 = with({"workload.batch=16"});
+    const double tps = b2["tokens_per_s_per_die"].get<double>() / b["tokens_per_s_per_die"].get<double>();
+    CAPTURE(step, hbm, kv, link, tps);
+    CHECK(hbm > 1.3);
+    CHECK(hbm < 2.05);
+    CHECK(kv > 1.005);
+    CHECK(kv < hbm);
+    CHECK(link > 1.0);
+    CHECK(link < 4.0);
+    CHECK(tps > 1.2);
+    CHECK(tps < 2.0);
+}
+
 TEST_CASE("llm prefill: a dense GQA model's prompt on one die follows its FLOPs", "[llm][e2e]") {
     TempDir tmp;
     const std::vector<std::string> base = {"workload.phase=prefill", "workload.layers=2", "workload.batch=1"};

@@ -73,7 +73,6 @@ def main():
         step = r["step_ns"] / b["step_ns"] - 1
         tps = r["tokens_per_s_per_die"] / b["tokens_per_s_per_die"] - 1
         got = 0 if abs(step) < 0.002 else (1 if step > 0 else -1)
-        ok = sign == 0 or got == sign or (got == 0 and sign != 0 and abs(step) < 0.002)
         verdict = "ok" if sign == 0 or got == sign else ("flat" if got == 0 else "WRONG SIGN")
         misses += verdict != "ok"
         rows.append((phase, label, {1: "slower", -1: "faster", 0: "either"}[sign], step, tps, verdict))

@@ -85,67 +85,40 @@ void AiCore::wake(std::uint64_t action) {
     const bool remote = t.remote.dst_rank >= 0 && t.remote.dst_rank != ctx_.place.rank;
     port_ = (is_global(t.params.src) ? 1u : 0u) | (is_global(t.params.dst) && !remote ? 1u << last : 0u);
     tiles_ = plan(t);
-    // A long task: its first tiles and its last are stepped, the run between
-    // them goes in closed form (run_macro).
+    // A long task runs in closed form (run_macro), the rest tile by tile.
     macro_ = Macro{};
-    const std::uint64_t edge = std::max<std::uint64_t>(2, period(t));
-    if (!remote && macro_allowed() && tiles_ >= kMacroMinTiles + 2 * edge) {
-        macro_.first = edge;
-        macro_.end = tiles_ - edge;
-    }
-    pipeline_.reset(static_cast<int>(pipe_names_.size()), macro_.end > 0 ? macro_.first : tiles_, 2, port_);
-    pipeline_.kick(*this);
-    if (pipeline_.finished()) pipeline_finished();
-}
-
-bool AiCore::macro_allowed() {
-    static const bool exact = [] {
-        const char* e = std::getenv("NPUSIM_EXACT_PIPES");
-        return e && *e && std::string(e) != "0";
-    }();
-    return !exact;
-}
-
-// The pipeline has run every tile it was given: the task ends, or, once its
-// run in closed form is in too, its last tiles start.
-void AiCore::pipeline_finished() {
-    if (macro_.end > 0 && !macro_.done) {
-        if (!macro_.started) run_macro();
-        macro_.warm_done = true;
-        if (macro_.ran && macro_.arriving == 0) start_tail();
+    if (!remote && macro_allowed() && tiles_ >= kMacroMinTiles) {
+        macro_.end = tiles_;
+        run_macro();
         return;
     }
-    finish_task();
-}
-
-// The first tiles' loads are in: the closed-form run's loads follow on at
-// once, while the first tiles' later stages finish, unless those stages
-// share the port with the loads (the closed form's transfers would then
-// use the port beside them): it then waits for the first tiles to end.
-void AiCore::stage0_progress() {
-    const bool shared_port = (port_ & (port_ - 1)) != 0;
-    if (macro_.end > 0 && !macro_.started && !shared_port && pipeline_.state().done[0] >= macro_.first) run_macro();
-}
-
-void AiCore::start_tail() {
-    macro_.done = true;
     pipeline_.reset(static_cast<int>(pipe_names_.size()), tiles_, 2, port_);
-    pipeline_.advance(macro_.end);
     pipeline_.kick(*this);
-    if (pipeline_.finished()) pipeline_finished();
+    if (pipeline_.finished()) finish_task();
 }
 
-// Tiles [first, end) in closed form, a chunk of kMacroChunk tiles at a
-// time: each stage's work summed over the chunk, its loads and its stores
-// each one transfer through the memory system (every tile's addresses
-// through the L2 model when the chunk starts), paced so that neither runs
-// ahead of the slowest pipe (the steady state of its compute stages and of
-// the port its transfers share); then its last tiles are stepped from where
-// it leaves off. Shared rates (other cores' traffic on L2 and HBM) slow the
-// transfers as they change, as for any transfer.
+// Opt-in (NPUSIM_CLOSED_FORM=1): the closed form is within a few per cent
+// of stepping, but a parameter that moves a task across the threshold moves
+// its time by that much too, which can flip a small what-if response.
+bool AiCore::macro_allowed() {
+    static const bool on = [] {
+        const char* e = std::getenv("NPUSIM_CLOSED_FORM");
+        return e && *e && std::string(e) != "0";
+    }();
+    return on;
+}
+
+// A long task in closed form, a chunk of kMacroChunk tiles at a time: each
+// tile's stage work is taken as the stepped pipeline would take it, the
+// chunk's loads and its stores go as one transfer each through the memory
+// system (every tile's addresses through the L2 model when the chunk
+// starts), and the chunk takes what the core's own pipe schedule
+// (chip/pipeline_schedule.hpp) says its tiles take: the first chunk with
+// the pipeline's fill and drain, every later one its steady state. Shared
+// rates (other cores' traffic on L2 and HBM) slow the transfers as they
+// change, as for any transfer.
 void AiCore::run_macro() {
-    macro_.started = true;
-    macro_.next = macro_.first;
+    macro_.next = 0;
     run_macro_chunk();
 }
 
@@ -160,7 +133,7 @@ void AiCore::run_macro_chunk() {
     struct Part {
         StageWork::Kind kind = StageWork::Kind::none;
         double ps = 0;
-        std::uint64_t bytes = 0;
+        std::size_t index = 0;  // in reads or writes
         bool write = false;
     };
     std::vector<std::array<Part, TilePipeline::kMaxStages>> parts(n);
@@ -180,8 +153,8 @@ void AiCore::run_macro_chunk() {
             }
             if (w.kind != StageWork::Kind::transfer) continue;
             task_bytes_ += w.bytes;
-            part.bytes = w.transfer.bytes;
             part.write = w.transfer.write;
+            part.index = (part.write ? writes : reads).size();
             port_cap = std::max(port_cap, w.transfer.cap_bytes_per_ps);
             (w.transfer.write ? macro_.write_stage : macro_.read_stage) = s;
             (w.transfer.write ? writes : reads).push_back(w.transfer);
@@ -195,38 +168,44 @@ void AiCore::run_macro_chunk() {
     };
     macro_.read_ps = alone(rb, false);
     macro_.write_ps = alone(wb, true);
-    const double read_ps_per_byte = rb.hbm + rb.l2 > 0 ? macro_.read_ps / static_cast<double>(rb.hbm + rb.l2) : 0;
-    const double write_ps_per_byte = wb.hbm + wb.l2 > 0 ? macro_.write_ps / static_cast<double>(wb.hbm + wb.l2) : 0;
-    const double read_latency = static_cast<double>(ctx_.memory->latency_ps(rb));
-    const double write_latency = static_cast<double>(ctx_.memory->latency_ps(wb));
-    // The chunk's pace: the steady state of the core's own pipe schedule
-    // (chip/pipeline_schedule.hpp, the TilePipeline's rules: double
-    // buffering, the shared port) over these tiles, the difference of
-    // running them twice and once, so fill and drain are left out.
+    const double hbm_latency = static_cast<double>(ctx_.memory->hbm_latency_ps()),
+                 l2_latency = static_cast<double>(ctx_.memory->l2_latency_ps());
+    // The chunk's pace: the core's own pipe schedule (the TilePipeline's
+    // rules: double buffering, the shared port) over these tiles; after the
+    // first chunk its steady state, the difference of running them twice
+    // and once, so fill and drain count once per task.
     const auto cost = [&](int s, std::uint64_t tile) {
         const Part& part = parts[static_cast<std::size_t>(tile % n)][static_cast<std::size_t>(s)];
         timing::StageCost c;
         if (part.kind == StageWork::Kind::none) c.none = true;
         else if (part.kind == StageWork::Kind::compute) c.cycles = part.ps;
         else {
-            c.cycles = static_cast<double>(part.bytes) * (part.write ? write_ps_per_byte : read_ps_per_byte);
-            c.latency = part.write ? write_latency : read_latency;
+            // Its misses at the port's rate, its hits at the core's L2 rate.
+            const auto [hbm, l2] = (part.write ? wb : rb).parts[part.index];
+            c.cycles = (port_cap > 0 ? static_cast<double>(hbm) / port_cap : 0.0) +
+                       static_cast<double>(l2) / (part.write ? l2_write_cap_ : l2_read_cap_);
+            c.latency = hbm > 0 ? hbm_latency : l2_latency;
         }
         return c;
     };
     const double once = timing::pipelined_cycles(stages, n, 2, cost, 4 * n, port_);
     const double twice = timing::pipelined_cycles(stages, 2 * n, 2, cost, 4 * n, port_);
-    macro_.pace_ps = std::max(twice - once, 1.0);
+    macro_.pace_ps = std::max(from == 0 ? once : twice - once, 1.0);
     macro_.start_ps = now_ps();
     macro_.pending = 1;  // the compute's own end
     ctx_.scheduler->at(now_ps() + static_cast<std::uint64_t>(std::ceil(macro_.pace_ps)), *this, kMacroCompute);
-    // Each moves at its rates slowed in the proportion that makes it take
-    // the pace (when nothing else contends): the share of the port it had.
+    // Loads and stores through one port share it in proportion to their
+    // time on it, so together they never move faster than the port; they
+    // are not slowed to the pace: like the stepped tiles' transfers, they
+    // move as fast as L2 and HBM let them, and contention the pace has room
+    // for costs nothing.
+    const bool shared_port = (port_ & (port_ - 1)) != 0;
+    const double port_ps = macro_.read_ps + macro_.write_ps;
     const auto submit = [&](const MemorySystem::Batch& b, double own_ps, bool write, std::uint64_t tag) {
         if (b.hbm + b.l2 == 0) return;
         ++macro_.pending;
         ++macro_.arriving;
-        const double f = std::min(1.0, own_ps / macro_.pace_ps);
+        const double f = shared_port && port_ps > 0 ? own_ps / port_ps : 1.0;
         ctx_.memory->start_batch(b, port_cap * f, (write ? l2_write_cap_ : l2_read_cap_) * f, this, tag);
     };
     submit(rb, macro_.read_ps, false, kMacroRead);
@@ -237,10 +216,13 @@ void AiCore::run_macro_chunk() {
 
 void AiCore::macro_part_done(std::uint64_t part) {
     const std::uint64_t now = now_ps();
-    // A transfer stage was busy for its own share of the chunk's time.
+    // A transfer stage was busy while its bytes moved, for its share of the
+    // port when loads and stores share one.
     const auto busy = [&](int stage, double own_ps) {
         if (stage < 0) return;
-        const auto ps = static_cast<std::uint64_t>(static_cast<double>(now - macro_.start_ps) * own_ps / macro_.pace_ps);
+        const double port_ps = macro_.read_ps + macro_.write_ps;
+        const double share = (port_ & (port_ - 1)) != 0 && port_ps > 0 ? own_ps / port_ps : 1.0;
+        const auto ps = static_cast<std::uint64_t>(static_cast<double>(now - macro_.start_ps) * share);
         pipes_[static_cast<std::size_t>(stage)].busy_ps += ps;
         task_stage_ps_[static_cast<std::size_t>(stage)] += ps;
         stage_transfer_[static_cast<std::size_t>(stage)] = true;
@@ -259,7 +241,7 @@ void AiCore::macro_part_done(std::uint64_t part) {
         return;
     }
     macro_.ran = true;
-    if (macro_.warm_done && macro_.arriving == 0) start_tail();
+    if (macro_.arriving == 0) finish_task();
 }
 
 void AiCore::check_gm_reads(const Task& t) {
@@ -339,7 +321,7 @@ void AiCore::transfer_drained(std::uint64_t stage) {
 
 void AiCore::transfer_done(std::uint64_t stage) {
     if (stage == kMacroRead || stage == kMacroWrite) {
-        if (--macro_.arriving == 0 && macro_.ran && macro_.warm_done && !macro_.done) start_tail();
+        if (--macro_.arriving == 0 && macro_.ran) finish_task();
         return;
     }
     ctx_.scheduler->at(now_ps(), *this, kArrived | stage);
@@ -354,15 +336,13 @@ void AiCore::on_drained(std::uint64_t stage) {
 void AiCore::on_arrived(std::uint64_t stage) {
     --transfers_in_flight_;
     pipeline_.stage_arrived(*this, static_cast<int>(stage));
-    if (stage == 0) stage0_progress();
-    if (pipeline_.finished() && transfers_in_flight_ == 0) pipeline_finished();
+    if (pipeline_.finished() && transfers_in_flight_ == 0) finish_task();
 }
 
 void AiCore::end_stage(int stage) {
     record_stage(stage);
     pipeline_.stage_done(*this, stage);
-    if (stage == 0) stage0_progress();
-    if (pipeline_.finished() && transfers_in_flight_ == 0) pipeline_finished();
+    if (pipeline_.finished() && transfers_in_flight_ == 0) finish_task();
 }
 
 void AiCore::record_stage(int stage) {

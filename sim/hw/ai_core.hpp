@@ -86,9 +86,6 @@ protected:
 
     // Called at task start: how many tiles the task has.
     virtual std::uint64_t plan(const Task& t) = 0;
-    // Tiles after which the task's stage work repeats (a Cube block's K
-    // steps): its closed-form run starts and ends a whole period from its edges.
-    virtual std::uint64_t period(const Task&) const { return 1; }
     virtual StageWork work(const Task& t, int stage, std::uint64_t tile) = 0;
     virtual int task_start_cycles() const = 0;
 
@@ -105,12 +102,12 @@ private:
     // a kernel program on the core tags its transfers with bit 40).
     static constexpr std::uint64_t kMacroRead = std::uint64_t{1} << 44, kMacroWrite = kMacroRead + 1,
                                    kMacroCompute = kMacroRead + 2;
-    // A task of at least this many tiles (besides its stepped edges) runs the
-    // middle ones in closed form (docs/architecture.md, "Long tasks").
+    // A task of at least this many tiles runs in closed form
+    // (docs/architecture.md, "Long tasks in closed form").
     static constexpr std::uint64_t kMacroMinTiles = 64;
     // Tiles of one closed-form step: the L2 model sees a chunk's addresses
-    // at once, so a chunk stays short beside L2's reuse distances.
-    static constexpr std::uint64_t kMacroChunk = 16;
+    // at once, so a chunk runs no further ahead than the stepped pipeline.
+    static constexpr std::uint64_t kMacroChunk = 4;
     void on_drained(std::uint64_t stage);
     void on_arrived(std::uint64_t stage);
 
@@ -118,9 +115,6 @@ private:
     bool has_work(int stage, std::uint64_t tile) override;
     void wake(std::uint64_t action) override;
     void end_stage(int stage);          // compute stage finished
-    void pipeline_finished();
-    void stage0_progress();
-    void start_tail();
     void run_macro();
     void run_macro_chunk();
     void macro_part_done(std::uint64_t part);
@@ -141,8 +135,8 @@ private:
     std::uint64_t tiles_ = 0;
     std::uint32_t port_ = 0;
     struct Macro {
-        std::uint64_t first = 0, end = 0;  // end 0: none
-        bool started = false, ran = false, warm_done = false, done = false;
+        std::uint64_t end = 0;  // 0: the task runs tile by tile
+        bool ran = false;       // every chunk has moved its bytes
         std::uint64_t next = 0;  // the next chunk's first tile
         int pending = 0;         // parts of the chunk running
         int arriving = 0;        // transfers moved whose data has not arrived

@@ -21,7 +21,6 @@ public:
 
 private:
     std::uint64_t plan(const Task& t) override;
-    std::uint64_t period(const Task&) const override { return tiling_.kb; }
     StageWork work(const Task& t, int stage, std::uint64_t tile) override;
     int task_start_cycles() const override { return timing::task_start_cycles(CoreType::cube, ctx_.chip); }
 

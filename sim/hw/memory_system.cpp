@@ -71,7 +71,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, WakeScheduler& schedule
       trace_(trace),
       trace_pid_(trace_pid) {}
 
-MemorySystem::Split MemorySystem::account(const TransferRequest& req) {
+MemorySystem::Split MemorySystem::account(const TransferRequest& req, bool take_busiest) {
     Split s;
     if (req.space == Space::l2) {
         // Explicitly L2-resident data: never leaves the cache, spread over
@@ -92,7 +92,7 @@ MemorySystem::Split MemorySystem::account(const TransferRequest& req) {
             s.dirty += a.dirty_evicted_bytes;
             covered += n;
         });
-        s.busiest = l2_.take_busiest_slice_bytes();
+        if (take_busiest) s.busiest = l2_.take_busiest_slice_bytes();
         s.l2 = req.bytes;
         s.busiest += req.bytes - std::min(req.bytes, covered);  // untracked tail: one slice at worst
         traffic_.l2_write_bytes += req.bytes;
@@ -103,7 +103,7 @@ MemorySystem::Split MemorySystem::account(const TransferRequest& req) {
             hit += a.hit_bytes;
             s.dirty += a.dirty_evicted_bytes;
         });
-        s.busiest = l2_.take_busiest_slice_bytes();
+        if (take_busiest) s.busiest = l2_.take_busiest_slice_bytes();
         hit = std::min(hit, req.bytes);  // merged tail ranges may overcount
         s.l2 = hit;
         s.hbm = req.bytes - hit;
@@ -121,19 +121,21 @@ void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, 
 
 MemorySystem::Batch MemorySystem::prepare_batch(const std::vector<TransferRequest>& parts) {
     Batch b;
+    // The batch's busiest slice is taken over all its parts' accesses at
+    // once: its parts spread over slices a single part does not reach.
     for (const TransferRequest& r : parts) {
-        const Split s = account(r);
+        const Split s = account(r, false);
         b.hbm += s.hbm, b.l2 += s.l2, b.busiest += s.busiest, b.dirty += s.dirty;
         b.write = b.write || r.write;
+        b.parts.emplace_back(s.hbm, s.l2);
     }
+    b.busiest += l2_.take_busiest_slice_bytes();
     return b;
 }
 
 void MemorySystem::start_batch(const Batch& b, double cap, double l2_cap, TransferClient* client, std::uint64_t tag) {
     start(Split{b.hbm, b.l2, b.busiest, b.dirty}, b.write, cap, l2_cap, client, tag);
 }
-
-std::uint64_t MemorySystem::latency_ps(const Batch& b) { return b.hbm > 0 ? hbm_.latency_ps() : l2_latency_ps_; }
 
 void MemorySystem::start(const Split& s, bool write, double cap, double l2_cap, TransferClient* client, std::uint64_t tag) {
     const std::uint32_t slot = slots_.acquire();

@@ -106,12 +106,15 @@ public:
     struct Batch {
         std::uint64_t hbm = 0, l2 = 0, busiest = 0, dirty = 0;
         bool write = false;
+        // Each part's bytes from HBM and from L2, in the order given.
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> parts;
     };
     Batch prepare_batch(const std::vector<TransferRequest>& parts);
     void start_batch(const Batch& b, double cap, double l2_cap, TransferClient* client, std::uint64_t tag);
-    // How long after its last byte moves a batch's data arrives (the HBM
-    // tier's latency at today's load when any of it comes from HBM).
-    std::uint64_t latency_ps(const Batch& b);
+    // How long after its last byte moves a transfer's data arrives: from
+    // HBM (at today's load) or from L2.
+    std::uint64_t hbm_latency_ps() { return hbm_.latency_ps(); }
+    std::uint64_t l2_latency_ps() const { return l2_latency_ps_; }
     // A write that arrives from outside the die's cores (a remote rank's
     // memory-semantic write landing in this die's GM): the write-back L2
     // allocates its lines, so the die's cores then hit them; lines it evicts
@@ -158,7 +161,9 @@ private:
     struct Split {
         std::uint64_t hbm = 0, l2 = 0, busiest = 0, dirty = 0;
     };
-    Split account(const TransferRequest& req);
+    // take_busiest: read the L2's busiest-slice count now (a batch reads it
+    // once for all its parts).
+    Split account(const TransferRequest& req, bool take_busiest = true);
     void start(const Split& s, bool write, double cap, double l2_cap, TransferClient* client, std::uint64_t tag);
 
     void wake(std::uint64_t) override;
