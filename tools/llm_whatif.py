@@ -40,7 +40,7 @@ CASES = [
     ("one micro-batch", "decode", ["workload.microbatches=1"], 0),
     ("HBM bandwidth x0.5", "prefill", ["chip.hbm.bandwidth_gbps=800"], +1),
     ("AIC 24 -> 20 (moe stream 8 -> 4)", "prefill", ["chip.cores.cube.count=20", "workload.streams.moe.cube=4"], +1),
-    ("prompt 2 K -> 4 K", "prefill", ["workload.prompt_len=4096"], +1),
+    ("prompt 2 K -> 1 K", "prefill", ["workload.prompt_len=1024"], -1),
     ("one micro-batch", "prefill", ["workload.microbatches=1"], 0),
 ]
 
