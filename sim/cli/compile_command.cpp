@@ -27,6 +27,20 @@ namespace po = boost::program_options;
 
 namespace {
 
+// Every rank's tasks as one cross-rank stream (`run` replays it), and the
+// compile report of rank 0's program.
+void write_spmd_stream(const compiler::SpmdCompile& spmd, const RunConfig& cfg, const std::string& out_file, bool quiet) {
+    const TaskStream merged = spmd.merged();
+    check_stream_fits_chip(merged, cfg.chip());
+    OutputFile out(out_file);
+    write_task_stream(merged, out.stream());
+    out.commit();
+    if (!quiet)
+        std::cout << spmd.plans.front().summary()
+                  << fmt::format("  ranks: {} ({} distinct rank programs; above: rank 0's)\n  stream -> {} ({} tasks)\n",
+                                 cfg.chip().interconnect.ranks, spmd.plans.size(), out_file, merged.tasks.size());
+}
+
 // Kind llm: the die's graph to a file, and / or every die's tasks.
 int compile_llm_command(const RunConfig& cfg, const std::string& out_file, const std::string& graph_file, bool quiet) {
     std::optional<Phase> phase(std::in_place, "building " + cfg.workload().file);
@@ -42,15 +56,7 @@ int compile_llm_command(const RunConfig& cfg, const std::string& out_file, const
     phase.emplace("compiling " + cfg.workload().file);
     const compiler::SpmdCompile spmd = compile_llm(cfg, b);
     phase.emplace("writing " + out_file);
-    const TaskStream merged = spmd.merged();
-    check_stream_fits_chip(merged, cfg.chip());
-    OutputFile out(out_file);
-    write_task_stream(merged, out.stream());
-    out.commit();
-    if (!quiet)
-        std::cout << spmd.plans.front().summary()
-                  << fmt::format("  ranks: {} ({} distinct rank programs; above: rank 0's)\n  stream -> {} ({} tasks)\n",
-                                 cfg.chip().interconnect.ranks, spmd.plans.size(), out_file, merged.tasks.size());
+    write_spmd_stream(spmd, cfg, out_file, quiet);
     return 0;
 }
 
@@ -83,19 +89,10 @@ int compile_command(const Args& args) {
                                      workload_file, cfg.workload_kind()));
     std::optional<Phase> phase(std::in_place, "compiling " + workload_file);
     if (compiler::runs_on_ranks(cfg.chip())) {
-        // Every rank's tasks, as one cross-rank stream (`run` replays it).
         const compiler::SpmdCompile spmd = compiler::compile_spmd_workload(cfg.workload(), cfg.chip());
-        phase.emplace("writing " + out_file);
-        const TaskStream merged = spmd.merged();
-        check_stream_fits_chip(merged, cfg.chip());
         if (!estimates_file.empty()) throw InputError("--estimates: not available for a graph on several ranks");
-        OutputFile out(out_file);
-        write_task_stream(merged, out.stream());
-        out.commit();
-        if (!quiet)
-            std::cout << spmd.plans.front().summary()
-                      << fmt::format("  ranks: {} ({} distinct rank programs; above: rank 0's)\n  stream -> {} ({} tasks)\n",
-                                     cfg.chip().interconnect.ranks, spmd.plans.size(), out_file, merged.tasks.size());
+        phase.emplace("writing " + out_file);
+        write_spmd_stream(spmd, cfg, out_file, quiet);
         return 0;
     }
     const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());

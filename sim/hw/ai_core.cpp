@@ -162,12 +162,12 @@ void AiCore::run_macro_chunk() {
     // What comes from HBM and what from L2, and so each transfer's time on
     // the port alone: misses at the port's rate, hits at the core's L2 rate.
     const MemorySystem::Batch rb = ctx_.memory->prepare_batch(reads), wb = ctx_.memory->prepare_batch(writes);
-    const auto alone = [&](const MemorySystem::Batch& b, bool write) {
-        return (port_cap > 0 ? static_cast<double>(b.hbm) / port_cap : 0.0) +
-               static_cast<double>(b.l2) / (write ? l2_write_cap_ : l2_read_cap_);
+    const auto alone = [&](std::uint64_t hbm, std::uint64_t l2, bool write) {
+        return (port_cap > 0 ? static_cast<double>(hbm) / port_cap : 0.0) +
+               static_cast<double>(l2) / (write ? l2_write_cap_ : l2_read_cap_);
     };
-    macro_.read_ps = alone(rb, false);
-    macro_.write_ps = alone(wb, true);
+    macro_.read_ps = alone(rb.hbm, rb.l2, false);
+    macro_.write_ps = alone(wb.hbm, wb.l2, true);
     const double hbm_latency = static_cast<double>(ctx_.memory->hbm_latency_ps()),
                  l2_latency = static_cast<double>(ctx_.memory->l2_latency_ps());
     // The chunk's pace: the core's own pipe schedule (the TilePipeline's
@@ -180,10 +180,8 @@ void AiCore::run_macro_chunk() {
         if (part.kind == StageWork::Kind::none) c.none = true;
         else if (part.kind == StageWork::Kind::compute) c.cycles = part.ps;
         else {
-            // Its misses at the port's rate, its hits at the core's L2 rate.
             const auto [hbm, l2] = (part.write ? wb : rb).parts[part.index];
-            c.cycles = (port_cap > 0 ? static_cast<double>(hbm) / port_cap : 0.0) +
-                       static_cast<double>(l2) / (part.write ? l2_write_cap_ : l2_read_cap_);
+            c.cycles = alone(hbm, l2, part.write);
             c.latency = hbm > 0 ? hbm_latency : l2_latency;
         }
         return c;
