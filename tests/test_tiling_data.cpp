@@ -363,3 +363,21 @@ TEST_CASE("tiling data: a vector task's chunks are planned for its kernel's core
     REQUIRE(chunks[0].size() == 48);
     CHECK(chunks[0] == chunks[1]);
 }
+
+TEST_CASE("tiling data: a grouped kernel with fewer rows at run time than compiled for keeps its plan", "[tiling][cube]") {
+    const ChipParams a2 = RunConfig::load(kA2, "", {}).chip();
+    // Compiled for 48 rows of an expert (one 48-row block); 10 hold tokens on this die.
+    const timing::MatmulShape compiled{48, 688, 1792, DType::int8, 0, Space::hbm, Space::hbm};
+    timing::MatmulTiling plan = timing::plan_matmul(compiled, a2);
+    REQUIRE(plan.m1 == 48);
+    timing::MatmulShape run = compiled;
+    run.m = 10;
+    timing::MatmulTiling as_is = plan;
+    CHECK_FALSE(timing::adopt_matmul_tiling(run, as_is, a2));  // a 48-row block over 16 padded rows
+    timing::fit_rows(plan, run, a2);
+    CHECK(plan.m1 == 16);
+    CHECK(plan.m0 == 16);
+    REQUIRE(timing::adopt_matmul_tiling(run, plan, a2));
+    CHECK(plan.mb == 1);
+    CHECK(plan.nb * plan.kb == as_is.nb * as_is.kb);  // the same N and K blocks as compiled
+}

@@ -320,6 +320,12 @@ bool adopt_matmul_tiling(const MatmulShape& p, MatmulTiling& t, const ChipParams
     return true;
 }
 
+void fit_rows(MatmulTiling& t, const MatmulShape& s, const ChipParams& chip) {
+    const std::uint64_t mpad = round_up(s.m, CubeBudget(chip, s.dtype).sm);
+    t.m1 = std::min(t.m1, mpad);
+    t.m0 = std::min(t.m0, mpad);
+}
+
 namespace {
 double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
                                    Rereads rereads, std::uint64_t exact_tiles, double warm);

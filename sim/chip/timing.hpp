@@ -100,6 +100,10 @@ Rereads rereads_in_l2(const MatmulShape& s, const MatmulTiling& t, const ChipPar
 // whether its base tile, L1 blocks and kept operands fit this chip's
 // buffers, as every plan plan_matmul makes for the chip does.
 bool adopt_matmul_tiling(const MatmulShape& s, MatmulTiling& t, const ChipParams& chip);
+// A grouped kernel whose rows are known only at run time (a row table)
+// keeps the plan it was compiled with when fewer rows hold data: its row
+// block and base tile shrink to the whole fractals those rows fill.
+void fit_rows(MatmulTiling& t, const MatmulShape& s, const ChipParams& chip);
 // Cycles of the plan's double-buffered pipe schedule on one core (MTE2,
 // MTE1, M, FixPipe; MTE2 and FixPipe share the GM port) while `active` cores
 // stream; rereads are L2 hits as `rereads` says, and a `warm` share of

@@ -31,19 +31,27 @@ std::uint64_t CubeCore::plan(const Task& t) {
         // The plan the task carries (compiled for some chip) if it fits this
         // chip's buffers; else the core's own plan for this chip.
         tiling_ = matmul_tiling(b);
+        if (p.rows_table) timing::fit_rows(tiling_, shape_, ctx_.chip);
         adopted_ = b.set() && timing::adopt_matmul_tiling(shape_, tiling_, ctx_.chip);
         if (!adopted_) tiling_ = timing::plan_matmul(shape_, ctx_.chip);
         a_total_ = static_cast<std::uint64_t>(std::llround(
             static_cast<double>(m * p.k * static_cast<std::uint64_t>(tiling_.elt)) * tiling_.a_gm_ratio));
     }
     if (b.set() && !adopted_) ++replanned_;
+    step_of_.fill(~std::uint64_t{0});
     return tiling_.tiles();
+}
+
+const timing::CubeTile& CubeCore::step(std::uint64_t tile) {
+    timing::CubeTile& c = steps_[tile & 7];
+    if (step_of_[tile & 7] != tile) c = timing::cube_tile(shape_, tiling_, ctx_.chip, tile), step_of_[tile & 7] = tile;
+    return c;
 }
 
 StageWork CubeCore::work(const Task& t, int stage, std::uint64_t tile) {
     const KernelParams& p = t.params;
     const timing::MatmulTiling& g = tiling_;
-    const timing::CubeTile c = timing::cube_tile(shape_, g, ctx_.chip, tile);
+    const timing::CubeTile& c = step(tile);
     const std::uint64_t elt = static_cast<std::uint64_t>(g.elt);
     StageWork w;
     switch (stage) {

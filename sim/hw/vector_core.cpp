@@ -56,7 +56,12 @@ std::uint64_t VectorCore::plan(const Task& t) {
         chunk_ = t.params.ub_chunk;
         // The chunks the task carries (compiled for some chip) if they fit
         // this chip's UB; else the core's own plan for this chip.
-        adopted_ = chunk_ && timing::adopt_vector_chunk(s, chunk_, ctx_.chip, plan_);
+        // A kernel with a runtime row table covers fewer rows with the
+        // chunks it was compiled with, at most the largest chunk of what
+        // holds data.
+        const std::uint64_t chunk =
+            t.params.rows_table ? std::min<std::uint64_t>(chunk_, timing::vector_chunk_bytes(s, ctx_.chip)) : chunk_;
+        adopted_ = chunk && timing::adopt_vector_chunk(s, chunk, ctx_.chip, plan_);
         if (!adopted_) plan_ = timing::plan_vector(s, ctx_.chip);
     }
     if (chunk_ && !adopted_) ++replanned_;

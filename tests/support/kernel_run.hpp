@@ -1,7 +1,8 @@
 // A kernel written against the AIV kernel API (hw/aiv_core.hpp), run in
 // process as a kernel program on every vector core of every rank of a
 // System of `chip`: one program task per core, block i on core i, the way a
-// graph's Dispatch runs. One simulation per process (SystemC cannot restart).
+// graph's Dispatch runs; `extra` tasks (each on a stream of its own) run
+// beside it. One simulation per process (SystemC cannot restart).
 #pragma once
 #include <functional>
 #include <memory>
@@ -17,7 +18,7 @@ class KernelRun {
 public:
     using Kernel = std::function<void(AivCore&)>;
 
-    KernelRun(const ChipParams& chip, Kernel kernel) : chip_(chip) {
+    KernelRun(const ChipParams& chip, Kernel kernel, std::vector<Task> extra = {}) : chip_(chip) {
         body() = std::move(kernel);
         register_program("test.kernel", [](const std::string&, const ChipParams&) -> std::shared_ptr<const Program> {
             return std::make_shared<Body>();
@@ -39,6 +40,11 @@ public:
             t.stream = static_cast<std::uint32_t>(ts->streams.size());
             ts->streams.push_back("v" + std::to_string(c));
             t.params.block = static_cast<std::uint32_t>(c);
+            ts->tasks.push_back(std::move(t));
+        }
+        for (Task& t : extra) {
+            t.stream = static_cast<std::uint32_t>(ts->streams.size());
+            ts->streams.push_back("x" + std::to_string(t.stream));
             ts->tasks.push_back(std::move(t));
         }
         const std::vector<std::shared_ptr<const TaskStream>> per_rank(static_cast<std::size_t>(chip.interconnect.ranks), ts);
