@@ -241,6 +241,87 @@ TEST_CASE("onnx: every unsupported op type is listed once with its count and nod
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one line
 }
 
+namespace {
+// x (rank of `x_dims`) [-> Relu] -> `op` with a [4, 3, 3, 3] weight, opset 17,
+// with extra int attributes.
+::onnx::ModelProto window_model(const std::string& op, const std::vector<int>& x_dims, bool relu_first,
+                                const std::vector<std::pair<std::string, std::vector<int>>>& attrs = {}) {
+    ::onnx::ModelProto m;
+    m.set_ir_version(8);
+    auto* o = m.add_opset_import();
+    o->set_domain("");
+    o->set_version(17);
+    auto* g = m.mutable_graph();
+    g->set_name("g");
+    auto* x = g->add_input();
+    x->set_name("x");
+    x->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+    for (const int d : x_dims) x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+    auto* y = g->add_output();
+    y->set_name("y");
+    y->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+    for (std::size_t i = 0; i < x_dims.size(); ++i)  // unknown until inferred
+        y->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("o" + std::to_string(i));
+    std::string cur = "x";
+    if (relu_first) {
+        auto* r = g->add_node();
+        r->set_op_type("Relu");
+        r->set_name("relu");
+        r->add_input("x");
+        r->add_output("r");
+        cur = "r";
+    }
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name("win");
+    n->add_input(cur);
+    if (op != "MaxPool") {
+        auto* w = g->add_initializer();
+        w->set_name("W");
+        w->set_data_type(::onnx::TensorProto::FLOAT);
+        for (const int d : {4, 3, 3, 3}) w->add_dims(d);
+        for (int i = 0; i < 4 * 3 * 3 * 3; ++i) w->add_float_data(0.f);
+        n->add_input("W");
+    }
+    n->add_output("y");
+    for (const auto& [name, v] : attrs) {
+        auto* a = n->add_attribute();
+        a->set_name(name);
+        a->set_type(::onnx::AttributeProto::INTS);
+        for (const int i : v) a->add_ints(i);
+    }
+    return m;
+}
+}  // namespace
+
+// libonnx's Conv shape inference indexed a rank-3 input with a rank-4
+// weight's window unchecked (SIGSEGV); npusim checks what it assumes first.
+TEST_CASE("onnx: a convolution or pool whose weight or window does not fit its input is exit 2 naming both, not a crash",
+          "[onnx][errors]") {
+    TempDir tmp;
+    const auto refuse = [&](const std::string& name, const ::onnx::ModelProto& m, const std::string& why) {
+        const Result r = run_npusim(tmp, {"run", "--chip", kA2, "--workload", save(tmp, name, m)});
+        CAPTURE(name, r.err);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.err, Catch::Matchers::Contains(why) && Catch::Matchers::Contains(name));
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    };
+    refuse("rank3.onnx", window_model("Conv", {1, 3, 10}, false),
+           "node 'win' (Conv): input 'x' has rank 3 but weight 'W' rank 4: a 2-d convolution needs an input of rank 4");
+    refuse("rank2.onnx", window_model("Conv", {1, 3}, false), "input 'x' has rank 2 but weight 'W' rank 4");
+    refuse("transpose.onnx", window_model("ConvTranspose", {1, 4, 10}, false), "node 'win' (ConvTranspose): input 'x' has rank 3");
+    // Known only by inference: libonnx checks the window npusim filled in from the weight.
+    refuse("after_relu.onnx", window_model("Conv", {1, 3, 10}, true), "Conv (input rank 3, weight rank 4) x1 (win)");
+    refuse("strides.onnx", window_model("Conv", {1, 3, 10, 10}, false, {{"strides", {1, 1, 1}}}),
+           "node 'win' (Conv): attribute strides has 3 value(s); the 2-d weight 'W' needs 2");
+    refuse("pads.onnx", window_model("Conv", {1, 3, 10, 10}, false, {{"pads", {1, 1}}}), "attribute pads has 2 value(s)");
+    refuse("pool.onnx", window_model("MaxPool", {1, 3, 10, 10}, true, {{"kernel_shape", {3}}}),
+           "MaxPool (attribute kernel_shape: 1 values for 2 spatial dims) x1 (win)");
+    // The same Conv on a rank-4 input runs.
+    const json s = run_for_stats(tmp, kA2, save(tmp, "ok.onnx", window_model("Conv", {1, 3, 10, 10}, true)));
+    CHECK(cycles(s) > 0);
+}
+
 TEST_CASE("onnx: non-ONNX, truncated, unsupported-opset and missing-external-data files are exit 2 with the reason",
           "[onnx][errors]") {
     TempDir tmp;

@@ -98,8 +98,27 @@ std::string window_of(const MapContext& c, const Shape& x, const Shape& kernel, 
 // ---------------------------------------------------------------------------
 // The ops.
 
+// Why shape inference left a window op's output unknown, where the input's
+// rank is known: the weight or attribute that does not fit it.
+std::string window_unknown(const MapContext& c, std::size_t weight) {
+    const std::string op = c.node.op_type();
+    const std::size_t rank = c.shape(0).size();
+    if (rank == 0) return op + " (output shape unknown)";
+    const std::size_t spatial = rank >= 2 ? rank - 2 : 0;
+    if (weight > 0 && !c.shape(weight).empty() && c.shape(weight).size() != rank)
+        return fmt::format("{} (input rank {}, weight rank {})", op, rank, c.shape(weight).size());
+    for (const char* a : {"kernel_shape", "strides", "dilations", "pads"}) {
+        const Shape v = attr_ints(c.node, a, {});
+        const std::size_t want = std::string(a) == "pads" ? 2 * spatial : spatial;
+        if (!v.empty() && v.size() != want)
+            return fmt::format("{} (attribute {}: {} values for {} spatial dims)", op, a, v.size(), spatial);
+    }
+    return op + " (output shape unknown)";
+}
+
+
 std::string conv(MapContext& c) {
-    if (!c.out_known()) return "Conv (output shape unknown)";
+    if (!c.out_known()) return window_unknown(c, 1);
     const Shape& x = c.shape(0);
     const Shape& wshape = c.shape(1);
     const std::size_t spatial = x.size() >= 2 ? x.size() - 2 : 0;
@@ -157,7 +176,7 @@ std::string conv(MapContext& c) {
 }
 
 std::string pool(MapContext& c, const char* op) {
-    if (!c.out_known()) return c.node.op_type() + " (output shape unknown)";
+    if (!c.out_known()) return window_unknown(c, 0);
     if (c.output_used(1)) return c.node.op_type() + " (with indices output)";
     const Shape& x = c.shape(0);
     if (x.size() != 4) return fmt::format("{} ({}-D)", c.node.op_type(), x.size() >= 2 ? x.size() - 2 : 0);
@@ -539,7 +558,7 @@ std::string group_norm(MapContext& c, bool instance) {
 // inserted between elements and k - 1 - pad around it (a Pad), then a
 // stride-1 Conv2D: the inserted zeros are real Cube work (counted).
 std::string conv_transpose(MapContext& c) {
-    if (!c.out_known()) return "ConvTranspose (output shape unknown)";
+    if (!c.out_known()) return window_unknown(c, 1);
     const Shape& x = c.shape(0);
     const Shape& w = c.shape(1);  // [C_in, C_out / group, kh, kw]
     if (x.size() != 4 || w.size() != 4) return fmt::format("ConvTranspose ({}-D)", x.size() >= 2 ? x.size() - 2 : 0);
