@@ -5,6 +5,7 @@
 #include <iterator>
 #include <memory>
 #include <set>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -84,54 +85,135 @@ struct DuplicateKey {
     std::size_t offset;     // of the key's opening quote
 };
 
-// A parser callback that throws DuplicateKey when an object repeats a key
-// (nlohmann would silently keep the last value).
+// Builds the document from nlohmann's SAX events and throws DuplicateKey
+// when an object repeats a key (nlohmann would silently keep the last
+// value). Linear in the file: nlohmann's callback parser scans an object's
+// members each time one of them ends, and its ordered_json looks a new key
+// up among all before it; here keys are checked once, in a set, and
+// appended.
 template <class Json>
-typename Json::parser_callback_t reject_duplicate_keys(const std::string& text, const char* const* reached) {
+class RejectDuplicateKeys {
+public:
+    RejectDuplicateKeys(Json& out, const std::string& text, const char* const* reached)
+        : dom_(out), text_(text), reached_(reached) {}
+
+    using number_integer_t = typename Json::number_integer_t;
+    using number_unsigned_t = typename Json::number_unsigned_t;
+    using number_float_t = typename Json::number_float_t;
+    using string_t = typename Json::string_t;
+    using binary_t = typename Json::binary_t;
+
+    bool null() { return value(), dom_.null(); }
+    bool boolean(bool v) { return value(), dom_.boolean(v); }
+    bool number_integer(number_integer_t v) { return value(), dom_.number_integer(v); }
+    bool number_unsigned(number_unsigned_t v) { return value(), dom_.number_unsigned(v); }
+    bool number_float(number_float_t v, const string_t& s) { return value(), dom_.number_float(v, s); }
+    bool string(string_t& v) { return value(), dom_.string(v); }
+    bool binary(binary_t& v) { return value(), dom_.binary(v); }
+    bool start_object(std::size_t n) { return open(true), dom_.start_object(n); }
+    bool end_object() { return close(), dom_.end_object(); }
+    bool start_array(std::size_t n) { return open(false), dom_.start_array(n); }
+    bool end_array() { return close(), dom_.end_array(); }
+    bool key(string_t& k) {
+        Frame& f = fs_.back();
+        if (!f.keys.insert(k).second) {
+            std::string path;
+            for (std::size_t i = 0; i + 1 < fs_.size(); ++i) {
+                if (fs_[i].object) path += (path.empty() ? "" : ".") + fs_[i].key;
+                else path += "[" + std::to_string(fs_[i].index) + "]";
+            }
+            // The lexer has just read the key's closing quote.
+            const auto close_quote = static_cast<std::size_t>(*reached_ - text_.data()) - 1;
+            throw DuplicateKey{std::move(path), k, string_start(text_, close_quote)};
+        }
+        f.key = k;
+        return dom_.key(k);
+    }
+    template <class Exception>
+    bool parse_error(std::size_t pos, const std::string& token, const Exception& e) {
+        return dom_.parse_error(pos, token, e);
+    }
+
+private:
     struct Frame {
         bool object = false;
         std::string key;        // current key (objects)
         std::size_t index = 0;  // current element (arrays)
         std::set<std::string> keys;
     };
-    auto frames = std::make_shared<std::vector<Frame>>();
-    return [frames, &text, reached](int, nlohmann::json::parse_event_t ev, Json& parsed) -> bool {
-        using E = nlohmann::json::parse_event_t;
-        auto& fs = *frames;
-        switch (ev) {
-            case E::object_start:
-            case E::array_start:
-                fs.emplace_back();
-                fs.back().object = ev == E::object_start;
-                break;
-            case E::object_end:
-            case E::array_end:
-                if (!fs.empty()) fs.pop_back();
-                if (!fs.empty() && !fs.back().object) ++fs.back().index;
-                break;
-            case E::key: {
-                std::string k = parsed.template get<std::string>();
-                Frame& f = fs.back();
-                if (!f.keys.insert(k).second) {
-                    std::string path;
-                    for (std::size_t i = 0; i + 1 < fs.size(); ++i) {
-                        if (fs[i].object) path += (path.empty() ? "" : ".") + fs[i].key;
-                        else path += "[" + std::to_string(fs[i].index) + "]";
-                    }
-                    // The lexer has just read the key's closing quote.
-                    const auto close = static_cast<std::size_t>(*reached - text.data()) - 1;
-                    throw DuplicateKey{std::move(path), std::move(k), string_start(text, close)};
-                }
-                f.key = std::move(k);
-                break;
-            }
-            case E::value:
-                if (!fs.empty() && !fs.back().object) ++fs.back().index;
-                break;
+    void value() {
+        if (!fs_.empty() && !fs_.back().object) ++fs_.back().index;
+    }
+    void open(bool object) {
+        fs_.emplace_back();
+        fs_.back().object = object;
+    }
+    void close() {
+        if (!fs_.empty()) fs_.pop_back();
+        value();
+    }
+
+    // The document so far: the open objects and arrays, and where the
+    // value after the last key goes.
+    class Dom {
+    public:
+        explicit Dom(Json& root) : root_(root) {}
+        template <class V>
+        bool put(V&& v) {
+            place(Json(std::forward<V>(v)));
+            return true;
         }
-        return true;
+        bool null() { return put(nullptr); }
+        bool boolean(bool v) { return put(v); }
+        bool number_integer(number_integer_t v) { return put(v); }
+        bool number_unsigned(number_unsigned_t v) { return put(v); }
+        bool number_float(number_float_t v, const string_t&) { return put(v); }
+        bool string(string_t& v) { return put(std::move(v)); }
+        bool binary(binary_t& v) { return put(std::move(v)); }
+        bool start_object(std::size_t) { return open(Json::value_t::object); }
+        bool start_array(std::size_t) { return open(Json::value_t::array); }
+        bool end_object() { return stack_.pop_back(), true; }
+        bool end_array() { return stack_.pop_back(), true; }
+        bool key(string_t& k) {
+            auto* obj = stack_.back()->template get_ptr<typename Json::object_t*>();
+            if constexpr (std::is_same_v<Json, nlohmann::ordered_json>) {
+                obj->emplace_back(std::move(k), Json());  // no look-up: keys are unique here
+                slot_ = &obj->back().second;
+            } else {
+                slot_ = &(*obj)[std::move(k)];
+            }
+            return true;
+        }
+        template <class Exception>
+        bool parse_error(std::size_t, const std::string&, const Exception& e) {
+            throw e;
+        }
+
+    private:
+        Json* place(Json&& v) {
+            if (stack_.empty()) return &(root_ = std::move(v));
+            if (stack_.back()->is_array()) {
+                auto* a = stack_.back()->template get_ptr<typename Json::array_t*>();
+                a->push_back(std::move(v));
+                return &a->back();
+            }
+            *slot_ = std::move(v);
+            return slot_;
+        }
+        bool open(typename Json::value_t t) {
+            stack_.push_back(place(Json(t)));
+            return true;
+        }
+        Json& root_;
+        std::vector<Json*> stack_;
+        Json* slot_ = nullptr;
     };
-}
+
+    Dom dom_;
+    const std::string& text_;
+    const char* const* reached_;
+    std::vector<Frame> fs_;
+};
 
 // Where in FILE a text offset is: LINE:COL of the file, or of line `line`
 // of a JSON Lines file (one value per line, so the offset is the column).
@@ -155,8 +237,9 @@ Json parse_checked(const std::string& text, const Where& where, const JsonFileSp
     const char* reached = text.data();
     Json doc;
     try {
-        doc = Json::parse(TrackingIterator(text.data(), &reached), TrackingIterator(text.data() + text.size(), &reached),
-                          reject_duplicate_keys<Json>(text, &reached));
+        RejectDuplicateKeys<Json> sax(doc, text, &reached);
+        Json::sax_parse(TrackingIterator(text.data(), &reached), TrackingIterator(text.data() + text.size(), &reached),
+                        &sax);
     } catch (const DuplicateKey& e) {
         throw InputError(where.at(e.offset) + ": duplicate key '" + e.key + "' " +
                          (e.path.empty() ? "at the top level" : "in " + e.path) + " (each key may appear once)");

@@ -59,6 +59,10 @@ int activation_input(const Graph& g, const Node& n) {
 
 bool single_use(const Tensor& t) { return t.consumers.size() == 1 && !t.is_output; }
 
+// A kernel's first node, to name it in notes: its full name grows with
+// every node fused in, and a note per node quoting it would be quadratic.
+const std::string& head_name(const Graph& g, const Kernel& k) { return g.nodes[static_cast<std::size_t>(k.nodes.front())].name; }
+
 }  // namespace
 
 KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipParams& chip) {
@@ -76,11 +80,11 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
             if (opt.fuse_activation && fixpipe_can_apply(n.op) && p.core == CoreType::cube && !p.fused_epilogue) {
                 p.fused_epilogue = true;
                 into = &p;
-                plan.notes.push_back(fmt::format("{} fused into {} (applied by FixPipe)", n.name, p.name));
+                plan.notes.push_back(fmt::format("{} fused into {} (applied by FixPipe)", n.name, head_name(g, p)));
             } else if (opt.fuse_vector && is_elementwise(n.op) &&
                        (p.kind == KernelKind::elementwise || (p.kind == KernelKind::conv && p.core == CoreType::vector))) {
                 into = &p;
-                plan.notes.push_back(fmt::format("{} fused into Vector chain {}", n.name, p.name));
+                plan.notes.push_back(fmt::format("{} fused into the Vector chain of {}", n.name, head_name(g, p)));
             }
         }
         if (into) {

@@ -95,6 +95,49 @@ std::size_t transitive_reduction(std::vector<std::vector<int>>& preds) {
     return removed;
 }
 
+namespace {
+
+std::string op_event_id(const KernelPlan& plan, int kernel) {
+    return fmt::format("op:{}", plan.kernels[static_cast<std::size_t>(kernel)].name);
+}
+
+// Tile granularity: a task waits for each tile it reads, except that one
+// reading every tile of a producer op (attention over a whole K cache, a
+// GEMM over a whole activation) waits for that op's counting event: the
+// same moment (its last tile signals), one wait instead of one per tile.
+template <class TileEvent>
+void wait_per_tile(const std::vector<TileTask>& tasks, const KernelPlan& plan, SyncPlan& s, TileEvent tile_event) {
+    std::vector<std::uint32_t> tiles(plan.kernels.size(), 0);
+    for (const TileTask& t : tasks) ++tiles[static_cast<std::size_t>(t.kernel)];
+    std::vector<std::uint32_t> seen(plan.kernels.size(), 0);
+    std::vector<bool> op_event(plan.kernels.size(), false);
+    const auto whole_producers = [&](std::size_t t) {
+        std::vector<int> whole;
+        for (int p : s.preds[t]) {
+            const auto k = static_cast<std::size_t>(tasks[static_cast<std::size_t>(p)].kernel);
+            if (static_cast<int>(k) != tasks[t].kernel && ++seen[k] == tiles[k] && tiles[k] > 1) whole.push_back(static_cast<int>(k));
+        }
+        for (int p : s.preds[t]) seen[static_cast<std::size_t>(tasks[static_cast<std::size_t>(p)].kernel)] = 0;
+        return whole;
+    };
+    for (std::size_t t = 0; t < tasks.size(); ++t)
+        for (int k : whole_producers(t)) op_event[static_cast<std::size_t>(k)] = true;
+    for (std::size_t k = 0; k < plan.kernels.size(); ++k)
+        if (op_event[k]) s.events.emplace_back(op_event_id(plan, static_cast<int>(k)), tiles[k]);
+    for (std::size_t t = 0; t < tasks.size(); ++t) {
+        const int own = tasks[t].kernel;
+        if (op_event[static_cast<std::size_t>(own)]) s.signal[t].push_back(op_event_id(plan, own));
+        const std::vector<int> whole = whole_producers(t);
+        for (int k : whole) s.wait[t].push_back(op_event_id(plan, k));
+        for (int p : s.preds[t]) {
+            const int k = tasks[static_cast<std::size_t>(p)].kernel;
+            if (std::find(whole.begin(), whole.end(), k) == whole.end()) s.wait[t].push_back(tile_event(p));
+        }
+    }
+}
+
+}  // namespace
+
 SyncPlan insert_sync(const std::vector<TileTask>& tasks, const KernelPlan& plan, SyncGranularity sync) {
     SyncPlan s;
     s.preds = data_dependences(tasks);
@@ -112,8 +155,7 @@ SyncPlan insert_sync(const std::vector<TileTask>& tasks, const KernelPlan& plan,
     };
 
     if (sync == SyncGranularity::tile) {
-        for (std::size_t t = 0; t < tasks.size(); ++t)
-            for (int p : s.preds[t]) s.wait[t].push_back(tile_event(p));
+        wait_per_tile(tasks, plan, s, tile_event);
     } else {
         // Lift to ops: a consumer op waits for every tile of each producer op
         // (one counting event), except fused pairs, which stay per tile.
