@@ -251,6 +251,34 @@ TEST_CASE("compiler: ReLU fuses into the conv's FixPipe, and is a Vector kernel 
                              (split.format_converts - fused.format_converts));
 }
 
+// A note per fused node quoting the whole fused name grew as N^2 / 2.
+TEST_CASE("compiler: a chain of fused element-wise nodes compiles to notes and names linear in its length",
+          "[compiler][fusion]") {
+    // Bytes of notes, task ids and labels for a chain of n ReLUs (one kernel).
+    const auto text_bytes = [](int n) {
+        std::string tensors = R"("x": {"shape": [1, 64, 56, 56], "dtype": "fp16", "input": true})", nodes;
+        std::string cur = "x";
+        for (int i = 0; i < n; ++i) {
+            const std::string o = "relu" + std::to_string(i);
+            tensors += R"(, ")" + o + R"(": {"shape": [1, 64, 56, 56]})";
+            nodes += std::string(i ? ", " : "") + R"({"name": ")" + o + R"(", "op": "ReLU", "inputs": [")" + cur +
+                     R"("], "outputs": [")" + o + R"("]})";
+            cur = o;
+        }
+        const CompileResult r = compile(graph(graph_text(tensors, nodes, "[\"" + cur + "\"]")), chip(kA2), CompileOptions{});
+        CHECK(r.kernels == 1);
+        CHECK(has_note(r, cur + " fused into the Vector chain of relu0"));
+        std::size_t bytes = 0;
+        for (const std::string& note : r.notes) bytes += note.size();
+        for (const Task& t : r.stream.tasks) bytes += t.id.size();
+        for (const std::string& name : r.stream.names) bytes += name.size();
+        return static_cast<double>(bytes);
+    };
+    const double b2000 = text_bytes(2000), b4000 = text_bytes(4000);
+    CAPTURE(b2000, b4000);
+    CHECK(b4000 < 2.2 * b2000);  // twice the nodes, twice the text (quadratic: four times)
+}
+
 TEST_CASE("compiler: fuse_vector merges an element-wise chain into one kernel that moves fewer GM bytes",
           "[compiler][fusion]") {
     const ChipParams ax = chip(kAx300);
