@@ -179,6 +179,34 @@ TEST_CASE("memory: a compile, a stream or a bench too large for the machine is r
     CHECK_THAT(b.err, Contains("1000000 tasks needs about 640 MB") && Contains("smaller --tasks"));
 }
 
+TEST_CASE("memory: a run on several ranks counts its dies and the DataBlocks landing over the mesh before it starts",
+          "[limits][memory][e2e][system]") {
+    TempDir tmp;
+    const std::string super = kSrc + "/configs/chips/a3-supernode.json";
+    // A 2 GiB ring allreduce on 8 ranks peaks at 2.2 GB, nearly all of it the
+    // functional memory's pages of landed blocks; its 16136 tasks alone are 10 MB.
+    const Result a = run_shell(tmp, "NPUSIM_MEMORY_AVAILABLE=300M \"$NPUSIM\" run --chip " + quote(super) + " --workload " +
+                                        quote(kSrc + "/models/collective_allreduce.json") +
+                                        " --set chip.interconnect.ranks=8 --set workload.bytes=2147483648 -q");
+    SHOW(a);
+    CHECK(a.code == 2);
+    CHECK_THAT(a.err, Contains("simulating 16136 tasks on 8 ranks with 932176 pages of DataBlocks landing over the mesh "
+                               "needs about 2.0 GB of memory") &&
+                          Contains("fewer ranks (--set chip.interconnect.ranks=N)"));
+    // 288 dies of 24 AIC + 48 AIV each cost more than their 1 MiB allreduce's tasks.
+    const Result d = run_shell(tmp, "NPUSIM_MEMORY_AVAILABLE=500M \"$NPUSIM\" run --chip " + quote(super) + " --workload " +
+                                        quote(kSrc + "/models/collective_allreduce.json") + " --set workload.bytes=1048576 -q");
+    SHOW(d);
+    CHECK(d.code == 2);
+    CHECK_THAT(d.err, Contains("on 288 ranks") && Contains("needs about 997 MB"));
+    // Fits: the same allreduce at 8 ranks runs.
+    const Result ok = run_shell(tmp, "NPUSIM_MEMORY_AVAILABLE=300M \"$NPUSIM\" run --chip " + quote(super) + " --workload " +
+                                         quote(kSrc + "/models/collective_allreduce.json") +
+                                         " --set chip.interconnect.ranks=8 --set workload.bytes=1048576 -q");
+    SHOW(ok);
+    CHECK(ok.code == 0);
+}
+
 #ifndef NPUSIM_TEST_ASAN  // see NPUSIM_TEST_ASAN above
 TEST_CASE("memory: running out anyway is one line naming the phase, exit 2", "[limits][memory][e2e]") {
     TempDir tmp;

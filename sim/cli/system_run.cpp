@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/run_summary.hpp"
 #include "common/errors.hpp"
+#include "common/memory_budget.hpp"
 #include "common/output_file.hpp"
 #include "common/split.hpp"
 #include "common/version.hpp"
@@ -61,6 +63,63 @@ std::string phase_summary(const Stats& s) {
     return out;
 }
 
+// The functional memory (system/global_memory.hpp) keeps what it knows of
+// each written DataBlock in pages of 64 (land time, flag, writer) behind a
+// hash table: about 2.1 KB a page (932,176 pages took 1.96 GB in a 2 GiB
+// ring allreduce on 8 ranks).
+constexpr std::uint64_t kPageBlocks = 64;
+constexpr std::uint64_t kLandedPageBytes = 2100;
+// A die's fixed state besides its L2's tags (cores, memory system, HBM
+// channels, scheduler, its share of the mesh), measured: a 1 MiB ring
+// allreduce held 156 MB on 64 ranks and 1.0 GB on 288, 1.3-1.6 MB a rank
+// beyond its tasks, tags and pages.
+constexpr std::uint64_t kDieBytes = 1280 * 1024;
+
+// Pages of DataBlocks that the streams' remote writes land in, over all
+// ranks: per destination rank, the union of the written ranges (a block
+// written twice is stored once), and the blocks tasks wait on. Kernel
+// programs' writes are not known before they run.
+std::uint64_t landed_pages(const std::vector<std::shared_ptr<const TaskStream>>& per_rank, std::uint64_t block) {
+    std::map<int, std::vector<std::pair<std::uint64_t, std::uint64_t>>> ranges;
+    const std::uint64_t page = block * kPageBlocks;
+    for (std::size_t r = 0; r < per_rank.size(); ++r)
+        for (const Task& t : per_rank[r]->tasks) {
+            for (const MemoryWait& w : t.wait_memory)  // watched blocks are kept too
+                ranges[static_cast<int>(r)].emplace_back(w.addr / page, (w.addr + w.blocks * block + page - 1) / page);
+            if (t.remote.dst_rank < 0) continue;
+            const std::uint64_t bytes = std::max<std::uint64_t>({t.params.bytes, t.params.out_bytes, 1});
+            ranges[t.remote.dst_rank].emplace_back(t.remote.addr / page, (t.remote.addr + bytes + page - 1) / page);
+        }
+    std::uint64_t pages = 0;
+    for (auto& [rank, r] : ranges) {
+        std::sort(r.begin(), r.end());
+        std::uint64_t end = 0;
+        for (const auto& [lo, hi] : r) {
+            const std::uint64_t from = std::max(lo, end);
+            if (hi > from) pages += hi - from;
+            end = std::max(end, hi);
+        }
+    }
+    return pages;
+}
+
+// Before a System is built: every rank's die (its L2's tag arrays, 32 B a
+// tag, and its per-task state as a die's run holds it) and the functional
+// memory's pages.
+void check_system_memory(const std::vector<std::shared_ptr<const TaskStream>>& per_rank, const ChipParams& chip,
+                         const std::string& workload) {
+    std::uint64_t tasks = 0;
+    for (const auto& s : per_rank) tasks += s->tasks.size();
+    const std::uint64_t pages = landed_pages(per_rank, static_cast<std::uint64_t>(chip.interconnect.datablock_bytes));
+
+    const auto l2_tags = static_cast<std::uint64_t>(chip.l2.size_mb * 1024 * 1024) /
+                         static_cast<std::uint64_t>(std::max(1, chip.l2.region_kb) * 1024) * 32;
+    const std::uint64_t bytes = per_rank.size() * (l2_tags + kDieBytes) + tasks * kStreamBytesPerTask + pages * kLandedPageBytes;
+    check_memory_budget(fmt::format("{}: simulating {} tasks on {} ranks with {} pages of DataBlocks landing over the mesh",
+                                    workload, tasks, per_rank.size(), pages),
+                        bytes, "use fewer ranks (--set chip.interconnect.ranks=N), fewer bytes or fewer layers");
+}
+
 }  // namespace
 
 std::vector<int> parse_trace_ranks(const std::string& list, int ranks) {
@@ -92,6 +151,7 @@ int run_system(const RunConfig& cfg, const TaskStream& stream, const SystemRunOp
 int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStream>> per_rank, const SystemRunOptions& opt) {
     const ChipParams& chip = cfg.chip();
     const std::vector<int> traced = parse_trace_ranks(opt.trace_ranks, chip.interconnect.ranks);
+    check_system_memory(per_rank, chip, opt.workload_file);
     std::unique_ptr<TraceWriter> trace =
         opt.trace_file.empty() ? std::make_unique<TraceWriter>() : std::make_unique<TraceWriter>(opt.trace_file);
     System system("system", chip, std::move(per_rank), trace.get(), traced, !opt.trace_tasks_only);
