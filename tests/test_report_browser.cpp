@@ -151,3 +151,30 @@ TEST_CASE("report in Chromium: a sweep report draws its charts from zero without
     const auto& texts = p["charts"]["total_cycles"];
     CHECK(std::find(texts.begin(), texts.end(), "0") != texts.end());
 }
+
+TEST_CASE("report in Chromium: an LLM step on 16 dies shows its serving figures, ranks and mesh beside the die's sections",
+          "[report][browser][llm]") {
+    if (!have_chromium()) {
+        WARN("SKIPPED: chromium is not installed (apt-get install chromium); the report is not rendered");
+        return;
+    }
+    TempDir tmp;
+    const std::string report = tmp.path("llm.html");
+    const Result r = run_npusim(tmp, {"run", "--chip", kSrc + "/configs/chips/a3-supernode.json", "--workload",
+                                      kSrc + "/models/llm/deepseek_v3.json", "--set", "chip.interconnect.ranks=16", "--set",
+                                      "workload.layers=4", "--set", "workload.batch=8", "--set", "workload.kv_len=1024", "--set",
+                                      "workload.routing.redundant_experts=0", "--report", report, "-q"});
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    const json p = render(tmp, report);
+    check_clean(p);
+    for (const char* h : {"Summary", "Utilisation per unit", "LLM serving", "Ranks and mesh", "Critical path", "Ops"})
+        CHECK_THAT(p["headings"].dump(), Contains(h));
+    const std::string text = p["text"];
+    CHECK_THAT(text, Contains("workload.layers=4"));
+    CHECK_THAT(text, Contains("time per output token") && Contains("tokens/s per die") && Contains("op time shares"));
+    CHECK_THAT(text, Contains("16; the last to finish: rank"));
+    CHECK_THAT(text, Contains("m0.l3.experts.gate_up"));  // the MoE layer's experts in the ops table
+    REQUIRE(p["charts"].contains("timeline"));
+    CHECK(p["charts"]["timeline"].dump().find("critical path") != std::string::npos);
+}

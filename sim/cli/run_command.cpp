@@ -84,11 +84,12 @@ int run_command(const Args& args) {
     const WorkloadParams& workload = cfg.workload();
     std::optional<Phase> phase(std::in_place, "reading " + workload_file);
     std::optional<compiler::CompileResult> compiled;
+    // A run of a System of dies (every rank a die) takes these.
+    SystemRunOptions sys{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only,
+                         fail_on_stale, {}, {}, report_file, sets};
     if (cfg.kind() == WorkloadKind::llm) {
-        if (!report_file.empty()) throw InputError("--report: not available yet for runs on several ranks");
         phase.reset();
-        return run_llm(cfg, SystemRunOptions{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet,
-                                             trace_tasks_only, fail_on_stale, {}, {}});
+        return run_llm(cfg, sys);
     }
     if (cfg.kind() == WorkloadKind::graph) phase.emplace("compiling " + workload_file);
     // On a supernode every rank runs the graph (SPMD): one plan per distinct rank program.
@@ -96,11 +97,10 @@ int run_command(const Args& args) {
         if (workload.graph.host_mode != HostMode::off)
             throw InputError("workload.host_mode: the host runtime drives one die; on a chip with ranks "
                              "(chip.interconnect.ranks = " + std::to_string(chip.interconnect.ranks) + ") use host_mode off");
-        if (!report_file.empty()) throw InputError("--report: not available yet for runs on several ranks");
         const compiler::SpmdCompile spmd = compiler::compile_spmd_workload(workload, chip);
         for (const auto& ts : spmd.streams) check_stream_fits_chip(*ts, chip);
         phase.emplace("simulating " + workload_file);
-        SystemRunOptions opt{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only, fail_on_stale, {}, {}};
+        SystemRunOptions opt = sys;
         opt.workload_stats = [&](Stats& s) {
             spmd.plans.front().report(s);
             s.set("compile.rank_programs", static_cast<std::uint64_t>(spmd.plans.size()));
@@ -128,9 +128,8 @@ int run_command(const Args& args) {
     // Tasks on several ranks, or kernel programs: a System of whole dies
     // joined by the mesh.
     if (stream.cross_rank || !stream.programs.empty()) {
-        if (!report_file.empty()) throw InputError("--report: not available yet for cross-rank streams");
         phase.emplace("simulating " + workload_file);
-        SystemRunOptions opt{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only, fail_on_stale, {}, {}};
+        SystemRunOptions opt = sys;
         if (plan)
             opt.workload_stats = [&](Stats& s) {
                 collective::report_collective(*plan, chip, s.number("total_ns"), s);

@@ -1,8 +1,11 @@
 #include "cli/system_run.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <map>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,6 +16,7 @@
 #include "common/output_file.hpp"
 #include "common/split.hpp"
 #include "common/version.hpp"
+#include "report/html_report.hpp"
 #include "system/system.hpp"
 #include "stats/stats.hpp"
 #include "tasks/rank_split.hpp"
@@ -152,8 +156,12 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
     const ChipParams& chip = cfg.chip();
     const std::vector<int> traced = parse_trace_ranks(opt.trace_ranks, chip.interconnect.ranks);
     check_system_memory(per_rank, chip, opt.workload_file);
+    // The report's timeline reads the trace: without --trace, a temporary one.
+    std::string trace_path = opt.trace_file;
+    if (!opt.report_file.empty() && trace_path.empty())
+        trace_path = (std::filesystem::temp_directory_path() / fmt::format("npusim-report-{}.json", ::getpid())).string();
     std::unique_ptr<TraceWriter> trace =
-        opt.trace_file.empty() ? std::make_unique<TraceWriter>() : std::make_unique<TraceWriter>(opt.trace_file);
+        trace_path.empty() ? std::make_unique<TraceWriter>() : std::make_unique<TraceWriter>(trace_path);
     System system("system", chip, std::move(per_rank), trace.get(), traced, !opt.trace_tasks_only);
     system.run();
 
@@ -168,6 +176,11 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
     if (!opt.profile_file.empty()) write_output_file(opt.profile_file, system.phase_csv());
     trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{},"version":"{}"}})", json_escape(chip.name),
                              json_escape(opt.workload_file), stats.number("total_ns"), json_escape(version())));
+    if (!opt.report_file.empty()) {
+        report::write_run_report(opt.report_file, nlohmann::json::parse(stats.to_json()), trace_path, opt.workload_file,
+                                 opt.sets);
+        if (trace_path != opt.trace_file) std::filesystem::remove(trace_path);
+    }
     if (!opt.quiet) {
         std::cout << run_summary(stats, chip, opt.stats_file, opt.trace_file) << phase_summary(stats) << workload_summary;
         if (!opt.profile_file.empty())
@@ -179,6 +192,7 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
             "stale reads {:.0f}; {} simulation events\n",
             system.ranks(), busy, system.last_rank(), stats.number("mesh.bytes") / 1e6, system.mesh().writes(),
             stats.number("memory_model.stale_reads"), system.events());
+        if (!opt.report_file.empty()) std::cout << "  report -> " << opt.report_file << "\n";
         if (!opt.trace_file.empty())
             std::cout << fmt::format("  traced ranks {}{}\n", traced.size() <= 16 ? fmt::format("{}", fmt::join(traced, ",")) :
                                                                     fmt::format("{} of them", traced.size()),

@@ -26,6 +26,10 @@ struct SystemRunOptions {
     std::function<std::string(Stats&)> workload_stats;
     // The same with the System at hand (per-die task times).
     std::function<std::string(Stats&, const System&)> system_stats;
+    // --report: the HTML page of the run (its timeline from the traced
+    // ranks' trace; a temporary one without --trace), with the --set list.
+    std::string report_file;
+    std::vector<std::string> sets;
 };
 
 int run_system(const RunConfig& cfg, const TaskStream& stream, const SystemRunOptions& opt);

@@ -333,25 +333,28 @@ void report_critical_path(Stats& s, const std::vector<const SimContext*>& contex
 void trace_critical_path(TraceWriter& trace, int pid, int tid, const SimContext& ctx,
                          const std::vector<PathSegment>& path) {
     trace.thread(pid, tid, "critical path", -1);
-    for (const PathSegment& p : path) {
-        std::string name = to_string(p.kind), args = fmt::format(R"("kind":"{}")", to_string(p.kind));
-        if (p.task != UINT32_MAX) {
-            const Task& t = ctx.stream.tasks[p.task];
-            name = fmt::format("{} {}", t.op ? ctx.stream.name(t.op) : std::string(to_string(t.kernel)), to_string(p.kind));
-            args += fmt::format(R"(,"task":"{}")", json_escape(t.id));
-        }
-        if (!p.after.empty()) args += fmt::format(R"(,"after":"{}")", json_escape(p.after));
-        if (!p.waited.empty()) args += fmt::format(R"(,"waited":"{}")", json_escape(p.waited));
-        if (!p.phase.empty()) {
-            name = fmt::format("{} {}", p.phase, to_string(p.kind));
-            args += fmt::format(R"(,"phase":"{}")", json_escape(p.phase));
-        }
-        if (!p.stage.empty()) {
-            name = "host " + p.stage;
-            args += fmt::format(R"(,"stage":"{}")", json_escape(p.stage));
-        }
-        trace.complete(pid, tid, name, "critical_path", p.start_ps, p.end_ps - p.start_ps, args);
+    for (const PathSegment& p : path) trace_path_segment(trace, pid, tid, ctx, p, "");
+}
+
+void trace_path_segment(TraceWriter& trace, int pid, int tid, const SimContext& ctx, const PathSegment& p,
+                        const std::string& prefix) {
+    std::string name = to_string(p.kind), args = fmt::format(R"("kind":"{}")", to_string(p.kind));
+    if (p.task != UINT32_MAX) {
+        const Task& t = ctx.stream.tasks[p.task];
+        name = fmt::format("{} {}", t.op ? ctx.stream.name(t.op) : std::string(to_string(t.kernel)), to_string(p.kind));
+        args += fmt::format(R"(,"task":"{}")", json_escape(t.id));
     }
+    if (!p.after.empty()) args += fmt::format(R"(,"after":"{}")", json_escape(p.after));
+    if (!p.waited.empty()) args += fmt::format(R"(,"waited":"{}")", json_escape(p.waited));
+    if (!p.phase.empty()) {
+        name = fmt::format("{} {}", p.phase, to_string(p.kind));
+        args += fmt::format(R"(,"phase":"{}")", json_escape(p.phase));
+    }
+    if (!p.stage.empty()) {
+        name = "host " + p.stage;
+        args += fmt::format(R"(,"stage":"{}")", json_escape(p.stage));
+    }
+    trace.complete(pid, tid, prefix + name, "critical_path", p.start_ps, p.end_ps - p.start_ps, args);
 }
 
 }  // namespace npusim

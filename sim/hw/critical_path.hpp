@@ -82,5 +82,9 @@ void report_critical_path(Stats& s, const std::vector<const SimContext*>& contex
 // A "critical path" track in process `pid`: one slice per segment.
 void trace_critical_path(TraceWriter& trace, int pid, int tid, const SimContext& ctx,
                          const std::vector<PathSegment>& path);
+// One segment of it (its task named from `ctx`, the die it ran on), the
+// slice's name after `prefix`.
+void trace_path_segment(TraceWriter& trace, int pid, int tid, const SimContext& ctx, const PathSegment& p,
+                        const std::string& prefix);
 
 }  // namespace npusim

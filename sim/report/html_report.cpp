@@ -83,6 +83,40 @@ void write_text(const std::string& file, const std::string& text) {
     write_output_file(file, text);
 }
 
+// A run on several ranks (stats `ranks.*`, `mesh.*`), as label/value rows.
+json system_rows(const json& stats) {
+    json rows = json::array();
+    if (!at_path(stats, "ranks.count")) return rows;
+    rows.push_back({"ranks", fmt::format("{:.0f}; the last to finish: rank {:.0f}", num(stats, "ranks.count"), num(stats, "ranks.last"))});
+    rows.push_back({"rank ends (min / mean / max)", fmt::format("{:.3f} / {:.3f} / {:.3f} µs", num(stats, "ranks.end_min_ns") / 1000.0,
+                                                                 num(stats, "ranks.end_mean_ns") / 1000.0, num(stats, "total_ns") / 1000.0)});
+    rows.push_back({"mesh", fmt::format("{} in {:.0f} writes ({:.1f}% headers), busiest link {:.1f}% busy, held by full receivers {:.3f} µs",
+                                        bytes_text(num(stats, "mesh.bytes")), num(stats, "mesh.writes"),
+                                        100 * num(stats, "mesh.header_overhead"), 100 * num(stats, "mesh.busiest_link_fraction"),
+                                        num(stats, "mesh.backpressure_ns") / 1000.0)});
+    rows.push_back({"stale reads", fmt::format("{:.0f}", num(stats, "memory_model.stale_reads"))});
+    return rows;
+}
+
+// An LLM step's serving figures (stats `llm.*`), as label/value rows.
+json serving_rows(const json& stats) {
+    json rows = json::array();
+    if (!at_path(stats, "llm.step_ns")) return rows;
+    rows.push_back({"step", fmt::format("{:.3f} µs over {:.0f} layers (mean layer {:.3f} µs)", num(stats, "llm.step_ns") / 1000.0,
+                                        num(stats, "llm.layers"), num(stats, "llm.layer_ns") / 1000.0)});
+    if (at_path(stats, "llm.tpot_ns")) rows.push_back({"time per output token", fmt::format("{:.3f} µs", num(stats, "llm.tpot_ns") / 1000.0)});
+    rows.push_back({"tokens/s per die", fmt::format("{:.0f}", num(stats, "llm.tokens_per_s_per_die"))});
+    std::string shares;
+    for (const char* k : {"matmul", "attention", "dispatch", "combine", "other"})
+        shares += fmt::format("{}{} {:.1f}%", shares.empty() ? "" : ", ", k, 100 * num(stats, std::string("llm.op_time_shares.") + k));
+    rows.push_back({"op time shares", shares});
+    rows.push_back({"slowest die / mean", fmt::format("{:.3f}", num(stats, "llm.rank_imbalance"))});
+    rows.push_back({"micro-batch overlap", fmt::format("{:.1f}%", 100 * num(stats, "llm.microbatch_overlap"))});
+    rows.push_back({"weights / KV cache per die", bytes_text(num(stats, "llm.weight_bytes_per_die")) + " / " +
+                                                      bytes_text(num(stats, "llm.kv_cache_bytes_per_die"))});
+    return rows;
+}
+
 // The host runtime's figures of a host run (stats `host.*`), as label/value rows.
 json host_rows(const json& stats) {
     json rows = json::array();
@@ -150,6 +184,8 @@ void write_run_report(const std::string& out_file, const json& stats, const std:
     d["sets"] = sets;
     d["units"] = units_of(stats);
     d["host"] = host_rows(stats);
+    d["system"] = system_rows(stats);
+    d["serving"] = serving_rows(stats);
     for (const char* key : {"ops", "roofline", "critical_path"})
         if (const json* v = at_path(stats, key)) d[key] = *v;
     if (!trace_file.empty()) {

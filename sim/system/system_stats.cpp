@@ -187,14 +187,15 @@ void System::trace_critical_path() {
         die(0).trace_critical_path();
         return;
     }
-    // On the trace of the rank that ends last, if it is traced.
-    const int last = last_rank();
-    if (!traced(last)) return;
-    const SimContext& ctx = die(last).context();
-    std::vector<PathSegment> mine;
+    // A process of its own after the dies' (pid = rank + 1), whichever
+    // ranks are traced: the path crosses ranks, each slice names its rank.
+    TraceWriter* trace = die(0).context().trace;
+    if (!trace || !trace->enabled()) return;
+    const int pid = ranks() + 1;
+    trace->process(pid, "critical path (all ranks)", -1);
+    trace->thread(pid, 1, "critical path", -1);
     for (const PathSegment& p : critical_path())
-        if (p.rank == last) mine.push_back(p);
-    npusim::trace_critical_path(*ctx.trace, ctx.trace_pid, 9999, ctx, mine);
+        trace_path_segment(*trace, pid, 1, die(p.rank).context(), p, fmt::format("r{} ", p.rank));
 }
 
 }  // namespace npusim

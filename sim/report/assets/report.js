@@ -503,6 +503,16 @@ if (D.kind === 'run') {
     app.appendChild(h('h2', {}, 'Host runtime'));
     app.appendChild(kvTable(D.host));
   }
+  if (D.serving && D.serving.length) {
+    app.appendChild(h('h2', {}, 'LLM serving'));
+    app.appendChild(kvTable(D.serving));
+  }
+  if (D.system && D.system.length) {
+    app.appendChild(h('h2', {}, 'Ranks and mesh'));
+    app.appendChild(h('p', {class: 'note'}, 'Utilisation averages over every rank; the ops table and roofline are those of the ' +
+        'rank that ends last; the timeline shows the traced ranks (npusim run --trace-ranks).'));
+    app.appendChild(kvTable(D.system));
+  }
   if (D.critical_path) {
     app.appendChild(h('h2', {}, 'Critical path'));
     app.appendChild(h('p', {class: 'note'}, 'The chain of steps that set the end time, walked back from the last finish through ' +
