@@ -251,6 +251,33 @@ TEST_CASE("compiler: ReLU fuses into the conv's FixPipe, and is a Vector kernel 
                              (split.format_converts - fused.format_converts));
 }
 
+// DeepLabv3's ASPP: a 3x3 convolution dilated 12-36 on a 20x20 map, the
+// padding as wide as the dilation. The tiler took the window as 3 rows.
+TEST_CASE("compiler: a dilated convolution's tasks read the input rows its dilated window spans", "[compiler][conv]") {
+    const auto a_bytes = [](int dilation) {
+        const std::string d = std::to_string(dilation);
+        const CompileResult r = compile(
+            graph(graph_text(R"("x": {"shape": [1, 960, 20, 20], "dtype": "fp16", "input": true},
+                                "w": {"shape": [256, 960, 3, 3], "dtype": "fp16", "const": true},
+                                "y": {"shape": [1, 256, 20, 20]})",
+                             R"({"name": "aspp", "op": "Conv2D", "inputs": ["x", "w"], "outputs": ["y"],
+                                 "attrs": {"kernel": [3, 3], "stride": 1, "pad": )" + d + R"(, "dilation": )" + d + "}}",
+                             R"(["y"])")),
+            chip(kA2), CompileOptions{});
+        std::uint64_t most = 0, sum = 0;
+        for (const Task& t : r.stream.tasks) {
+            most = std::max(most, t.params.a_bytes);
+            sum += t.params.a_bytes;
+        }
+        CHECK(most <= 960 * 20 * 20 * 2);  // never more than the whole input
+        return sum;
+    };
+    const std::uint64_t d1 = a_bytes(1), d12 = a_bytes(12), d36 = a_bytes(36);
+    CAPTURE(d1, d12, d36);
+    CHECK(d12 > d1);   // each row block's window spans 25 rows, not 3
+    CHECK(d36 >= d12);  // ... 73 rows: the whole 20-row map
+}
+
 // A note per fused node quoting the whole fused name grew as N^2 / 2.
 TEST_CASE("compiler: a chain of fused element-wise nodes compiles to notes and names linear in its length",
           "[compiler][fusion]") {

@@ -5,6 +5,9 @@
 #include "common/errors.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace npusim::compiler {
 namespace {
@@ -138,6 +141,11 @@ void MemoryPlan::matrix_regions(int ti, const Block& b, std::vector<Region>& out
 
 void MemoryPlan::regions(int ti, const Block& b, bool matrix, std::vector<Region>& out) const {
     const Tensor& t = g_.tensors[static_cast<std::size_t>(ti)];
+    // A block of negative extent is a tiling bug, never the user's input:
+    // it would become a region of ~2^64 bytes.
+    if (b.b1 < b.b0 || b.r1 < b.r0 || b.c1 < b.c0)
+        throw std::logic_error(fmt::format("compiler: tensor '{}': a task's block [{}, {}) x [{}, {}) x [{}, {}) has a negative "
+                                           "extent", t.name, b.b0, b.b1, b.r0, b.r1, b.c0, b.c1));
     const Dims d = dims_of(t, matrix);
     const auto e = static_cast<std::uint64_t>(dtype_bytes(t.dtype));
     const std::uint64_t base = addr(ti);

@@ -190,13 +190,18 @@ private:
         const Shape& os = T(k.output).shape;
         const auto stride = n.attr_ints("stride", {1, 1});
         const auto pad = n.attr_ints("pad", {0, 0});
+        const auto dilation = n.attr_ints("dilation", {1, 1});
         const Shape& ws = T(w).shape;  // O C/g kh kw
-        const i64 sh = stride[0], ph = pad[0], kh = ws[2];
+        // A dilated window spans dh (kh - 1) + 1 input rows.
+        const i64 sh = stride[0], ph = pad[0], kh = dilation[0] * (ws[2] - 1) + 1;
         const i64 N = os[0], O = os[1], Ho = os[2], Wo = os[3];
         const i64 K = ws[1] * ws[2] * ws[3];
         const int e = dtype_bytes(T(x).dtype);
+        // Input rows output rows [h0, h1) read; none when their windows
+        // fall wholly in the padding.
         const auto in_rows = [&](i64 h0, i64 h1) {
-            return std::pair<i64, i64>{std::max<i64>(0, h0 * sh - ph), std::min<i64>(xs[2], (h1 - 1) * sh - ph + kh)};
+            const i64 r0 = std::min<i64>(xs[2], std::max<i64>(0, h0 * sh - ph));
+            return std::pair<i64, i64>{r0, std::max(r0, std::min<i64>(xs[2], (h1 - 1) * sh - ph + kh))};
         };
         if (k.core == CoreType::vector) return vector_conv(ki, choice, in_rows);
         // Grouped: each group's O/g columns fill whole fractals (the waste is
@@ -236,7 +241,7 @@ private:
                     t.params.n = static_cast<std::uint64_t>(cube_n(o1 - o0));
                     t.params.k = static_cast<std::uint64_t>(K);
                     t.params.dtype = T(x).dtype == DType::int8 ? DType::int8 : DType::fp16;
-                    t.params.a_bytes = a;
+                    t.params.a_bytes = std::max<std::uint64_t>(1, a);  // 0 would mean m x k (no im2col)
                     finish_cube(t, dst, work(h1 - h0, o1 - o0, K));
                 }
     }
