@@ -3,7 +3,9 @@
 // object, --set — and bad values of the free-form keys fail with the key path.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -156,4 +158,21 @@ TEST_CASE("workload: bad values exit 2 with the key path", "[config]") {
         "tensors": {"x": {"shape": [1, 64], "input": true}},
         "nodes": [{"name": "conv1", "op": "ReLU", "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})");
     CHECK_THROWS_WITH(RunConfig::load(kA2, graph, {}), Contains(graph + ": workload.tiling.conv1.m_blocks: expected an integer in [1, 4096], got 0"));
+}
+
+// A copy of a graph with its own "dims": {"batch": 4} used to run at
+// workload.batch's default 1 without a word.
+TEST_CASE("workload: a graph's own dims.batch holds unless workload.batch is set", "[config][e2e]") {
+    TempDir tmp;
+    json g = read_json(kConv);
+    g["dims"]["batch"] = 4;
+    const std::string four = tmp.path("convbnrelu_b4.json");
+    std::ofstream(four) << g.dump();
+    const auto cycles = [&](const std::string& file, std::vector<std::string> sets) {
+        return run_for_stats(tmp, kA2, file, sets)["total_cycles"].get<std::uint64_t>();
+    };
+    const std::uint64_t own = cycles(four, {}), set4 = cycles(kConv, {"workload.batch=4"}), one = cycles(kConv, {});
+    CHECK(own == set4);
+    CHECK(own > one);
+    CHECK(cycles(four, {"workload.batch=1"}) == one);  // the user's --set wins
 }

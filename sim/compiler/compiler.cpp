@@ -180,7 +180,10 @@ std::string CompileResult::summary() const {
 }
 
 std::map<std::string, std::int64_t> graph_dims(const GraphWorkload& w) {
-    std::map<std::string, std::int64_t> dims = {{"batch", w.batch}};
+    // workload.batch when the user set it; otherwise the graph's own
+    // dims.batch holds (and a graph without one takes 1).
+    std::map<std::string, std::int64_t> dims;
+    if (w.batch_given) dims["batch"] = w.batch;
     for (const auto& [name, value] : w.dims) dims[name] = value;  // an explicit dims.batch wins
     return dims;
 }

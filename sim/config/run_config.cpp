@@ -565,6 +565,9 @@ RunConfig RunConfig::load(const std::string& chip_file, const std::string& workl
     // Workload section: its kind decides which keys exist.
     json& w = doc["workload"];
     WorkloadKind kind = WorkloadKind::none;
+    // Given by the workload file or --set, not filled in as the default: a
+    // graph's own dims.batch holds unless the user sets workload.batch.
+    const bool batch_given = w.is_object() && w.contains("batch");
     if (!w.empty()) {
         kind = kind_in(w, sources.label("workload"), sources.label("workload.kind"));
         const Validator workload_check(sources, to_string(kind));
@@ -581,6 +584,7 @@ RunConfig RunConfig::load(const std::string& chip_file, const std::string& workl
     }
     impl->chip = to_chip_params(doc);
     impl->workload = read_workload_params(doc["workload"], [&](const std::string& path) { return sources.label(path); });
+    impl->workload.graph.batch_given = batch_given;
     impl->doc = std::move(doc);
     impl->workload_file = workload_file;
     impl->kind = kind;

@@ -503,7 +503,8 @@ std::vector<KeySpec> build_keys() {
                     .meaning("The model graph file (set from `--workload`).")
                     .field(&WorkloadParams::file));
     k.push_back(Key("workload.batch", VT::integer).kind("graph").def(1).at_least(1).at_most(65536)
-                    .meaning("Batch size: the graph's `batch` dimension.")
+                    .default_note("the graph's `dims.batch`, else 1")
+                    .meaning("Batch size: the graph's `batch` dimension (set, it overrides the graph's own `dims.batch`).")
                     .field(&WorkloadParams::graph, &GraphWorkload::batch));
     k.push_back(Key("workload.sync", VT::enumeration).kind("graph").def("tile").one_of({"op", "tile"})
                     .meaning("Event granularity: `op` waits for all tiles of a producer, `tile` only for the tiles a task reads.")

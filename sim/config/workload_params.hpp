@@ -36,6 +36,7 @@ struct ForcedTiling {
 
 struct GraphWorkload {
     int batch{};
+    bool batch_given = false;  // workload.batch was set, not defaulted: it overrides a graph's dims.batch
     SyncGranularity sync{};
     InputLayout input_layout{};
     CompilerPasses passes;
