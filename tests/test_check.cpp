@@ -102,6 +102,17 @@ TEST_CASE("check: a misspelt metric is a broken golden: exit 2 with a did-you-me
     CHECK_THAT(slurp(xml), Contains(R"(errors="1")") && Contains(R"(<error type="broken golden")"));
 }
 
+TEST_CASE("check: a number written as a string in a golden is a broken golden, not a failed run", "[golden][check]") {
+    TempDir tmp;
+    const std::string g = golden(tmp, "quoted", R"({"total_cycles": ")" + kCycles + R"(", "tasks.count": 64})");
+    const Result r = run_npusim(tmp, {"check", g});
+    SHOW(r);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("quoted.json") && Contains("\"total_cycles\"") &&
+                          Contains("is a string but the statistic is a number: write it without quotes"));
+    CHECK_THAT(r.out, !Contains("--update"));
+}
+
 TEST_CASE("check: an unreadable golden and a golden whose run is bad input exit 2", "[golden][check]") {
     TempDir tmp;
     const std::string broken = tmp.write("broken.json", "{\"chip\": ");

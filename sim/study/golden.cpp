@@ -147,6 +147,15 @@ Comparison compare_metric(const GoldenMetric& m, const json& stats) {
         c.problem = "no expected value yet (run with --update)";
         return c;
     }
+    // A number written as a string ("48988") can never match: the golden
+    // is broken, not the run.
+    if (c.expected.is_number() != c.actual.is_number()) {
+        c.problem = fmt::format("the expected value {} is {} but the statistic is {}{}", c.expected.dump(),
+                                json_kind(c.expected), json_kind(c.actual),
+                                c.actual.is_number() && c.expected.is_string() ? ": write it without quotes" : "");
+        c.unknown = true;
+        return c;
+    }
     if (c.expected.is_number() && c.actual.is_number()) {
         c.numeric = true;
         const double e = c.expected.get<double>(), a = c.actual.get<double>();
