@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
@@ -364,6 +365,30 @@ TEST_CASE("onnx: non-ONNX, truncated, unsupported-opset and missing-external-dat
     refuse(ext, "truncated?");
     std::filesystem::remove(tmp.path("ext/weights.bin"));
     refuse(ext, "external data file 'weights.bin' not found");
+}
+
+TEST_CASE("onnx: an initializer holding fewer bytes or values than its shape is exit 2 naming it", "[onnx][errors]") {
+    TempDir tmp;
+    ::onnx::ModelProto m = load(model("residual_block"));
+    ::onnx::TensorProto* w = nullptr;
+    for (auto& t : *m.mutable_graph()->mutable_initializer())
+        if (!w && t.raw_data().size() >= 1024) w = &t;
+    REQUIRE(w != nullptr);
+    const std::string name = w->name();
+    const std::size_t bytes = w->raw_data().size();
+    w->mutable_raw_data()->resize(bytes - 4);
+    Result r = run_npusim(tmp, {"run", "--chip", kA2, "--workload", save(tmp, "short.onnx", m)});
+    SHOW(r);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Matchers::Contains("short.onnx: initializer '" + name + "'") &&
+                          Catch::Matchers::Contains(fmt::format("needs {} bytes of raw data, it holds {}", bytes, bytes - 4)));
+    // The same weight as typed values, one short.
+    w->clear_raw_data();
+    for (std::size_t i = 0; i + 1 < bytes / 4; ++i) w->add_float_data(0.f);
+    r = run_npusim(tmp, {"run", "--chip", kA2, "--workload", save(tmp, "few.onnx", m)});
+    SHOW(r);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Matchers::Contains(fmt::format("needs {} values, it holds {}", bytes / 4, bytes / 4 - 1)));
 }
 
 TEST_CASE("onnx: docs/onnx.md is what npusim import --list-ops prints", "[onnx][docs]") {

@@ -132,6 +132,8 @@ std::vector<std::int64_t> ConstValue::ints() const {
     return v;
 }
 
+std::size_t element_bytes(int type) { return elem_size(type); }
+
 ConstValue decode_tensor(const TP& t, const std::string& dir, std::int64_t max_elements) {
     ConstValue v;
     v.elem_type = t.data_type();

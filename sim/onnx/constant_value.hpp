@@ -26,6 +26,9 @@ struct ConstValue {
 
 std::int64_t saturating_int(double d);
 
+// Bytes of one element of an ONNX data type; 0 for strings and complex.
+std::size_t element_bytes(int type);
+
 // Decodes a TensorProto (inline fields, raw_data or external data next to
 // the model in `dir`). Data is decoded only for at most `max_elements`
 // elements of a numeric type; otherwise the value keeps its shape only.

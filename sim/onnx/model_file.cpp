@@ -12,6 +12,7 @@
 #include <onnx/checker.h>
 
 #include "common/errors.hpp"
+#include "onnx/constant_value.hpp"
 #include "onnx/onnx_import.hpp"
 
 namespace npusim::onnx_import {
@@ -155,6 +156,33 @@ void check_conv_windows(LoadedModel& m) {
     }
 }
 
+// An initializer holds exactly its shape's elements: raw data of another
+// length (or fewer typed values) would be read past its end or as zeros.
+void check_initializer_sizes(const LoadedModel& m) {
+    using TP = ::onnx::TensorProto;
+    for (const TP& t : m.model.graph().initializer()) {
+        if (t.data_location() == TP::EXTERNAL || element_bytes(t.data_type()) == 0) continue;
+        std::int64_t n = 1;
+        bool sane = true;
+        for (const auto d : t.dims()) {
+            if (d < 0 || (d > 0 && n > (std::int64_t(1) << 40) / d)) sane = false;
+            else n *= d;
+        }
+        if (!sane) continue;  // the checker and the importer refuse such shapes
+        const std::string what = fmt::format("initializer '{}': its shape [{}] of {}", t.name(), fmt::join(t.dims(), ", "),
+                                             TP::DataType_Name(static_cast<TP::DataType>(t.data_type())));
+        if (t.has_raw_data()) {
+            const auto need = static_cast<std::uint64_t>(n) * element_bytes(t.data_type());
+            if (t.raw_data().size() != need)
+                fail(m.file, fmt::format("{} needs {} bytes of raw data, it holds {}", what, need, t.raw_data().size()));
+            continue;
+        }
+        const auto have = t.float_data_size() + t.int32_data_size() + t.int64_data_size() + t.double_data_size() +
+                          t.uint64_data_size();
+        if (have < n) fail(m.file, fmt::format("{} needs {} values, it holds {}", what, n, have));
+    }
+}
+
 // Everything after the parse: what makes the message a model npusim reads.
 void check_loaded(LoadedModel& m) {
     const std::string& file = m.file;
@@ -206,6 +234,7 @@ void check_loaded(LoadedModel& m) {
                         fail(file, fmt::format("node '{}' ({}): attribute {} must be >= 1, got {}", n.name(), n.op_type(),
                                                a.name(), v));
     check_conv_windows(m);
+    check_initializer_sizes(m);
 }
 
 }  // namespace
