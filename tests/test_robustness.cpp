@@ -232,6 +232,14 @@ TEST_CASE("outputs: a full device or a file size limit is exit 2 with the OS rea
     SHOW(emit);
     CHECK(emit.code == 2);
     CHECK_THAT(emit.err, Contains("/dev/full: No space left on device"));
+    const Result junit = run_npusim(tmp, {"check", kSrc + "/traces/golden/convbnrelu_op_ax300.json", "--junit", "/dev/full"});
+    SHOW(junit);
+    CHECK(junit.code == 2);
+    CHECK_THAT(junit.err, Contains("/dev/full: No space left on device"));
+    const Result graph = run_npusim(tmp, {"import", kSrc + "/models/onnx/residual_block.onnx", "--out", "/dev/full", "-q"});
+    SHOW(graph);
+    CHECK(graph.code == 2);
+    CHECK_THAT(graph.err, Contains("/dev/full: No space left on device"));
 
     // A 1 KiB file size limit (ulimit -f) makes every larger write fail
     // with EFBIG, root or not: each output is refused and leaves nothing.

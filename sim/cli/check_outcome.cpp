@@ -1,12 +1,11 @@
 #include "cli/check_outcome.hpp"
 
-#include <fstream>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/markup_escape.hpp"
 #include "common/errors.hpp"
+#include "common/output_file.hpp"
 #include "common/version.hpp"
 
 namespace npusim::cli {
@@ -22,11 +21,6 @@ std::string metric_message(const study::Comparison& c) {
         return fmt::format("{}: expected {}, actual {}, delta {}, tolerance {}", c.metric, text(c.expected), text(c.actual),
                            c.delta, c.allowed);
     return fmt::format("{}: expected {}, actual {}", c.metric, text(c.expected), text(c.actual));
-}
-
-void write(const std::string& file, const std::string& content, const char* what) {
-    std::ofstream out(file, std::ios::binary);
-    if (!out || !(out << content)) throw InputError(fmt::format("{}: cannot write {}", file, what));
 }
 
 }  // namespace
@@ -74,7 +68,7 @@ void write_check_junit(const std::string& file, const std::vector<GoldenOutcome>
         x += ">\n" + body + "    </testcase>\n";
     }
     x += "  </testsuite>\n</testsuites>\n";
-    write(file, x, "JUnit report");
+    write_output_file(file, x);
 }
 
 void write_check_json(const std::string& file, const std::string& target, const std::vector<GoldenOutcome>& outcomes,
@@ -114,7 +108,7 @@ void write_check_json(const std::string& file, const std::string& target, const 
     doc["failed"] = counts[1];
     doc["errors"] = counts[2];
     doc["goldens"] = list;
-    write(file, doc.dump(2) + "\n", "JSON report");
+    write_output_file(file, doc.dump(2) + "\n");
 }
 
 }  // namespace npusim::cli

@@ -12,6 +12,7 @@
 #include "cli/parse_options.hpp"
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
+#include "common/output_file.hpp"
 #include "compiler/graph_reader.hpp"
 #include "onnx/onnx_import.hpp"
 
@@ -72,11 +73,7 @@ int import_command(const Args& args) {
     const std::string doc = onnx_import::import_model(model, dims, &sum);
     // What is written must read back as a graph (shapes checked by the compiler's own inference).
     const compiler::Graph g = compiler::read_graph_text(doc, model);
-    const auto dir = std::filesystem::path(out_file).parent_path();
-    std::error_code ec;
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    std::ofstream out(out_file, std::ios::binary);
-    if (!out || !(out << doc << "\n")) throw InputError(fmt::format("{}: cannot write graph file", out_file));
+    write_output_file(out_file, doc + "\n");  // its folder made; a failure names the OS reason
     if (!quiet)
         std::cout << fmt::format("imported {}: opset {}, {} ONNX nodes ({} folded at import) -> {} graph nodes, {} tensors "
                                  "({} const)\n  graph -> {}\n",
