@@ -375,3 +375,41 @@ TEST_CASE("stream: task lines written directly are byte for byte what nlohmann's
     CHECK(nlohmann::json::parse(line).dump() == line);
     CHECK_THAT(line, Contains(R"("cycles_per_repeat":0.1)"));
 }
+
+// A run stopped by SIGTERM or SIGHUP (or SIGINT, where not ignored) while it
+// writes --trace and --stats: the temporaries beside the targets go with it.
+TEST_CASE("outputs: a run ended by a signal leaves no temporary beside its outputs", "[limits][outputs][e2e]") {
+    for (const int sig : {SIGTERM, SIGHUP, SIGINT}) {
+        CAPTURE(sig);
+        TempDir tmp;
+        const std::string out = tmp.path("out");
+        fs::create_directories(out);
+        const std::string trace = out + "/trace.json", stats = out + "/stats.json";
+        const pid_t pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            ::signal(SIGINT, SIG_DFL);  // as in a terminal (a background job would ignore it)
+            const int fd = ::open(tmp.path("run.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            ::dup2(fd, 1);
+            ::dup2(fd, 2);
+            ::execl(NPUSIM_BIN, NPUSIM_BIN, "run", "--chip", (kSrc + "/configs/chips/a3-supernode.json").c_str(), "--workload",
+                    (kSrc + "/models/llm/deepseek_v3.json").c_str(), "--set", "chip.interconnect.ranks=16", "--set",
+                    "workload.layers=8", "--set", "workload.routing.redundant_experts=0", "--trace", trace.c_str(), "--stats",
+                    stats.c_str(), "-q", (char*)nullptr);
+            ::_exit(127);
+        }
+        // Until the trace is being written (the run is simulating).
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (std::chrono::steady_clock::now() < deadline && stray_temporaries(out).empty())
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        REQUIRE_FALSE(stray_temporaries(out).empty());
+        ::kill(pid, sig);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        INFO(slurp(tmp.path("run.log")));
+        REQUIRE(WIFSIGNALED(status));
+        CHECK(WTERMSIG(status) == sig);  // it still dies of the signal
+        CHECK(stray_temporaries(out).empty());
+        CHECK_FALSE(fs::exists(trace));
+    }
+}

@@ -349,9 +349,16 @@ TEST_CASE("sweep: killed midway and resumed, it reruns none of the finished poin
     REQUIRE(finished.size() >= 4);
     REQUIRE(finished.size() < 12);  // killed midway
 
+    // A point's run killed with the sweep (SIGKILL: no handler runs) leaves
+    // the temporary it was writing; --resume removes it.
+    std::filesystem::create_directories(out + "/points/stale");
+    tmp.write("out/points/stale/stats.json.tmp.99999", "{\"half\":");
+
     const Result r = run_npusim(tmp, {"sweep", study, "--out", out, "-j", "2", "--resume"});
     SHOW(r);
     REQUIRE(r.code == 0);
+    for (const auto& e : std::filesystem::recursive_directory_iterator(out))
+        CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
     // Points whose result.json was written just before the kill are adopted too.
     CHECK_THAT(r.out, Contains("resumed: "));
     const auto rows = read_jsonl(out + "/results.jsonl");

@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <streambuf>
@@ -15,6 +17,56 @@
 namespace npusim {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// Temporaries being written, removed when a fatal signal (SIGINT, SIGTERM,
+// SIGHUP) ends a process that has no handler of its own: an interrupted
+// `run --trace` leaves no OUT.tmp.PID. A fixed table of heap copies that only
+// the writing thread changes; the handler only reads it and unlinks (both
+// async-signal-safe), then dies of the signal as before.
+constexpr int kTempSlots = 64;
+std::atomic<const char*> g_temps[kTempSlots];
+
+void on_fatal_signal(int sig) {
+    for (auto& t : g_temps)
+        if (const char* p = t.load()) ::unlink(p);
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+void install_cleanup_once() {
+    static const bool installed = [] {
+        for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+            struct sigaction old {};
+            if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;  // handled (a sweep)
+            struct sigaction sa {};
+            sa.sa_handler = on_fatal_signal;
+            sigemptyset(&sa.sa_mask);
+            ::sigaction(sig, &sa, nullptr);
+        }
+        return true;
+    }();
+    (void)installed;
+}
+
+int register_temp(const std::string& path) {
+    install_cleanup_once();
+    for (int i = 0; i < kTempSlots; ++i) {
+        if (g_temps[i].load() != nullptr) continue;
+        g_temps[i].store(::strdup(path.c_str()));
+        return i;
+    }
+    return -1;  // more open at once than slots: still written safely, not cleaned on a signal
+}
+
+void unregister_temp(int& slot) {
+    if (slot < 0) return;
+    std::free(const_cast<char*>(g_temps[slot].exchange(nullptr)));
+    slot = -1;
+}
+
+}  // namespace
 
 // An ostream's buffer that hands every byte to the FILE (its own buffer is
 // enough) and records the first failed write instead of throwing.
@@ -63,6 +115,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
         if (!tmp_.empty()) ::unlink(tmp_.c_str());
         throw InputError(path_ + ": " + std::strerror(err));
     }
+    if (!tmp_.empty()) temp_slot_ = register_temp(tmp_);
 }
 
 OutputFile::~OutputFile() { discard(); }
@@ -99,9 +152,11 @@ void OutputFile::commit() {
     if (error_ != 0) {
         if (!tmp_.empty()) ::unlink(tmp_.c_str());
         tmp_.clear();
+        unregister_temp(temp_slot_);
         throw InputError(path_ + ": " + std::strerror(error_));
     }
     tmp_.clear();
+    unregister_temp(temp_slot_);
 }
 
 void OutputFile::discard() {
@@ -111,6 +166,7 @@ void OutputFile::discard() {
     }
     if (!tmp_.empty()) ::unlink(tmp_.c_str());
     tmp_.clear();
+    unregister_temp(temp_slot_);
 }
 
 void write_output_file(const std::string& path, std::string_view text) {

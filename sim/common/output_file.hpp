@@ -43,6 +43,7 @@ private:
     void fail(int err);
 
     std::string path_, tmp_;  // tmp_ empty: written in place
+    int temp_slot_ = -1;      // where a fatal signal finds tmp_ to remove it
     std::FILE* f_ = nullptr;
     int error_ = 0;  // first errno
     std::unique_ptr<Buf> buf_;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 
 #include <fmt/format.h>
@@ -20,6 +21,18 @@ namespace npusim::study {
 namespace fs = std::filesystem;
 
 namespace {
+
+// A stopped sweep's points leave the temporaries their runs were writing
+// (stats.json.tmp.PID, trace.json.tmp.PID: docs/robustness.md "Output
+// files"); nothing writes in the folder while it is resumed.
+void remove_stale_temporaries(const std::string& dir) {
+    static const std::regex temp(R"(.*\.tmp\.[0-9]+)");
+    std::error_code ec;
+    std::vector<fs::path> stale;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_regular_file(ec) && std::regex_match(it->path().filename().string(), temp)) stale.push_back(it->path());
+    for (const auto& p : stale) fs::remove(p, ec);
+}
 
 std::string now_text() {
     const std::time_t t = std::time(nullptr);
@@ -91,6 +104,7 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     for (const auto& p : points) by_id[p.id] = &p;
     std::map<std::string, Row> done;
     std::size_t torn = 0, dropped = 0, adopted = 0;
+    if (opt.resume) remove_stale_temporaries(dir);
     if (opt.resume) {
         for (Row& r : store.load(&torn)) {
             if (!by_id.count(r.id)) {
