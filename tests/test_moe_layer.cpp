@@ -187,6 +187,11 @@ TEST_CASE("moe layer: bad keys and nodes exit 2 naming them, with did-you-mean f
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Contains("cube"));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    // One rank: the node and the key to change, not a consequence (top-k over one expert).
+    r = run_layer(tmp, {"--set", "chip.interconnect.ranks=1"});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("nodes[0] (dispatch): Dispatch communicates across ranks, but the chip has 1 rank") &&
+                          Contains("--set chip.interconnect.ranks=N"));
 }
 
 TEST_CASE("moe layer: the compiled experts cover exactly the tokens each rank received, planned by the tiler",

@@ -46,8 +46,9 @@ bool is_comm_op(OpType op) {
 CommGroup comm_group(const Graph& g, const Node& n) {
     const int ranks = g.spmd.ranks;
     if (ranks < 2)
-        throw CommError(fmt::format("{} communicates across ranks, but the chip is a single die (chip.interconnect.ranks = "
-                                    "{}); run it on a supernode chip, e.g. configs/chips/a3-supernode.json",
+        throw CommError(fmt::format("{} communicates across ranks, but the chip has {} rank (chip.interconnect.ranks); run "
+                                    "it on 2 or more: --set chip.interconnect.ranks=N on a chip with a mesh (e.g. "
+                                    "configs/chips/a3-supernode.json)",
                                     to_string(n.op), ranks));
     CommGroup c;
     c.size = ranks;
@@ -94,12 +95,12 @@ std::shared_ptr<const Routing> dispatch_routing(const Graph& g, const Node& n) {
     const auto e = n.attrs.find("experts");
     if (e == n.attrs.end()) throw CommError("attrs.experts: missing (the number of experts the tokens are routed over)");
     const std::int64_t experts = e->second.i, top_k = idx.shape[1], batch = x.shape[0];
+    const CommGroup grp = comm_group(g, n);  // first: on one rank nothing else matters
     if (experts < 1 || experts > 4096) throw CommError(fmt::format("attrs.experts: expected 1..4096, got {}", experts));
     if (top_k > experts)
         throw CommError(fmt::format("top-k {} (the last dimension of '{}') is larger than attrs.experts = {}", top_k, idx.name,
                                     experts));
     if (batch > 65535) throw CommError(fmt::format("input '{}': {} tokens per rank; at most 65535", x.name, batch));
-    const CommGroup grp = comm_group(g, n);
     const int slots = static_cast<int>(experts) + g.spmd.routing.redundant_experts;
     if (slots % grp.size != 0)
         throw CommError(fmt::format("attrs.experts: {} experts{} do not divide across the {} ranks of its group", experts,
