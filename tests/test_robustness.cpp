@@ -163,7 +163,7 @@ TEST_CASE("memory: a compile, a stream or a bench too large for the machine is r
                                         quote(graph) + " --emit-tasks " + quote(tmp.path("x.jsonl")));
     SHOW(c);
     CHECK(c.code == 2);
-    CHECK_THAT(c.err, Contains("compiling its 100000 tasks needs about 110 MB of memory") &&
+    CHECK_THAT(c.err, Contains("compiling its 100000 tasks needs about 140 MB of memory") &&
                           Contains("52 MB available (NPUSIM_MEMORY_AVAILABLE)") && Contains("--set workload.batch="));
     CHECK_FALSE(fs::exists(tmp.path("x.jsonl")));
 
@@ -210,7 +210,7 @@ TEST_CASE("memory: a run on several ranks counts its dies and the DataBlocks lan
 #ifndef NPUSIM_TEST_ASAN  // see NPUSIM_TEST_ASAN above
 TEST_CASE("memory: running out anyway is one line naming the phase, exit 2", "[limits][memory][e2e]") {
     TempDir tmp;
-    const std::string graph = relu_graph(tmp, 6250);  // ~110 MB to compile
+    const std::string graph = relu_graph(tmp, 6250);  // ~140 MB to compile
     const Result r = run_shell(tmp, "ulimit -v 90000; \"$NPUSIM\" compile --chip " + quote(kA2) + " --workload " +
                                         quote(graph) + " --emit-tasks /dev/null -q");
     SHOW(r);

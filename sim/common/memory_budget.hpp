@@ -14,7 +14,7 @@ namespace npusim {
 // stream held for simulation (the die's per-task state included), and a
 // compile (tiles, sync plan and the stream's round trip).
 constexpr std::uint64_t kStreamBytesPerTask = 640;
-constexpr std::uint64_t kCompileBytesPerTask = 1100;
+constexpr std::uint64_t kCompileBytesPerTask = 1400;
 
 // MemAvailable of /proc/meminfo, or the environment variable
 // NPUSIM_MEMORY_AVAILABLE (bytes, or with a K/M/G suffix) when set, which
