@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <new>
+#include <stdexcept>
+#include <vector>
 
 namespace npusim {
 
@@ -19,7 +21,8 @@ L2Cache::L2Cache(const L2Geometry& g)
       ways_(std::max<std::uint64_t>(1, g.ways)),
       sets_(1),
       slices_(std::max<std::uint64_t>(1, g.slices)),
-      slice_block_(std::max<std::uint64_t>(1, g.slice_block_bytes)) {
+      slice_block_(std::max<std::uint64_t>(1, g.slice_block_bytes)),
+      stamp_limit_(g.stamp_limit ? g.stamp_limit : UINT32_MAX - 1) {
     // One tag per block of whole lines, at most 64 (one mask bit each),
     // never more than the cache holds.
     block_ = slice_block_ % line_ == 0 ? slice_block_ : line_;
@@ -87,7 +90,8 @@ std::uint64_t L2Cache::clean(std::uint64_t max_bytes) {
     for (std::uint64_t scanned = 0; dirty_count_ > 0 && filling_sets_ > 0 && bytes < max_bytes && scanned < scan; ++scanned) {
         const std::uint64_t base = clean_cursor_ * ways_;
         if (++clean_cursor_ == sets_) clean_cursor_ = 0;
-        std::uint64_t v = ways_, v_stamp = UINT64_MAX;
+        std::uint64_t v = ways_;
+        std::uint32_t v_stamp = UINT32_MAX;
         std::uint64_t valid = 0;
         for (std::uint64_t w = 0; w < ways_; ++w) {
             valid += tags_[base + w] != 0;
@@ -103,15 +107,17 @@ std::uint64_t L2Cache::clean(std::uint64_t max_bytes) {
     return bytes;
 }
 
-std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out) {
+std::uint64_t L2Cache::touch(std::uint64_t page, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out) {
     const std::uint64_t base = set * ways_;
-    std::uint64_t* tags = &tags_[base];
-    std::uint64_t* stamps = &stamps_[base];
-    const std::uint64_t tag = block + 1;
+    std::uint32_t* tags = &tags_[base];
+    std::uint32_t* stamps = &stamps_[base];
+    if (page + 1 > UINT32_MAX) throw std::length_error("L2Cache: an address beyond the tags' range");
+    const auto tag = static_cast<std::uint32_t>(page + 1);
+    if (clock_ >= stamp_limit_) renumber_stamps();
     ++clock_;
     // One pass: the block's way, or else the victim (an invalid way first,
     // else the least recent).
-    std::uint64_t v = 0, v_stamp = UINT64_MAX, invalid = 0;
+    std::uint64_t v = 0, v_stamp = UINT64_MAX, invalid = 0;  // v_stamp: a stamp + 1, 0 for an invalid way
     for (std::uint64_t w = 0; w < ways_; ++w) {
         if (tags[w] == tag) {
             stamps[w] = clock_;
@@ -126,7 +132,7 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
             return present;
         }
         invalid += tags[w] == 0;
-        const std::uint64_t age = tags[w] == 0 ? 0 : stamps[w] + 1;  // invalid ways rank first
+        const std::uint64_t age = tags[w] == 0 ? 0 : std::uint64_t{stamps[w]} + 1;  // invalid ways rank first
         if (age < v_stamp) {
             v = w;
             v_stamp = age;
@@ -140,7 +146,7 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
     if (bip_leader) psel_ = std::max(psel_ - 1, -kPselMax);
     const bool bimodal = bip_leader || (!lru_leader && followers_bimodal());
 
-    const std::uint64_t old_stamp = tags[v] == 0 ? 0 : stamps[v];
+    const std::uint32_t old_stamp = tags[v] == 0 ? 0 : stamps[v];
     if (tags[v] != 0) {
         const auto lines = static_cast<std::uint64_t>(__builtin_popcountll(valid_[base + v]));
         const auto dirty = static_cast<std::uint64_t>(__builtin_popcountll(dirty_[base + v]));
@@ -169,13 +175,13 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
     if (bytes == 0) return out;
     if (!ways_mem_) {
         const std::uint64_t n = sets_ * ways_;
-        void* p = std::calloc(4 * n, sizeof(std::uint64_t));
+        void* p = std::calloc(3 * n, sizeof(std::uint64_t));  // 4 + 4 + 8 + 8 bytes a way
         if (!p) throw std::bad_alloc();
         ways_mem_.reset(static_cast<std::uint64_t*>(p));
-        tags_ = ways_mem_.get();
-        stamps_ = tags_ + n;
-        valid_ = stamps_ + n;
+        valid_ = ways_mem_.get();
         dirty_ = valid_ + n;
+        tags_ = reinterpret_cast<std::uint32_t*>(dirty_ + n);
+        stamps_ = tags_ + n;
     }
     const std::uint64_t end = addr + bytes;
     std::uint64_t block = block_shift_ >= 0 ? addr >> block_shift_ : addr / block_;
@@ -194,7 +200,7 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
         const std::uint64_t first = line_shift_ >= 0 ? (lo - bbase) >> line_shift_ : (lo - bbase) / line_;
         const std::uint64_t last = line_shift_ >= 0 ? (hi - 1 - bbase) >> line_shift_ : (hi - 1 - bbase) / line_;
         const std::uint64_t covered = (last == 63 ? ~0ULL : (1ULL << (last + 1)) - 1) & ~((1ULL << first) - 1);
-        const std::uint64_t hit = touch(block, set, covered, write, out);
+        const std::uint64_t hit = touch(page, set, covered, write, out);
         const auto n_hit = static_cast<std::uint64_t>(__builtin_popcountll(hit));
         const auto n_all = last - first + 1;
         if (write) {
@@ -234,6 +240,25 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
         request_touched_ = true;
     }
     return out;
+}
+
+void L2Cache::renumber_stamps() {
+    // Each set's stamps become their rank in it (equal stamps equal ranks,
+    // 0 stays 0): every comparison a set makes later comes out as before.
+    std::vector<std::uint32_t> order(ways_);
+    std::uint32_t top = 0;
+    for (std::uint64_t set = 0; set < sets_; ++set) {
+        std::uint32_t* st = &stamps_[set * ways_];
+        order.assign(st, st + ways_);
+        std::sort(order.begin(), order.end());
+        order.erase(std::unique(order.begin(), order.end()), order.end());
+        for (std::uint64_t w = 0; w < ways_; ++w) {
+            const auto rank = static_cast<std::uint32_t>(std::lower_bound(order.begin(), order.end(), st[w]) - order.begin());
+            st[w] = order.front() == 0 ? rank : rank + 1;
+            top = std::max(top, st[w]);
+        }
+    }
+    clock_ = top;
 }
 
 L2Access L2Cache::read(std::uint64_t addr, std::uint64_t bytes) { return access(addr, bytes, false); }
