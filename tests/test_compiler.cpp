@@ -278,6 +278,29 @@ TEST_CASE("compiler: a dilated convolution's tasks read the input rows its dilat
     CHECK(d36 >= d12);  // ... 73 rows: the whole 20-row map
 }
 
+// Task and event ids come from kernel names: a fused chain "a+b" and a node
+// named "a+b" gave two tasks "a+b#0" (exit 2 on the compiler's own stream).
+TEST_CASE("compiler: a fused chain named like another node gets ids of its own", "[compiler][fusion][sync]") {
+    const std::string tensors = R"("x": {"shape": [1, 64, 56, 56], "dtype": "fp16", "input": true},
+        "ta": {"shape": [1, 64, 56, 56]}, "tb": {"shape": [1, 64, 56, 56]}, "tc": {"shape": [1, 64, 56, 56]},
+        "td": {"shape": [1, 64, 56, 56]}, "te": {"shape": [1, 64, 56, 56]})";
+    const std::string nodes = R"({"name": "a", "op": "ReLU", "inputs": ["x"], "outputs": ["ta"]},
+        {"name": "b", "op": "ReLU", "inputs": ["ta"], "outputs": ["tb"]},
+        {"name": "c", "op": "Softmax", "inputs": ["tb"], "outputs": ["tc"], "attrs": {"axis": -1}},
+        {"name": "a+b", "op": "ReLU", "inputs": ["tc"], "outputs": ["td"]},
+        {"name": "e", "op": "Softmax", "inputs": ["td"], "outputs": ["te"], "attrs": {"axis": -1}})";
+    for (const SyncGranularity sync : {SyncGranularity::op, SyncGranularity::tile}) {
+        CompileOptions opt;
+        opt.sync = sync;
+        const CompileResult r = compile(graph(graph_text(tensors, nodes, R"(["te"])")), chip(kA2), opt);
+        std::set<std::string> ids, events;
+        for (const Task& t : r.stream.tasks) CHECK(ids.insert(t.id).second);
+        for (const auto& e : r.stream.events) CHECK(events.insert(e.id).second);
+        CHECK(ids.count("a+b#0") == 1);
+        CHECK(ids.count("a+b~2#0") == 1);
+    }
+}
+
 // A note per fused node quoting the whole fused name grew as N^2 / 2.
 TEST_CASE("compiler: a chain of fused element-wise nodes compiles to notes and names linear in its length",
           "[compiler][fusion]") {

@@ -350,15 +350,18 @@ TEST_CASE("sweep: killed midway and resumed, it reruns none of the finished poin
     REQUIRE(finished.size() < 12);  // killed midway
 
     // A point's run killed with the sweep (SIGKILL: no handler runs) leaves
-    // the temporary it was writing; --resume removes it.
+    // the temporary it was writing; --resume removes it once its process is
+    // gone and nothing wrote it for 10 minutes (not one being written).
     std::filesystem::create_directories(out + "/points/stale");
-    tmp.write("out/points/stale/stats.json.tmp.99999", "{\"half\":");
+    const std::string stale = tmp.write("out/points/stale/stats.json.tmp.999999999", "{\"half\":");
+    std::filesystem::last_write_time(stale, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+    const std::string live = tmp.write("out/points/stale/trace.json.tmp." + std::to_string(::getpid()), "[");
 
     const Result r = run_npusim(tmp, {"sweep", study, "--out", out, "-j", "2", "--resume"});
     SHOW(r);
     REQUIRE(r.code == 0);
-    for (const auto& e : std::filesystem::recursive_directory_iterator(out))
-        CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(stale));
+    CHECK(std::filesystem::exists(live));  // its process (this test) is alive
     // Points whose result.json was written just before the kill are adopted too.
     CHECK_THAT(r.out, Contains("resumed: "));
     const auto rows = read_jsonl(out + "/results.jsonl");

@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/llm_run.hpp"
 #include "cli/parse_options.hpp"
+#include "cli/report_trace.hpp"
 #include "cli/run_summary.hpp"
 #include "cli/system_run.hpp"
 #include "collective/collective_plan.hpp"
@@ -149,9 +150,8 @@ int run_command(const Args& args) {
         for (const auto& w : stream_fit_warnings(stream, chip)) std::cerr << "npusim: warning: " << w << "\n";
 
     // The report's timeline reads the trace: without --trace, a temporary one.
-    std::string trace_path = trace_file;
-    if (!report_file.empty() && trace_path.empty())
-        trace_path = (std::filesystem::temp_directory_path() / fmt::format("npusim-report-{}.json", ::getpid())).string();
+    const ReportTrace report_trace(trace_file, !report_file.empty());
+    const std::string& trace_path = report_trace.path();
     std::unique_ptr<TraceWriter> trace =
         trace_path.empty() ? std::make_unique<TraceWriter>() : std::make_unique<TraceWriter>(trace_path);
     Die die("die0", chip, stream, trace.get(), !trace_tasks_only);
@@ -174,7 +174,6 @@ int run_command(const Args& args) {
                              json_escape(workload_file), stats.number("total_ns"), json_escape(version())));
     if (!report_file.empty()) {
         report::write_run_report(report_file, nlohmann::json::parse(stats.to_json()), trace_path, workload_file, sets);
-        if (trace_path != trace_file) std::filesystem::remove(trace_path);
     }
     if (!quiet) {
         if (compiled)

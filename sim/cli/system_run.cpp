@@ -1,15 +1,13 @@
 #include "cli/system_run.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <map>
-
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/report_trace.hpp"
 #include "cli/run_summary.hpp"
 #include "common/errors.hpp"
 #include "common/memory_budget.hpp"
@@ -107,8 +105,8 @@ std::uint64_t landed_pages(const std::vector<std::shared_ptr<const TaskStream>>&
     return pages;
 }
 
-// Before a System is built: every rank's die (its L2's tag arrays, 32 B a
-// tag, and its per-task state as a die's run holds it) and the functional
+// Before a System is built: every rank's die (its L2's tag arrays, 28 B a
+// way, and its per-task state as a die's run holds it) and the functional
 // memory's pages.
 void check_system_memory(const std::vector<std::shared_ptr<const TaskStream>>& per_rank, const ChipParams& chip,
                          const std::string& workload) {
@@ -117,7 +115,7 @@ void check_system_memory(const std::vector<std::shared_ptr<const TaskStream>>& p
     const std::uint64_t pages = landed_pages(per_rank, static_cast<std::uint64_t>(chip.interconnect.datablock_bytes));
 
     const auto l2_tags = static_cast<std::uint64_t>(chip.l2.size_mb * 1024 * 1024) /
-                         static_cast<std::uint64_t>(std::max(1, chip.l2.region_kb) * 1024) * 32;
+                         static_cast<std::uint64_t>(std::max(1, chip.l2.region_kb) * 1024) * 28;
     const std::uint64_t bytes = per_rank.size() * (l2_tags + kDieBytes) + tasks * kStreamBytesPerTask + pages * kLandedPageBytes;
     check_memory_budget(fmt::format("{}: simulating {} tasks on {} ranks with {} pages of DataBlocks landing over the mesh",
                                     workload, tasks, per_rank.size(), pages),
@@ -157,9 +155,8 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
     const std::vector<int> traced = parse_trace_ranks(opt.trace_ranks, chip.interconnect.ranks);
     check_system_memory(per_rank, chip, opt.workload_file);
     // The report's timeline reads the trace: without --trace, a temporary one.
-    std::string trace_path = opt.trace_file;
-    if (!opt.report_file.empty() && trace_path.empty())
-        trace_path = (std::filesystem::temp_directory_path() / fmt::format("npusim-report-{}.json", ::getpid())).string();
+    const ReportTrace report_trace(opt.trace_file, !opt.report_file.empty());
+    const std::string& trace_path = report_trace.path();
     std::unique_ptr<TraceWriter> trace =
         trace_path.empty() ? std::make_unique<TraceWriter>() : std::make_unique<TraceWriter>(trace_path);
     System system("system", chip, std::move(per_rank), trace.get(), traced, !opt.trace_tasks_only);
@@ -179,7 +176,6 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
     if (!opt.report_file.empty()) {
         report::write_run_report(opt.report_file, nlohmann::json::parse(stats.to_json()), trace_path, opt.workload_file,
                                  opt.sets);
-        if (trace_path != opt.trace_file) std::filesystem::remove(trace_path);
     }
     if (!opt.quiet) {
         std::cout << run_summary(stats, chip, opt.stats_file, opt.trace_file) << phase_summary(stats) << workload_summary;

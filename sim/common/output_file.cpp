@@ -52,11 +52,13 @@ void install_cleanup_once() {
 
 int register_temp(const std::string& path) {
     install_cleanup_once();
+    char* copy = ::strdup(path.c_str());
+    if (!copy) return -1;
     for (int i = 0; i < kTempSlots; ++i) {
-        if (g_temps[i].load() != nullptr) continue;
-        g_temps[i].store(::strdup(path.c_str()));
-        return i;
+        const char* empty = nullptr;
+        if (g_temps[i].compare_exchange_strong(empty, copy)) return i;
     }
+    std::free(copy);
     return -1;  // more open at once than slots: still written safely, not cleaned on a signal
 }
 

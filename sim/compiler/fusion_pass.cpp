@@ -1,5 +1,7 @@
 #include "compiler/fusion_pass.hpp"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "compiler/cost_model.hpp"
@@ -63,6 +65,17 @@ bool single_use(const Tensor& t) { return t.consumers.size() == 1 && !t.is_outpu
 // every node fused in, and a note per node quoting it would be quadratic.
 const std::string& head_name(const Graph& g, const Kernel& k) { return g.nodes[static_cast<std::size_t>(k.nodes.front())].name; }
 
+// A kernel's name is its tasks' and events' id: a fused chain "a+b" beside
+// a node named "a+b" gets its index appended ("a+b~3").
+void unique_kernel_names(KernelPlan& plan) {
+    std::set<std::string> names;
+    for (std::size_t k = 0; k < plan.kernels.size(); ++k)
+        if (!names.insert(plan.kernels[k].name).second) {
+            plan.kernels[k].name += fmt::format("~{}", k);
+            names.insert(plan.kernels[k].name);
+        }
+}
+
 }  // namespace
 
 KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipParams& chip) {
@@ -122,6 +135,8 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
         plan.kernels.push_back(std::move(k));
         kernel_of_tensor[static_cast<std::size_t>(n.outputs[0])] = static_cast<int>(plan.kernels.size() - 1);
     }
+
+    unique_kernel_names(plan);
 
     // The Cube -> Vector fusion boundary.
     for (std::size_t vi = 0; vi < plan.kernels.size(); ++vi) {

@@ -97,8 +97,12 @@ std::size_t transitive_reduction(std::vector<std::vector<int>>& preds) {
 
 namespace {
 
-std::string op_event_id(const KernelPlan& plan, int kernel) {
-    return fmt::format("op:{}", plan.kernels[static_cast<std::size_t>(kernel)].name);
+// Each kernel's counting event: "op:<kernel name>" (kernel names are
+// unique: form_kernels).
+std::vector<std::string> op_event_ids(const KernelPlan& plan) {
+    std::vector<std::string> ids;
+    for (const Kernel& k : plan.kernels) ids.push_back(fmt::format("op:{}", k.name));
+    return ids;
 }
 
 // Tile granularity: a task waits for each tile it reads, except that one
@@ -106,7 +110,8 @@ std::string op_event_id(const KernelPlan& plan, int kernel) {
 // GEMM over a whole activation) waits for that op's counting event: the
 // same moment (its last tile signals), one wait instead of one per tile.
 template <class TileEvent>
-void wait_per_tile(const std::vector<TileTask>& tasks, const KernelPlan& plan, SyncPlan& s, TileEvent tile_event) {
+void wait_per_tile(const std::vector<TileTask>& tasks, const KernelPlan& plan, const std::vector<std::string>& op_ids,
+                   SyncPlan& s, TileEvent tile_event) {
     std::vector<std::uint32_t> tiles(plan.kernels.size(), 0);
     for (const TileTask& t : tasks) ++tiles[static_cast<std::size_t>(t.kernel)];
     std::vector<std::uint32_t> seen(plan.kernels.size(), 0);
@@ -123,12 +128,12 @@ void wait_per_tile(const std::vector<TileTask>& tasks, const KernelPlan& plan, S
     for (std::size_t t = 0; t < tasks.size(); ++t)
         for (int k : whole_producers(t)) op_event[static_cast<std::size_t>(k)] = true;
     for (std::size_t k = 0; k < plan.kernels.size(); ++k)
-        if (op_event[k]) s.events.emplace_back(op_event_id(plan, static_cast<int>(k)), tiles[k]);
+        if (op_event[k]) s.events.emplace_back(op_ids[k], tiles[k]);
     for (std::size_t t = 0; t < tasks.size(); ++t) {
         const int own = tasks[t].kernel;
-        if (op_event[static_cast<std::size_t>(own)]) s.signal[t].push_back(op_event_id(plan, own));
+        if (op_event[static_cast<std::size_t>(own)]) s.signal[t].push_back(op_ids[static_cast<std::size_t>(own)]);
         const std::vector<int> whole = whole_producers(t);
-        for (int k : whole) s.wait[t].push_back(op_event_id(plan, k));
+        for (int k : whole) s.wait[t].push_back(op_ids[static_cast<std::size_t>(k)]);
         for (int p : s.preds[t]) {
             const int k = tasks[static_cast<std::size_t>(p)].kernel;
             if (std::find(whole.begin(), whole.end(), k) == whole.end()) s.wait[t].push_back(tile_event(p));
@@ -145,6 +150,7 @@ SyncPlan insert_sync(const std::vector<TileTask>& tasks, const KernelPlan& plan,
     transitive_reduction(s.preds);
     s.wait.resize(tasks.size());
     s.signal.resize(tasks.size());
+    const std::vector<std::string> op_ids = op_event_ids(plan);
     auto tile_event = [&](int p) {
         const std::string id = fmt::format("t{}", p);
         if (s.signal[static_cast<std::size_t>(p)].empty() || s.signal[static_cast<std::size_t>(p)].front() != id) {
@@ -155,7 +161,7 @@ SyncPlan insert_sync(const std::vector<TileTask>& tasks, const KernelPlan& plan,
     };
 
     if (sync == SyncGranularity::tile) {
-        wait_per_tile(tasks, plan, s, tile_event);
+        wait_per_tile(tasks, plan, op_ids, s, tile_event);
     } else {
         // Lift to ops: a consumer op waits for every tile of each producer op
         // (one counting event), except fused pairs, which stay per tile.
@@ -176,11 +182,11 @@ SyncPlan insert_sync(const std::vector<TileTask>& tasks, const KernelPlan& plan,
         for (std::size_t c = 0; c < kp.size(); ++c)
             for (int p : kp[c]) has_event[static_cast<std::size_t>(p)] = true;
         for (std::size_t k = 0; k < plan.kernels.size(); ++k)
-            if (has_event[k]) s.events.emplace_back(fmt::format("op:{}", plan.kernels[k].name), static_cast<std::uint32_t>(tiles[k]));
+            if (has_event[k]) s.events.emplace_back(op_ids[k], static_cast<std::uint32_t>(tiles[k]));
         for (std::size_t t = 0; t < tasks.size(); ++t) {
             const int k = tasks[t].kernel;
-            if (has_event[static_cast<std::size_t>(k)]) s.signal[t].push_back(fmt::format("op:{}", plan.kernels[static_cast<std::size_t>(k)].name));
-            for (int p : kp[static_cast<std::size_t>(k)]) s.wait[t].push_back(fmt::format("op:{}", plan.kernels[static_cast<std::size_t>(p)].name));
+            if (has_event[static_cast<std::size_t>(k)]) s.signal[t].push_back(op_ids[static_cast<std::size_t>(k)]);
+            for (int p : kp[static_cast<std::size_t>(k)]) s.wait[t].push_back(op_ids[static_cast<std::size_t>(p)]);
             if (tasks[t].paired >= 0) s.wait[t].push_back(tile_event(tasks[t].paired));
         }
     }

@@ -107,12 +107,11 @@ std::uint64_t L2Cache::clean(std::uint64_t max_bytes) {
     return bytes;
 }
 
-std::uint64_t L2Cache::touch(std::uint64_t page, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out) {
+std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out) {
     const std::uint64_t base = set * ways_;
-    std::uint32_t* tags = &tags_[base];
+    std::uint64_t* tags = &tags_[base];
     std::uint32_t* stamps = &stamps_[base];
-    if (page + 1 > UINT32_MAX) throw std::length_error("L2Cache: an address beyond the tags' range");
-    const auto tag = static_cast<std::uint32_t>(page + 1);
+    const std::uint64_t tag = block + 1;
     if (clock_ >= stamp_limit_) renumber_stamps();
     ++clock_;
     // One pass: the block's way, or else the victim (an invalid way first,
@@ -175,13 +174,13 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
     if (bytes == 0) return out;
     if (!ways_mem_) {
         const std::uint64_t n = sets_ * ways_;
-        void* p = std::calloc(3 * n, sizeof(std::uint64_t));  // 4 + 4 + 8 + 8 bytes a way
+        void* p = std::calloc(7 * n, sizeof(std::uint32_t));  // 8 + 8 + 8 + 4 bytes a way
         if (!p) throw std::bad_alloc();
         ways_mem_.reset(static_cast<std::uint64_t*>(p));
-        valid_ = ways_mem_.get();
+        tags_ = ways_mem_.get();
+        valid_ = tags_ + n;
         dirty_ = valid_ + n;
-        tags_ = reinterpret_cast<std::uint32_t*>(dirty_ + n);
-        stamps_ = tags_ + n;
+        stamps_ = reinterpret_cast<std::uint32_t*>(dirty_ + n);
     }
     const std::uint64_t end = addr + bytes;
     std::uint64_t block = block_shift_ >= 0 ? addr >> block_shift_ : addr / block_;
@@ -200,7 +199,7 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
         const std::uint64_t first = line_shift_ >= 0 ? (lo - bbase) >> line_shift_ : (lo - bbase) / line_;
         const std::uint64_t last = line_shift_ >= 0 ? (hi - 1 - bbase) >> line_shift_ : (hi - 1 - bbase) / line_;
         const std::uint64_t covered = (last == 63 ? ~0ULL : (1ULL << (last + 1)) - 1) & ~((1ULL << first) - 1);
-        const std::uint64_t hit = touch(page, set, covered, write, out);
+        const std::uint64_t hit = touch(block, set, covered, write, out);
         const auto n_hit = static_cast<std::uint64_t>(__builtin_popcountll(hit));
         const auto n_all = last - first + 1;
         if (write) {

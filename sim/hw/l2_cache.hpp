@@ -102,9 +102,9 @@ private:
     };
 
     L2Access access(std::uint64_t addr, std::uint64_t bytes, bool write);
-    // Looks up the lines `covered` (bit i = line i) of the block of page
-    // `page` (block / sets) in set `set`; returns those that were present (hits).
-    std::uint64_t touch(std::uint64_t page, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out);
+    // Looks up the lines `covered` (bit i = line i) of one block in set
+    // `set`; returns those that were present (hits).
+    std::uint64_t touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out);
     // Restarts the use clock below every stamp, keeping each set's order
     // (every 2^32 - 1 lookups).
     void renumber_stamps();
@@ -116,12 +116,12 @@ private:
     std::uint64_t block_ = 0, lines_per_block_ = 1;
     int line_shift_ = -1, block_shift_ = -1;  // log2 when a power of two
     // Per way (sets_ * ways_ of each, in one allocation made on first use):
-    // the block's page + 1 (block / sets_; with the set it names the block;
-    // 0 = invalid), last use (smallest = LRU victim), and which of its lines
-    // are valid and dirty. Tags and stamps are 32-bit so a set's scan reads
-    // two cache lines of the host, not four.
+    // block number + 1 (0 = invalid), last use (smallest = LRU victim), and
+    // which of its lines are valid and dirty. Stamps are 32-bit so a set's
+    // scan reads three cache lines of the host, not four.
     std::unique_ptr<std::uint64_t[], Free> ways_mem_;
-    std::uint32_t *tags_ = nullptr, *stamps_ = nullptr;
+    std::uint64_t* tags_ = nullptr;
+    std::uint32_t* stamps_ = nullptr;
     std::uint64_t *valid_ = nullptr, *dirty_ = nullptr;
     std::uint32_t clock_ = 0;
     std::uint32_t stamp_limit_;

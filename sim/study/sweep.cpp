@@ -1,6 +1,10 @@
 #include "study/sweep.hpp"
 
+#include <signal.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -24,13 +28,23 @@ namespace {
 
 // A stopped sweep's points leave the temporaries their runs were writing
 // (stats.json.tmp.PID, trace.json.tmp.PID: docs/robustness.md "Output
-// files"); nothing writes in the folder while it is resumed.
+// files"). Slurm array tasks of the stopped sweep may still be writing
+// theirs: only a temporary whose process is gone from this host and that
+// nothing wrote for 10 minutes is stale.
 void remove_stale_temporaries(const std::string& dir) {
-    static const std::regex temp(R"(.*\.tmp\.[0-9]+)");
+    static const std::regex temp(R"(.*\.tmp\.([0-9]+))");
+    const auto now = fs::file_time_type::clock::now();
     std::error_code ec;
     std::vector<fs::path> stale;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-        if (it->is_regular_file(ec) && std::regex_match(it->path().filename().string(), temp)) stale.push_back(it->path());
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        std::smatch m;
+        const std::string name = it->path().filename().string();
+        if (!it->is_regular_file(ec) || !std::regex_match(name, m, temp)) continue;
+        const long pid = std::strtol(m[1].str().c_str(), nullptr, 10);
+        const bool gone = pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH);
+        const auto written = fs::last_write_time(it->path(), ec);
+        if (gone && !ec && now - written > std::chrono::minutes(10)) stale.push_back(it->path());
+    }
     for (const auto& p : stale) fs::remove(p, ec);
 }
 
