@@ -318,6 +318,15 @@ TEST_CASE("onnx: a convolution or pool whose weight or window does not fit its i
     refuse("pads.onnx", window_model("Conv", {1, 3, 10, 10}, false, {{"pads", {1, 1}}}), "attribute pads has 2 value(s)");
     refuse("pool.onnx", window_model("MaxPool", {1, 3, 10, 10}, true, {{"kernel_shape", {3}}}),
            "MaxPool (attribute kernel_shape: 1 values for 2 spatial dims) x1 (win)");
+    // The weight a graph input, as the fuzzer found it (no initializer).
+    ::onnx::ModelProto as_input = window_model("Conv", {1, 5}, false);
+    auto* g = as_input.mutable_graph();
+    g->clear_initializer();
+    auto* w = g->add_input();
+    w->set_name("W");
+    w->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+    for (const int d : {1, 82, 3, 3}) w->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+    refuse("weight_input.onnx", as_input, "input 'x' has rank 2 but weight 'W' rank 4");
     // The same Conv on a rank-4 input runs.
     const json s = run_for_stats(tmp, kA2, save(tmp, "ok.onnx", window_model("Conv", {1, 3, 10, 10}, true)));
     CHECK(cycles(s) > 0);

@@ -93,69 +93,6 @@ bool is_onnx_file_name(const std::string& file) {
 
 namespace {
 
-// libonnx's Conv shape inference takes the window from the weight's dims
-// when kernel_shape is absent and indexes the input's spatial dims with it
-// unchecked: a weight of higher rank than the input is a SIGSEGV. Each
-// convolution's window attributes must match its weight (rank >= 3), an
-// input of known rank must match too, and kernel_shape is filled in from
-// the weight (as the ONNX spec infers it), so libonnx checks it against
-// the input's rank itself wherever that is known only by inference.
-int conv_weight_input(const std::string& op) {
-    if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger") return 1;
-    if (op == "QLinearConv") return 3;
-    return -1;
-}
-
-void check_conv_windows(LoadedModel& m) {
-    auto& g = *m.model.mutable_graph();
-    std::map<std::string, int> rank;  // initializers and graph inputs
-    for (const auto& t : g.initializer()) rank[t.name()] = t.dims_size();
-    for (const auto& v : g.input())
-        if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
-            rank.emplace(v.name(), v.type().tensor_type().shape().dim_size());
-    std::map<std::string, std::vector<std::int64_t>> weight_dims;
-    for (const auto& t : g.initializer()) weight_dims[t.name()] = {t.dims().begin(), t.dims().end()};
-    for (auto& n : *g.mutable_node()) {
-        const int wi = n.domain().empty() ? conv_weight_input(n.op_type()) : -1;
-        if (wi < 0 || n.input_size() <= wi) continue;
-        const auto w = weight_dims.find(n.input(wi));
-        if (w == weight_dims.end()) continue;  // a computed weight: not mapped to npusim's ops anyway
-        const auto where = [&](const std::string& what) {
-            return fmt::format("node '{}' ({}): {}", n.name(), n.op_type(), what);
-        };
-        const int wr = static_cast<int>(w->second.size());
-        if (wr < 3)
-            fail(m.file, where(fmt::format("weight '{}' has rank {}; a convolution's weight is [out, in, k1, ...] (rank >= 3)",
-                                           n.input(wi), wr)));
-        const auto x = rank.find(n.input(0));
-        if (x != rank.end() && x->second != wr)
-            fail(m.file, where(fmt::format("input '{}' has rank {} but weight '{}' rank {}: a {}-d convolution needs an "
-                                           "input of rank {} (batch, channels, {} spatial)",
-                                           n.input(0), x->second, n.input(wi), wr, wr - 2, wr, wr - 2)));
-        for (int i = 2; i < wr; ++i)
-            if (w->second[static_cast<std::size_t>(i)] < 1)
-                fail(m.file, where(fmt::format("weight '{}' dimension {} is {}: a window must be >= 1", n.input(wi), i,
-                                               w->second[static_cast<std::size_t>(i)])));
-        const auto spatial = static_cast<std::size_t>(wr - 2);
-        bool has_kernel = false;
-        for (const auto& a : n.attribute()) {
-            const std::size_t want = a.name() == "pads" ? 2 * spatial : spatial;
-            const bool window = a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations" ||
-                                a.name() == "pads" || a.name() == "output_padding" || a.name() == "output_shape";
-            has_kernel = has_kernel || a.name() == "kernel_shape";
-            if (window && static_cast<std::size_t>(a.ints_size()) != want)
-                fail(m.file, where(fmt::format("attribute {} has {} value(s); the {}-d weight '{}' needs {}", a.name(),
-                                               a.ints_size(), spatial, n.input(wi), want)));
-        }
-        if (!has_kernel) {
-            auto* k = n.add_attribute();
-            k->set_name("kernel_shape");
-            k->set_type(::onnx::AttributeProto::INTS);
-            for (std::size_t i = 2; i < w->second.size(); ++i) k->add_ints(w->second[i]);
-        }
-    }
-}
-
 // An initializer holds exactly its shape's elements: raw data of another
 // length (or fewer typed values) would be read past its end or as zeros.
 void check_initializer_sizes(const LoadedModel& m) {
@@ -233,7 +170,6 @@ void check_loaded(LoadedModel& m) {
                     if (v < 1)
                         fail(file, fmt::format("node '{}' ({}): attribute {} must be >= 1, got {}", n.name(), n.op_type(),
                                                a.name(), v));
-    check_conv_windows(m);
     check_initializer_sizes(m);
 }
 

@@ -1,5 +1,7 @@
 #include "onnx/onnx_import.hpp"
 
+#include "onnx/conv_windows.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -59,6 +61,7 @@ public:
             }
         }
         bind_inputs();
+        check_conv_windows(m_);  // before libonnx's inference, with the inputs' dims bound
         // Exporters' stored shapes may name the dims just bound; inference redoes them.
         g.clear_value_info();
         for (auto& o : *g.mutable_output())
