@@ -197,6 +197,10 @@ TEST_CASE("config: the retired chip.kernel.mte_setup_ns names the keys that repl
 
 namespace {
 
+// die_chip's port (32 B/cycle at 1 GHz) moving a 64 KB copy in and out,
+// and its HBM latency (ps).
+constexpr std::uint64_t kCopyPortPs = 2 * 64000 / 32 * 1000, kHbmLatencyPs = 300000;
+
 // A compiled copy task of `bytes` GM -> GM pinned to vector core `core`.
 Task copy_task(int core, std::uint64_t bytes) {
     Task t;
@@ -240,16 +244,17 @@ TEST_CASE("kernel api on the die: a kernel program and a copy task on the same A
     const Shared same = kernel_beside_copy(0);
     CHECK(same.done - same.begin == 2450000);
     // The copy moves 64 KB in and 64 KB out through the core's one port
-    // (4000 ns at 32 B/cycle, ~4.5 us with HBM latency and set-up) only
+    // (4000 ns at 32 B/cycle, plus at most an HBM latency each way) only
     // after the kernel's 2450 ns: the run takes their sum.
-    CHECK(same.end >= same.done + 4000000);
-    CHECK(static_cast<double>(same.end) == Approx(2450000 + 4492000).epsilon(0.02));
+    CHECK(same.end >= same.done + kCopyPortPs);
+    CHECK(same.end <= same.done + kCopyPortPs + 2 * kHbmLatencyPs);
 }
 
 TEST_CASE("kernel api on the die: a kernel program and a copy task on two AIV cores overlap", "[kernel][die]") {
     const Shared apart = kernel_beside_copy(1);
     // Each core has its own port (they share only HBM, a few ps here): the
-    // copy's ~4.5 us and the kernel's 2450 ns overlap.
+    // copy and the kernel's 2450 ns overlap.
     CHECK(static_cast<double>(apart.done - apart.begin) == Approx(2450000).epsilon(0.001));
-    CHECK(static_cast<double>(apart.end) == Approx(4492000).epsilon(0.02));
+    CHECK(apart.end >= kCopyPortPs);
+    CHECK(apart.end <= kCopyPortPs + 2 * kHbmLatencyPs);
 }

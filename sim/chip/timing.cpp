@@ -363,14 +363,9 @@ double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, 
     const double per_hit = 1.0 / core_transfer_bytes_per_cycle(chip, CoreType::cube, 1.0, active);
     const double per_miss = 1.0 / core_transfer_bytes_per_cycle(chip, CoreType::cube, 0.0, active);
     const double load_latency = warm * gm_write_latency_cycles(chip) + (1 - warm) * hbm_latency_cycles(chip);
-    // Each block step's work, once per step, not per pipe: the pipes work on
-    // steps a few apart (double buffers), so the last 8 are kept.
-    std::array<CubeTile, 8> steps;
-    std::array<std::uint64_t, 8> step_of;
-    step_of.fill(~std::uint64_t{0});
+    CubeTileRing steps;
     const auto cost = [&](int stage, std::uint64_t tile) {
-        CubeTile& c = steps[tile & 7];
-        if (step_of[tile & 7] != tile) c = cube_tile(s, g, chip, tile), step_of[tile & 7] = tile;
+        const CubeTile& c = steps.at(s, g, chip, tile);
         switch (stage) {
             case 0: {
                 const std::uint64_t bytes = c.a_gm_bytes + c.b_bytes;

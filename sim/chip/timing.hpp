@@ -10,6 +10,7 @@
 // V (repeats of 256 B of lanes, rows padded to whole repeats, at most
 // max_repeats per instruction) and MTE3 (UB -> GM).
 #pragma once
+#include <array>
 #include <cstdint>
 
 #include "chip/chip_params.hpp"
@@ -130,6 +131,23 @@ struct CubeTile {
     std::uint64_t out_bytes = 0;           // FixPipe: 0 while accumulating in L0C
 };
 CubeTile cube_tile(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, std::uint64_t tile);
+
+// Each block step's work found once for all four pipes, which work on steps
+// at most a double buffer apart: the last 8 are kept.
+class CubeTileRing {
+public:
+    void clear() { of_.fill(~std::uint64_t{0}); }
+    const CubeTile& at(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, std::uint64_t tile) {
+        CubeTile& c = steps_[tile & 7];
+        if (of_[tile & 7] != tile) c = cube_tile(s, t, chip, tile), of_[tile & 7] = tile;
+        return c;
+    }
+
+private:
+    std::array<CubeTile, 8> steps_;
+    std::array<std::uint64_t, 8> of_{~std::uint64_t{0}, ~std::uint64_t{0}, ~std::uint64_t{0}, ~std::uint64_t{0},
+                                      ~std::uint64_t{0}, ~std::uint64_t{0}, ~std::uint64_t{0}, ~std::uint64_t{0}};
+};
 
 // FixPipe to a core-local buffer (L1 / UB), not through the GM port.
 double fixpipe_local_cycles(const ChipParams& chip, std::uint64_t bytes);

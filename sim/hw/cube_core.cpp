@@ -38,20 +38,14 @@ std::uint64_t CubeCore::plan(const Task& t) {
             static_cast<double>(m * p.k * static_cast<std::uint64_t>(tiling_.elt)) * tiling_.a_gm_ratio));
     }
     if (b.set() && !adopted_) ++replanned_;
-    step_of_.fill(~std::uint64_t{0});
+    steps_.clear();
     return tiling_.tiles();
-}
-
-const timing::CubeTile& CubeCore::step(std::uint64_t tile) {
-    timing::CubeTile& c = steps_[tile & 7];
-    if (step_of_[tile & 7] != tile) c = timing::cube_tile(shape_, tiling_, ctx_.chip, tile), step_of_[tile & 7] = tile;
-    return c;
 }
 
 StageWork CubeCore::work(const Task& t, int stage, std::uint64_t tile) {
     const KernelParams& p = t.params;
     const timing::MatmulTiling& g = tiling_;
-    const timing::CubeTile& c = step(tile);
+    const timing::CubeTile& c = steps_.at(shape_, tiling_, ctx_.chip, tile);
     const std::uint64_t elt = static_cast<std::uint64_t>(g.elt);
     StageWork w;
     switch (stage) {

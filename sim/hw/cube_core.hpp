@@ -4,8 +4,6 @@
 // chip layer's formulas (chip/timing.hpp); this module moves the bytes
 // through the memory system and keeps the time.
 #pragma once
-#include <array>
-
 #include "chip/timing.hpp"
 #include "hw/ai_core.hpp"
 
@@ -34,11 +32,7 @@ private:
     std::uint64_t replanned_ = 0;  // tasks whose carried plan did not fit this chip
     std::uint64_t a_total_ = 0;  // GM bytes of A of the running task
     double gm_cap_;              // MTE2/FixPipe GM rate, bytes/ps (a division, kept)
-    // Each block step's work, found once and asked for by all four pipes,
-    // which work on steps at most a double buffer apart: the last 8 kept.
-    std::array<timing::CubeTile, 8> steps_;
-    std::array<std::uint64_t, 8> step_of_;
-    const timing::CubeTile& step(std::uint64_t tile);
+    timing::CubeTileRing steps_;  // the running task's block steps
 };
 
 }  // namespace npusim
