@@ -106,18 +106,27 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
         fs::create_directories(target.parent_path(), ec);
         if (ec) throw InputError(path_ + ": cannot create its folder: " + ec.message());
     }
-    if (!in_place) tmp_ = path_ + ".tmp." + std::to_string(::getpid());
+    // Registered before it exists: a signal between open() and registering
+    // would otherwise leave the temporary behind.
+    if (!in_place) {
+        tmp_ = path_ + ".tmp." + std::to_string(::getpid());
+        temp_slot_ = register_temp(tmp_);
+    }
     const std::string& open_path = in_place ? path_ : tmp_;
     const int fd = ::open(open_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw InputError(path_ + ": " + std::strerror(errno));
+    if (fd < 0) {
+        const int err = errno;
+        unregister_temp(temp_slot_);
+        throw InputError(path_ + ": " + std::strerror(err));
+    }
     f_ = ::fdopen(fd, "wb");
     if (!f_) {
         const int err = errno;
         ::close(fd);
         if (!tmp_.empty()) ::unlink(tmp_.c_str());
+        unregister_temp(temp_slot_);
         throw InputError(path_ + ": " + std::strerror(err));
     }
-    if (!tmp_.empty()) temp_slot_ = register_temp(tmp_);
 }
 
 OutputFile::~OutputFile() { discard(); }
