@@ -84,25 +84,49 @@ std::uint64_t L2Cache::slice_of(std::uint64_t block) const {
     return slices_ == 1 ? 0 : mix(block) % slices_;
 }
 
+std::uint64_t L2Cache::next_candidate(std::uint64_t from, std::uint64_t to) const {
+    while (from < to) {
+        const std::uint64_t word = candidate_bits_[from >> 6] >> (from & 63);
+        if (word != 0) return std::min(to, from + static_cast<std::uint64_t>(__builtin_ctzll(word)));
+        from = (from | 63) + 1;
+    }
+    return to;
+}
+
+std::uint64_t L2Cache::clean_set(std::uint64_t set) {
+    const std::uint64_t base = set * ways_;
+    std::uint64_t v = ways_, dirty_ways = 0;
+    std::uint32_t v_stamp = UINT32_MAX;
+    for (std::uint64_t w = 0; w < ways_; ++w) {
+        if (dirty_[base + w] == 0) continue;
+        ++dirty_ways;
+        if (stamps_[base + w] < v_stamp) v = w, v_stamp = stamps_[base + w];
+    }
+    if (dirty_ways <= 1) clear_bit(candidate_bits_, set);  // nothing dirty left after this one
+    if (v == ways_) return 0;
+    const auto lines = static_cast<std::uint64_t>(__builtin_popcountll(dirty_[base + v]));
+    dirty_[base + v] = 0;
+    dirty_count_ -= lines;
+    counters_.cleaned += lines;
+    return lines * line_;
+}
+
 std::uint64_t L2Cache::clean(std::uint64_t max_bytes) {
+    // A window of up to kCleanScanSets sets from the cursor, round-robin;
+    // only candidate sets can have anything to clean.
     std::uint64_t bytes = 0;
-    const std::uint64_t scan = std::min(sets_, kCleanScanSets);
-    for (std::uint64_t scanned = 0; dirty_count_ > 0 && filling_sets_ > 0 && bytes < max_bytes && scanned < scan; ++scanned) {
-        const std::uint64_t base = clean_cursor_ * ways_;
-        if (++clean_cursor_ == sets_) clean_cursor_ = 0;
-        std::uint64_t v = ways_;
-        std::uint32_t v_stamp = UINT32_MAX;
-        std::uint64_t valid = 0;
-        for (std::uint64_t w = 0; w < ways_; ++w) {
-            valid += tags_[base + w] != 0;
-            if (dirty_[base + w] != 0 && stamps_[base + w] < v_stamp) v = w, v_stamp = stamps_[base + w];
+    std::uint64_t left = std::min(sets_, kCleanScanSets);
+    while (left > 0 && dirty_count_ > 0 && filling_sets_ > 0 && bytes < max_bytes) {
+        const std::uint64_t to = std::min(sets_, clean_cursor_ + left);
+        const std::uint64_t set = next_candidate(clean_cursor_, to);
+        if (set == to) {  // no candidate before the window's end or the wrap
+            left -= to - clean_cursor_;
+            clean_cursor_ = to == sets_ ? 0 : to;
+            continue;
         }
-        if (v == ways_ || valid < clean_min_valid_) continue;
-        const auto lines = static_cast<std::uint64_t>(__builtin_popcountll(dirty_[base + v]));
-        dirty_[base + v] = 0;
-        dirty_count_ -= lines;
-        counters_.cleaned += lines;
-        bytes += lines * line_;
+        left -= set + 1 - clean_cursor_;
+        clean_cursor_ = set + 1 == sets_ ? 0 : set + 1;
+        bytes += clean_set(set);
     }
     return bytes;
 }
@@ -119,6 +143,7 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
     std::uint64_t v = 0, v_stamp = UINT64_MAX, invalid = 0;  // v_stamp: a stamp + 1, 0 for an invalid way
     for (std::uint64_t w = 0; w < ways_; ++w) {
         if (tags[w] == tag) {
+            if (write && bit(filling_bits_, set)) set_bit(candidate_bits_, set);
             stamps[w] = clock_;
             const std::uint64_t present = valid_[base + w] & covered;
             const std::uint64_t added = covered & ~valid_[base + w];
@@ -156,7 +181,10 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
         dirty_count_ -= dirty;
     } else if (invalid == ways_ - clean_min_valid_ + 1) {
         ++filling_sets_;  // it reaches clean_min_valid_ valid ways now
+        set_bit(filling_bits_, set);
+        set_bit(candidate_bits_, set);  // it may hold dirty lines already
     }
+    if (write && bit(filling_bits_, set)) set_bit(candidate_bits_, set);
     tags[v] = tag;
     valid_[base + v] = covered;
     dirty_[base + v] = write ? covered : 0;
@@ -181,6 +209,8 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
         valid_ = tags_ + n;
         dirty_ = valid_ + n;
         stamps_ = reinterpret_cast<std::uint32_t*>(dirty_ + n);
+        filling_bits_.assign((sets_ + 63) / 64, 0);
+        candidate_bits_.assign((sets_ + 63) / 64, 0);
     }
     const std::uint64_t end = addr + bytes;
     std::uint64_t block = block_shift_ >= 0 ? addr >> block_shift_ : addr / block_;

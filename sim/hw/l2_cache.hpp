@@ -132,6 +132,19 @@ private:
     std::uint64_t clean_min_valid_ = 1;  // ways / 2
     std::uint64_t filling_sets_ = 0;     // sets with clean_min_valid_ ways valid (never shrinks: no invalidation)
     std::uint64_t clean_cursor_ = 0;  // next set clean() looks at
+    // Per set, one bit each: the set holds clean_min_valid_ valid ways
+    // (filling), and it is filling and may hold dirty lines (a candidate
+    // for clean(); cleared when a scan finds none). clean() visits only
+    // candidates, so a scan over sets with nothing to clean costs a word a
+    // 64 sets, not a look at every way.
+    std::vector<std::uint64_t> filling_bits_, candidate_bits_;
+    static bool bit(const std::vector<std::uint64_t>& v, std::uint64_t i) { return v[i >> 6] >> (i & 63) & 1; }
+    static void set_bit(std::vector<std::uint64_t>& v, std::uint64_t i) { v[i >> 6] |= 1ULL << (i & 63); }
+    static void clear_bit(std::vector<std::uint64_t>& v, std::uint64_t i) { v[i >> 6] &= ~(1ULL << (i & 63)); }
+    // The first candidate in [from, to) (to <= sets_), or `to`.
+    std::uint64_t next_candidate(std::uint64_t from, std::uint64_t to) const;
+    // Cleans the oldest dirty block of candidate `set`; returns its bytes.
+    std::uint64_t clean_set(std::uint64_t set);
     static constexpr std::uint64_t kCleanScanSets = 64;  // bounds one call's cost
     L2Counters counters_;
     std::uint64_t unit_lines_ = 1;  // lines per slice interleave unit
