@@ -347,6 +347,36 @@ TEST_CASE("timing: the pipe schedule overlaps stages, fills and drains", "[timin
     CHECK(timing::pipelined_cycles(3, 3, 2, skip) == Approx(40));
 }
 
+TEST_CASE("timing: jumping the repeating part of a pipe schedule gives the stepped answer", "[timing]") {
+    // Costs with a period of 1, 2 or 3 tiles (a first tile and a last one
+    // of their own), loads and stores on one port, transfers with latency:
+    // the schedule may repeat over two or more periods of its costs (the two
+    // buffers alternate), which the fast-forward must find and jump exactly.
+    for (const std::uint64_t period : {1, 2, 3})
+        for (const double load : {5.0, 12.0, 31.0})
+            for (const double latency : {0.0, 40.0}) {
+                const std::uint64_t tiles = 700;
+                const auto cost = [&](int stage, std::uint64_t t) {
+                    const double edge = t == 0 || t + 1 == tiles ? 7.0 : 0.0;
+                    const double phase = static_cast<double>(t % period);
+                    switch (stage) {
+                        case 0: return timing::StageCost{false, load + 3 * phase + edge, latency};
+                        case 1: return timing::StageCost{false, 6 + phase, 0};
+                        case 2: return timing::StageCost{false, 20 - 2 * phase + edge, 0};
+                        default:
+                            return t % 2 == 1 || period == 1 ? timing::StageCost{false, 9 + phase, latency / 2}
+                                                             : timing::StageCost{true, 0, 0};
+                    }
+                };
+                CAPTURE(period, load, latency);
+                // The store only on odd tiles repeats every two tiles.
+                const std::uint64_t p = period == 1 ? 1 : period * 2 / (period % 2 == 0 ? 2 : 1);
+                const double stepped = timing::pipelined_cycles(4, tiles, 2, cost, tiles, 0b1001u, 0);
+                const double jumped = timing::pipelined_cycles(4, tiles, 2, cost, tiles, 0b1001u, p);
+                CHECK(jumped == Approx(stepped).epsilon(1e-12));
+            }
+}
+
 namespace {
 
 // run/est of every task of a compiled model: `compile --estimates` beside the

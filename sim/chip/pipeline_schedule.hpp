@@ -93,6 +93,7 @@ public:
 
 private:
     static constexpr std::size_t kMaxDue = 16;
+    static constexpr std::uint64_t kMinLagTiles = 8;
     struct Snapshot {
         std::uint64_t tile = ~0ULL;  // stage 0's next tile when it was taken
         double t = 0;
@@ -101,19 +102,19 @@ private:
         std::size_t n_due = 0;
     };
 
-    // Whether the costs of the `period_` tiles each stage starts after its
-    // next `skip` are those of the period before them.
-    bool period_repeats(std::uint64_t skip) const {
+    // Whether the costs of the `lag` tiles each stage starts after its next
+    // `skip` are those of the `lag` tiles before them.
+    bool period_repeats(std::uint64_t skip, std::uint64_t lag) const {
         for (int s = 0; s < stages_; ++s)
-            for (std::uint64_t x = pipe_.next(s) + skip; x < pipe_.next(s) + skip + period_; ++x)
-                if (x >= tiles_ || !(cost_(s, x) == cost_(s, x - period_))) return false;
+            for (std::uint64_t x = pipe_.next(s) + skip; x < pipe_.next(s) + skip + lag; ++x)
+                if (x >= tiles_ || !(cost_(s, x) == cost_(s, x - lag))) return false;
         return true;
     }
 
-    bool matches(const Snapshot& old) const {
+    bool matches(const Snapshot& old, std::uint64_t lag) const {
         const TilePipeline::State now = pipe_.state();
         for (int s = 0; s < stages_; ++s)
-            if (now.next[s] != old.state.next[s] + period_ || now.done[s] != old.state.done[s] + period_ ||
+            if (now.next[s] != old.state.next[s] + lag || now.done[s] != old.state.done[s] + lag ||
                 now.busy[s] != old.state.busy[s])
                 return false;
         if (due_.size() != old.n_due) return false;
@@ -127,26 +128,30 @@ private:
         return true;
     }
 
-    // Called when stage 0 has just started a new tile.
+    // Called when stage 0 has just started a new tile. The schedule may
+    // repeat over a multiple of the costs' period (double buffering and a
+    // shared port can alternate between two tiles' phases), so lags of a few
+    // periods are tried, up to kMinLagTiles tiles.
     void fast_forward() {
         if (due_.size() > kMaxDue) return;
-        if (ring_.size() != period_ + 1) ring_.assign(period_ + 1, Snapshot{});
-        if (seen_ >= period_) {
-            const Snapshot& then = ring_[(seen_ - period_) % ring_.size()];
-            if (then.tile == seen_ - period_ && matches(then)) {
-                const double shift = now_ - then.t;
-                // Whole periods while the costs ahead repeat, the last ones
-                // stepped (the drain).
-                std::uint64_t periods = 0;
-                while (pipe_.next(0) + (periods + 2) * period_ <= tiles_ && period_repeats(periods * period_)) ++periods;
-                if (periods > 0) {
-                    pipe_.advance(periods * period_);
-                    const double by = shift * static_cast<double>(periods);
-                    for (Due& d : due_) d.t += by;
-                    now_ += by;
-                    seen_ = pipe_.next(0);
-                }
+        const std::uint64_t max_lag = period_ * std::max<std::uint64_t>(1, kMinLagTiles / period_);
+        if (ring_.size() != max_lag + 1) ring_.assign(max_lag + 1, Snapshot{});
+        for (std::uint64_t lag = period_; lag <= max_lag && lag <= seen_; lag += period_) {
+            const Snapshot& then = ring_[(seen_ - lag) % ring_.size()];
+            if (then.tile != seen_ - lag || !matches(then, lag)) continue;
+            const double shift = now_ - then.t;
+            // Whole lags while the costs ahead repeat, the last ones stepped
+            // (the drain).
+            std::uint64_t times = 0;
+            while (pipe_.next(0) + (times + 2) * lag <= tiles_ && period_repeats(times * lag, lag)) ++times;
+            if (times > 0) {
+                pipe_.advance(times * lag);
+                const double by = shift * static_cast<double>(times);
+                for (Due& d : due_) d.t += by;
+                now_ += by;
+                seen_ = pipe_.next(0);
             }
+            break;
         }
         Snapshot& mine = ring_[seen_ % ring_.size()];
         mine.tile = seen_;
