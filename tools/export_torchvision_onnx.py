@@ -7,7 +7,9 @@ python3-torchvision (Debian); the test suite does not: the exports are large
     /usr/bin/python3 tools/export_torchvision_onnx.py OUT_DIR [MODEL...]
 
 MODEL: resnet50 (default), mobilenet_v2, encoder_layer (a
-torch.nn.TransformerEncoderLayer). Random weights: cycle counts do not
+torch.nn.TransformerEncoderLayer), or a segmentation model of
+torchvision.models.segmentation such as deeplabv3_resnet50 (its "out" map;
+no auxiliary head). Random weights: cycle counts do not
 depend on the values. The batch axis is dynamic (workload.batch binds it),
 and so is the sequence axis of the transformer layer (workload.dims.seq).
 """
@@ -18,12 +20,28 @@ import torch
 import torchvision
 
 
+class SegmentationOut(torch.nn.Module):
+    """A segmentation model returns a dict: export its "out" map."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
 def export(name, out_dir):
     torch.manual_seed(0)
     if name == "encoder_layer":
         model = torch.nn.TransformerEncoderLayer(d_model=768, nhead=12, dim_feedforward=3072, batch_first=True)
         x = torch.randn(1, 128, 768)
         axes = {"x": {0: "batch", 1: "seq"}}
+    elif hasattr(torchvision.models.segmentation, name):
+        model = SegmentationOut(getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None,
+                                                                              aux_loss=False))
+        x = torch.randn(1, 3, 224, 224)
+        axes = {"x": {0: "batch"}}
     else:
         model = getattr(torchvision.models, name)(weights=None)
         x = torch.randn(1, 3, 224, 224)

@@ -573,6 +573,24 @@ std::uint64_t vector_instructions(const VectorShape& s, const ChipParams& chip, 
 double vector_v_cycles(const VectorShape& s, const ChipParams& chip, std::uint64_t bytes) {
     if (s.copy) return 0;
     const std::uint64_t repeats = vector_repeats(s, chip, bytes);
+    // An op that writes more repeats than it reads (an upsampling Resize)
+    // walks its output: a chunk costs its output repeats at the task's V
+    // work per output repeat (the task's input repeats x cycles_per_repeat
+    // over its output repeats), in passes over the output. A chunk of part
+    // of one input repeat is not charged that whole repeat's work again.
+    const auto rb = static_cast<std::uint64_t>(std::max(1, chip.vector.repeat_bytes));
+    const std::uint64_t out_bytes =
+        s.bytes == 0 || s.out_bytes <= s.bytes
+            ? 0
+            : static_cast<std::uint64_t>(static_cast<unsigned __int128>(s.out_bytes) * bytes / s.bytes);
+    const std::uint64_t out_repeats = ceil_div(out_bytes, rb);
+    if (out_repeats > repeats) {
+        const double per_out = s.cycles_per_repeat * static_cast<double>(vector_repeats(s, chip, s.bytes)) /
+                               static_cast<double>(ceil_div(s.out_bytes, rb));
+        const auto passes = static_cast<std::uint64_t>(std::max(1.0, std::ceil(per_out - 1e-6)));
+        const std::uint64_t per_pass = ceil_div(out_repeats, static_cast<std::uint64_t>(std::max(1, chip.vector.max_repeats)));
+        return static_cast<double>(out_repeats) * per_out + static_cast<double>(passes * per_pass) * chip.vector.issue_cycles;
+    }
     return static_cast<double>(repeats) * s.cycles_per_repeat +
            static_cast<double>(vector_instructions(s, chip, repeats)) * chip.vector.issue_cycles;
 }

@@ -1095,12 +1095,18 @@ private:
 
     void finish_vector(TileTask& t, double cycles_per_out_repeat) {
         t.params.bytes = std::max<std::uint64_t>(1, t.params.bytes);
-        // The V pipe counts repeats of input; scale the per-output cost.
-        t.params.cycles_per_repeat =
-            t.type == npusim::Kernel::copy
-                ? 1.0
-                : std::max(0.01, cycles_per_out_repeat * static_cast<double>(t.params.out_bytes) /
-                                     static_cast<double>(t.params.bytes));
+        // The V pipe counts whole repeats of input: scale the per-output
+        // cost by the bytes out per byte in. An op that writes more than it
+        // reads walks its output (an upsampling Resize writes many repeats
+        // from part of one): then by whole repeats out per whole repeat in,
+        // as the die counts them.
+        const auto repeats = [&](std::uint64_t bytes) {
+            return static_cast<double>(ceil_div(bytes, static_cast<std::uint64_t>(std::max(1, chip_.vector.repeat_bytes))));
+        };
+        const double out_per_in = t.params.out_bytes > t.params.bytes
+                                      ? repeats(t.params.out_bytes) / repeats(t.params.bytes)
+                                      : static_cast<double>(t.params.out_bytes) / static_cast<double>(t.params.bytes);
+        t.params.cycles_per_repeat = t.type == npusim::Kernel::copy ? 1.0 : std::max(0.01, cycles_per_out_repeat * out_per_in);
         if (t.type == npusim::Kernel::copy) t.params.out_bytes = t.params.bytes;
         // Its estimate and UB chunk plan come when the kernel's tiles are all
         // known (plan_vector_tasks).
