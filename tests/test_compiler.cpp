@@ -278,6 +278,29 @@ TEST_CASE("compiler: a dilated convolution's tasks read the input rows its dilat
     CHECK(d36 >= d12);  // ... 73 rows: the whole 20-row map
 }
 
+// A reduction over the last axis keeps the rows: each task reads its own
+// rows once (each of its 12 tasks read the whole 8 MB input before).
+TEST_CASE("compiler: a ReduceSum over the last axis reads each input row once", "[compiler][tiler]") {
+    for (const std::string shape : {"[1024, 4096]", "[4, 256, 4096]"}) {
+        CAPTURE(shape);
+        const std::string out = shape.substr(0, shape.rfind(',')) + ", 1]";
+        const CompileResult r = compile(
+            graph(graph_text(R"("x": {"shape": )" + shape + R"(, "dtype": "fp16", "input": true},
+                                "y": {"shape": )" + out + "}",
+                             R"({"name": "red", "op": "ReduceSum", "inputs": ["x"], "outputs": ["y"],
+                                 "attrs": {"axes": [-1], "keepdims": 1}})",
+                             R"(["y"])")),
+            chip(kA2), CompileOptions{});
+        std::uint64_t read = 0, tasks = 0;
+        for (const Task& t : r.stream.tasks) {
+            read += t.params.bytes;
+            ++tasks;
+        }
+        CHECK(tasks > 1);
+        CHECK(read == 1024u * 4096 * 2);
+    }
+}
+
 // Task and event ids come from kernel names: a fused chain "a+b" and a node
 // named "a+b" gave two tasks "a+b#0" (exit 2 on the compiler's own stream).
 TEST_CASE("compiler: a fused chain named like another node gets ids of its own", "[compiler][fusion][sync]") {

@@ -1234,7 +1234,6 @@ private:
         const i64 channel_unit = n.op == OpType::GroupNorm
                                      ? std::max<i64>(1, ib.c1 / std::max<i64>(1, n.attr_int("groups", 1)))
                                      : c0_of(T(in));
-        const bool reduce_other = n.op == OpType::ReduceSum && ob.c1 != ib.c1 && ob.r1 == ib.r1;
         const auto image = [](const Tensor& t) {
             return t.shape.size() == 4 && (t.layout == Layout::NCHW || t.layout == Layout::NC1HWC0);
         };
@@ -1267,7 +1266,7 @@ private:
                     const auto pd = n.attr_ints("pad", {0, 0});
                     rb.r0 = std::max<i64>(0, lo * st[0] - pd[0]);
                     rb.r1 = std::min<i64>(ib.r1, (hi - 1) * st[0] - pd[0] + kk[0]);
-                } else if (reduce_other || ib.r1 != ob.r1) {
+                } else if (ib.r1 != ob.r1) {
                     rb = Block{b, b + 1, 0, ib.r1, 0, ib.c1};  // reduces rows: reads them all
                 }
                 std::vector<Block> read_blocks{rb};
