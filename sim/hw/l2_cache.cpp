@@ -32,6 +32,7 @@ L2Cache::L2Cache(const L2Geometry& g)
     const std::uint64_t blocks = std::max<std::uint64_t>(1, g.capacity_bytes / block_);
     ways_ = std::min(ways_, blocks);  // a cache smaller than one set is fully associative
     sets_ = std::max<std::uint64_t>(1, blocks / ways_);
+    set_words_ = 3 * ways_ + (ways_ + 1) / 2;
     if (sets_ >= 64) {
         leader_period_ = 64;
         while (leader_period_ > 2 && sets_ / leader_period_ < 16) leader_period_ /= 2;
@@ -94,18 +95,18 @@ std::uint64_t L2Cache::next_candidate(std::uint64_t from, std::uint64_t to) cons
 }
 
 std::uint64_t L2Cache::clean_set(std::uint64_t set) {
-    const std::uint64_t base = set * ways_;
+    const Ways x = ways_of(set);
     std::uint64_t v = ways_, dirty_ways = 0;
     std::uint32_t v_stamp = UINT32_MAX;
     for (std::uint64_t w = 0; w < ways_; ++w) {
-        if (dirty_[base + w] == 0) continue;
+        if (x.dirty[w] == 0) continue;
         ++dirty_ways;
-        if (stamps_[base + w] < v_stamp) v = w, v_stamp = stamps_[base + w];
+        if (x.stamps[w] < v_stamp) v = w, v_stamp = x.stamps[w];
     }
     if (dirty_ways <= 1) clear_bit(candidate_bits_, set);  // nothing dirty left after this one
     if (v == ways_) return 0;
-    const auto lines = static_cast<std::uint64_t>(__builtin_popcountll(dirty_[base + v]));
-    dirty_[base + v] = 0;
+    const auto lines = static_cast<std::uint64_t>(__builtin_popcountll(x.dirty[v]));
+    x.dirty[v] = 0;
     dirty_count_ -= lines;
     counters_.cleaned += lines;
     return lines * line_;
@@ -132,9 +133,9 @@ std::uint64_t L2Cache::clean(std::uint64_t max_bytes) {
 }
 
 std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out) {
-    const std::uint64_t base = set * ways_;
-    std::uint64_t* tags = &tags_[base];
-    std::uint32_t* stamps = &stamps_[base];
+    const Ways x = ways_of(set);
+    std::uint64_t* tags = x.tags;
+    std::uint32_t* stamps = x.stamps;
     const std::uint64_t tag = block + 1;
     if (clock_ >= stamp_limit_) renumber_stamps();
     ++clock_;
@@ -145,13 +146,13 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
         if (tags[w] == tag) {
             if (write && bit(filling_bits_, set)) set_bit(candidate_bits_, set);
             stamps[w] = clock_;
-            const std::uint64_t present = valid_[base + w] & covered;
-            const std::uint64_t added = covered & ~valid_[base + w];
-            valid_[base + w] |= covered;
+            const std::uint64_t present = x.valid[w] & covered;
+            const std::uint64_t added = covered & ~x.valid[w];
+            x.valid[w] |= covered;
             resident_ += static_cast<std::uint64_t>(__builtin_popcountll(added));
             if (write) {
-                dirty_count_ += static_cast<std::uint64_t>(__builtin_popcountll(covered & ~dirty_[base + w]));
-                dirty_[base + w] |= covered;
+                dirty_count_ += static_cast<std::uint64_t>(__builtin_popcountll(covered & ~x.dirty[w]));
+                x.dirty[w] |= covered;
             }
             return present;
         }
@@ -172,8 +173,8 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
 
     const std::uint32_t old_stamp = tags[v] == 0 ? 0 : stamps[v];
     if (tags[v] != 0) {
-        const auto lines = static_cast<std::uint64_t>(__builtin_popcountll(valid_[base + v]));
-        const auto dirty = static_cast<std::uint64_t>(__builtin_popcountll(dirty_[base + v]));
+        const auto lines = static_cast<std::uint64_t>(__builtin_popcountll(x.valid[v]));
+        const auto dirty = static_cast<std::uint64_t>(__builtin_popcountll(x.dirty[v]));
         counters_.evictions += lines;
         counters_.dirty_evictions += dirty;
         out.dirty_evicted_bytes += dirty * line_;
@@ -186,8 +187,8 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
     }
     if (write && bit(filling_bits_, set)) set_bit(candidate_bits_, set);
     tags[v] = tag;
-    valid_[base + v] = covered;
-    dirty_[base + v] = write ? covered : 0;
+    x.valid[v] = covered;
+    x.dirty[v] = write ? covered : 0;
     if (write) dirty_count_ += static_cast<std::uint64_t>(__builtin_popcountll(covered));
     resident_ += static_cast<std::uint64_t>(__builtin_popcountll(covered));
     // Bimodal insertion: at the LRU end (the evicted block's age), so a
@@ -201,14 +202,9 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
     L2Access out;
     if (bytes == 0) return out;
     if (!ways_mem_) {
-        const std::uint64_t n = sets_ * ways_;
-        void* p = std::calloc(7 * n, sizeof(std::uint32_t));  // 8 + 8 + 8 + 4 bytes a way
+        void* p = std::calloc(sets_ * set_words_, sizeof(std::uint64_t));
         if (!p) throw std::bad_alloc();
         ways_mem_.reset(static_cast<std::uint64_t*>(p));
-        tags_ = ways_mem_.get();
-        valid_ = tags_ + n;
-        dirty_ = valid_ + n;
-        stamps_ = reinterpret_cast<std::uint32_t*>(dirty_ + n);
         filling_bits_.assign((sets_ + 63) / 64, 0);
         candidate_bits_.assign((sets_ + 63) / 64, 0);
     }
@@ -277,7 +273,7 @@ void L2Cache::renumber_stamps() {
     std::vector<std::uint32_t> order(ways_);
     std::uint32_t top = 0;
     for (std::uint64_t set = 0; set < sets_; ++set) {
-        std::uint32_t* st = &stamps_[set * ways_];
+        std::uint32_t* st = ways_of(set).stamps;
         order.assign(st, st + ways_);
         std::sort(order.begin(), order.end());
         order.erase(std::unique(order.begin(), order.end()), order.end());

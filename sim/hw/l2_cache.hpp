@@ -115,14 +115,21 @@ private:
     std::uint64_t line_, ways_, sets_, slices_, slice_block_;
     std::uint64_t block_ = 0, lines_per_block_ = 1;
     int line_shift_ = -1, block_shift_ = -1;  // log2 when a power of two
-    // Per way (sets_ * ways_ of each, in one allocation made on first use):
-    // block number + 1 (0 = invalid), last use (smallest = LRU victim), and
-    // which of its lines are valid and dirty. Stamps are 32-bit so a set's
-    // scan reads three cache lines of the host, not four.
+    // Per set, in one allocation made on first use, its ways' block number
+    // + 1 (0 = invalid), which of their lines are valid and dirty, and their
+    // last use (smallest = LRU victim; 32-bit), side by side: a lookup reads
+    // one stretch of the host's memory (448 B for 16 ways), not four arrays
+    // a cache's size apart.
+    struct Ways {
+        std::uint64_t *tags, *valid, *dirty;
+        std::uint32_t* stamps;
+    };
+    Ways ways_of(std::uint64_t set) const {
+        std::uint64_t* p = ways_mem_.get() + set * set_words_;
+        return Ways{p, p + ways_, p + 2 * ways_, reinterpret_cast<std::uint32_t*>(p + 3 * ways_)};
+    }
     std::unique_ptr<std::uint64_t[], Free> ways_mem_;
-    std::uint64_t* tags_ = nullptr;
-    std::uint32_t* stamps_ = nullptr;
-    std::uint64_t *valid_ = nullptr, *dirty_ = nullptr;
+    std::uint64_t set_words_ = 0;  // 3 * ways + ceil(ways / 2)
     std::uint32_t clock_ = 0;
     std::uint32_t stamp_limit_;
     std::uint64_t bip_count_ = 0;
