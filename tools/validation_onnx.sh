@@ -20,8 +20,9 @@ cd "$ROOT"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/npusim_validation_onnx.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 EXPORTS="${2:-$WORK}"
-for m in resnet50 mobilenet_v2 encoder_layer deeplabv3_resnet50; do
-  [ -f "$EXPORTS/$m.onnx" ] || /usr/bin/python3 tools/export_torchvision_onnx.py "$EXPORTS" "$m" >&2
+for m in resnet50 mobilenet_v2 encoder_layer deeplabv3_resnet50 deeplabv3_mobilenet_v3_large:320; do
+  f="$EXPORTS/${m/:/_}.onnx"
+  [ -f "$f" ] || /usr/bin/python3 tools/export_torchvision_onnx.py "$EXPORTS" "$m" >&2
 done
 
 # row LABEL WORKLOAD [--set ...]...
@@ -58,6 +59,7 @@ row "ResNet-50, torchvision export (opset 13)" "$EXPORTS/resnet50.onnx"
 row "ResNet-50, models/resnet50.json" models/resnet50.json
 row "MobileNetV2, torchvision export" "$EXPORTS/mobilenet_v2.onnx"
 row "DeepLabV3-ResNet-50, torchvision export, 224x224" "$EXPORTS/deeplabv3_resnet50.onnx"
+row "DeepLabV3-MobileNetV3-Large, torchvision export, 320x320" "$EXPORTS/deeplabv3_mobilenet_v3_large_320.onnx"
 row "TransformerEncoderLayer 768/12/3072, torch export, seq 128" "$EXPORTS/encoder_layer.onnx" --set workload.dims.seq=128
 row "BERT-base layer, models/bert_layer.json, seq 128" models/bert_layer.json
 row "models/onnx/residual_block.onnx" models/onnx/residual_block.onnx
