@@ -422,7 +422,7 @@ TEST_CASE("cli: bench reports its event rate beside a plain SystemC loop's, and 
     CHECK_THAT(bad.err, Contains("--runs"));
 }
 
-TEST_CASE("cli: bench --compile and --moe measure each child's wall, CPU and peak memory", "[cli][bench]") {
+TEST_CASE("cli: bench --compile and --moe measure each child's wall, CPU and peak memory", "[slow][cli][bench]") {
     TempDir tmp;
     const Result compile = run_npusim(tmp, {"bench", "--compile", "--chip", kA2, "--sizes", "10000"});
     SHOW(compile);

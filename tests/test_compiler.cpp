@@ -573,7 +573,7 @@ TEST_CASE("compiler: tile-level sync uses per-tile events and no redundant waits
 }
 
 TEST_CASE("compiler: the dispatcher pins every task to a core in range and names its stream after it",
-          "[compiler][dispatcher]") {
+          "[slow][compiler][dispatcher]") {
     for (const std::string& chip_file : {kAx300, kA2}) {
         const ChipParams c = chip(chip_file);
         for (const std::string name : {"convbnrelu", "resnet50", "bert_layer", "segnet"}) {
@@ -868,7 +868,7 @@ TEST_CASE("compiler e2e: the compile report lists the passes and the tiles", "[c
     CHECK(tasks > 16);
 }
 
-TEST_CASE("compiler e2e: layout hoisting on segnet cuts FormatConvert bytes and cycles", "[compiler][e2e][layout]") {
+TEST_CASE("compiler e2e: layout hoisting on segnet cuts FormatConvert bytes and cycles", "[slow][compiler][e2e][layout]") {
     TempDir tmp;
     const std::string w = model_file("segnet");
     const json on = run_stats(tmp, kAx300, w, {"workload.passes.hoist_layout=true"});
@@ -964,7 +964,7 @@ TEST_CASE("compiler e2e: an emitted stream replays to exactly the cycles of comp
     }
 }
 
-TEST_CASE("compiler e2e: workload.batch=2 works on every model", "[compiler][e2e]") {
+TEST_CASE("compiler e2e: workload.batch=2 works on every model", "[slow][compiler][e2e]") {
     TempDir tmp;
     for (const std::string name : {"convbnrelu", "resnet50", "bert_layer", "segnet"}) {
         CAPTURE(name);
@@ -1057,7 +1057,7 @@ TEST_CASE("compiler: row ops carry their row length, element-wise ops are contig
 }
 
 TEST_CASE("compiler: a Concat copies its inputs in row blocks over the vector cores, and more of them is not slower",
-          "[compiler][tiler][e2e]") {
+          "[slow][compiler][tiler][e2e]") {
     // segnet's skip joins were one copy per input: an encoder map copied in
     // one 170 us task on one vector core, and on ax300 96 vector cores ran
     // 20.3% slower than 64 (the long copy landed behind other work).
@@ -1145,7 +1145,7 @@ TEST_CASE("cost model: short Vector tasks share bandwidth with no more cores tha
 }
 
 TEST_CASE("compiler: a producer is not cut into more waves than the scalar slot dispatches in time, and segnet on a2 "
-          "is not slower with 96 vector cores than with 48", "[compiler][tiler]") {
+          "is not slower with 96 vector cores than with 48", "[slow][compiler][tiler]") {
     // segnet's input normalisation feeds the first convolution. With 96
     // vector cores the pipelining rule cut it in two waves of 96 tiles of
     // 22 KB for the Cube to start on the first rows sooner, not counting

@@ -261,7 +261,7 @@ TEST_CASE("critical path: a MoE Dispatch run follows its last core's phases, wit
     CHECK(cp["segments"][1]["task"] == cp["segments"].back()["task"]);
 }
 
-TEST_CASE("critical path: every bundled workload's path runs from 0 to its end with no gap, on both chips", "[critical_path]") {
+TEST_CASE("critical path: every bundled workload's path runs from 0 to its end with no gap, on both chips", "[slow][critical_path]") {
     TempDir tmp;
     for (const char* chip : {"ax300", "a2"})
         for (const char* w : {"models/convbnrelu.json", "models/bert_layer.json", "models/segnet.json", "models/llm_decode.json",

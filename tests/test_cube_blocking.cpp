@@ -241,7 +241,7 @@ TEST_CASE("cube: an L0 buffer or L1 half as large again never gives a plan slowe
     }
 }
 
-TEST_CASE("cube: the schedule a plan is ranked by agrees with the whole task's schedule", "[cube]") {
+TEST_CASE("cube: the schedule a plan is ranked by agrees with the whole task's schedule", "[slow][cube]") {
     // plan_matmul ranks blocks by the pipe schedule stepped for a few dozen
     // steps and extrapolated. A row of blocks is not uniform (a narrow last
     // column block, the first K step after the last row's drain): a rate

@@ -506,7 +506,7 @@ TEST_CASE("die: tile-level sync overlaps Cube and Vector more than op-level sync
     CHECK(tile["memory"]["l0"]["in_bytes"] == op["memory"]["l0"]["in_bytes"]);
 }
 
-TEST_CASE("die: long Cube tasks in closed form (NPUSIM_CLOSED_FORM=1) stay within 2% of stepping every tile", "[die][cube][cli]") {
+TEST_CASE("die: long Cube tasks in closed form (NPUSIM_CLOSED_FORM=1) stay within 2% of stepping every tile", "[slow][die][cube][cli]") {
     TempDir tmp;
     // A compute-bound fp16 GEMM and a weight-streaming bf16 LM-head-like
     // GEMM (48 tokens): the closed form paces each chunk by its slowest pipe

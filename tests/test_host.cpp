@@ -426,7 +426,7 @@ TEST_CASE("host: async and pipeline beat sync on the host-bound models and the d
     }
 }
 
-TEST_CASE("host: on the compute-bound ResNet-50 at batch 32 async and pipeline hide the host, sync exposes it", "[host][cli]") {
+TEST_CASE("host: on the compute-bound ResNet-50 at batch 32 async and pipeline hide the host, sync exposes it", "[slow][host][cli]") {
     TempDir tmp;
     const json off = run_stats(tmp, kA2, kResNet, {"workload.batch=32"});
     std::map<std::string, json> s;
@@ -554,7 +554,7 @@ TEST_CASE("host: in hetero mode the CPU subgraph skips the launch path, overlaps
     CHECK(num(pipe, "host.cpu_ops") == 0);
 }
 
-TEST_CASE("host: hetero stops paying once the CPU chain outgrows the launch path it saves", "[host][cli]") {
+TEST_CASE("host: hetero stops paying once the CPU chain outgrows the launch path it saves", "[slow][host][cli]") {
     // configs/studies/hetero_cpu_cost.json in a few points: pipeline does not
     // depend on the CPU-op cost; hetero hides cheap CPU ops under the NPU's
     // work, then grows by 12 x its step once the chain is the critical path.

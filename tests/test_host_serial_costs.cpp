@@ -97,7 +97,7 @@ TEST_CASE("host: queue hand-over and wake-up cost the pipeline, not sync", "[hos
     CHECK(sync["breakdown"]["queue_ns"].get<double>() == 0);
 }
 
-TEST_CASE("host: busy host threads share chip.host.cores, and spinning waiters take cores too", "[host][cli][serial]") {
+TEST_CASE("host: busy host threads share chip.host.cores, and spinning waiters take cores too", "[slow][host][cli][serial]") {
     TempDir tmp;
     auto pipe = [&](std::vector<std::string> sets) {
         sets.push_back("workload.host_mode=pipeline");
@@ -159,7 +159,7 @@ TEST_CASE("host: pool growth is paid on the launch thread per new segment", "[ho
     CHECK(e2e(big) <= e2e(base));
 }
 
-TEST_CASE("host: peak device memory and pool growth do not depend on the host mode", "[host][cli][serial][memory]") {
+TEST_CASE("host: peak device memory and pool growth do not depend on the host mode", "[slow][host][cli][serial][memory]") {
     TempDir tmp;
     for (const std::string& model : {kSmallOps, kLlm, kHetero}) {
         INFO(model);

@@ -129,7 +129,7 @@ TEST_CASE("kernel api on the die: 48 cores streaming at once share the die's HBM
 }
 
 TEST_CASE("moe on the die: the reorder's window and output stay in L2, and with an L2 too small for them a quarter of "
-          "the HBM bandwidth slows it", "[moe][die]") {
+          "the HBM bandwidth slows it", "[slow][moe][die]") {
     TempDir tmp;
     for (const char* v : {"baseline", "optimized"}) {
         const Dispatch base = dispatch(tmp, v), slow = dispatch(tmp, v, {"chip.hbm.bandwidth_gbps=400"}),
@@ -163,7 +163,7 @@ TEST_CASE("moe on the die: 24 AIV cores per die instead of 48 slow both variants
     }
 }
 
-TEST_CASE("moe on the die: each fixed part of a DataCopy adds to the Dispatch", "[moe][die]") {
+TEST_CASE("moe on the die: each fixed part of a DataCopy adds to the Dispatch", "[slow][moe][die]") {
     TempDir tmp;
     for (const char* v : {"baseline", "optimized"}) {
         const double base = dispatch(tmp, v).total_us;

@@ -162,7 +162,7 @@ TEST_CASE("llm graph: deployments the chip or the model cannot run exit 2 with t
     CHECK_THAT(r.err, Contains("did you mean 'attention'"));
 }
 
-TEST_CASE("llm decode: a reduced DeepSeek-V3 step on 16 dies reports the serving figures", "[llm][e2e]") {
+TEST_CASE("llm decode: a reduced DeepSeek-V3 step on 16 dies reports the serving figures", "[slow][llm][e2e]") {
     TempDir tmp;
     const json s = run_for_stats(tmp, kSuper, kDeepSeek,
                                  {"chip.interconnect.ranks=16", "workload.layers=4", "workload.batch=8", "workload.kv_len=1024",
@@ -194,7 +194,7 @@ TEST_CASE("llm decode: a reduced DeepSeek-V3 step on 16 dies reports the serving
 }
 
 TEST_CASE("llm what-if: a decode step responds to HBM, KV length and batch, and its Dispatch and Combine to link bandwidth",
-          "[llm][e2e][whatif]") {
+          "[slow][llm][e2e][whatif]") {
     TempDir tmp;
     const std::vector<std::string> base = {"chip.interconnect.ranks=16", "workload.layers=4", "workload.batch=8",
                                            "workload.kv_len=1024", "workload.routing.redundant_experts=0"};
@@ -238,7 +238,7 @@ TEST_CASE("llm what-if: a decode step responds to HBM, KV length and batch, and 
     CHECK(tps < 2.0);
 }
 
-TEST_CASE("llm prefill: a dense GQA model's prompt on one die follows its FLOPs", "[llm][e2e]") {
+TEST_CASE("llm prefill: a dense GQA model's prompt on one die follows its FLOPs", "[slow][llm][e2e]") {
     TempDir tmp;
     const std::vector<std::string> base = {"workload.phase=prefill", "workload.layers=2", "workload.batch=1"};
     auto with = [&](const std::string& p) {

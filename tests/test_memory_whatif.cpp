@@ -144,7 +144,7 @@ TEST_CASE("what-if L2 size: a write-heavy stream pays dirty evictions in HBM wri
 // while the last layers streamed their weights from HBM, and the run was
 // 4.6% slower than at 8 MB (244844 -> 256126 cycles).
 TEST_CASE("what-if L2 size: ResNet-50 on a2 is never slower with a larger L2, because idle HBM cleans dirty lines",
-          "[whatif][l2][cli]") {
+          "[slow][whatif][l2][cli]") {
     TempDir tmp;
     const std::string model = kSrc + "/models/resnet50.json";
     // Recompiled for each size, and the stream compiled once for a2's 192 MB.

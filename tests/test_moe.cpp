@@ -253,7 +253,7 @@ TEST_CASE("moe: a separate flag block without a barrier reads stale data for som
     CHECK(worst > 0);
 }
 
-TEST_CASE("moe: Data-as-Flag and the baseline read no stale data for any reorder seed", "[moe][stale]") {
+TEST_CASE("moe: Data-as-Flag and the baseline read no stale data for any reorder seed", "[slow][moe][stale]") {
     TempDir tmp;
     for (const char* seed : {"0", "1", "2", "3", "4"}) {
         for (const char* variant : {"optimized", "baseline"}) {
@@ -268,7 +268,7 @@ TEST_CASE("moe: Data-as-Flag and the baseline read no stale data for any reorder
 }
 
 TEST_CASE("moe: calibration at 288 ranks and batch 128 is baseline 219 us and optimized 117 us within 10%",
-          "[moe][calibration]") {
+          "[slow][moe][calibration]") {
     TempDir tmp;
     const json base = stats_of(tmp, {"--set", "workload.variant=baseline"});
     const json opt = stats_of(tmp, {"--set", "workload.variant=optimized"});

@@ -195,7 +195,7 @@ TEST_CASE("moe layer: bad keys and nodes exit 2 naming them, with did-you-mean f
 }
 
 TEST_CASE("moe layer: the compiled experts cover exactly the tokens each rank received, planned by the tiler",
-          "[moe][layer]") {
+          "[slow][moe][layer]") {
     TempDir tmp;
     const std::string out = tmp.path("layer.jsonl");
     const Result r = run_npusim(tmp, {"compile", "--chip", kChip, "--workload", kLayer, "--set", "chip.interconnect.ranks=16",
@@ -232,7 +232,7 @@ TEST_CASE("moe layer: the compiled experts cover exactly the tokens each rank re
     CHECK(rows == 16 * 128 * 8);  // every token's 8 pairs, over the ranks
 }
 
-TEST_CASE("moe layer: baseline and optimized layers run at 16 ranks and the optimized one is faster", "[moe][layer]") {
+TEST_CASE("moe layer: baseline and optimized layers run at 16 ranks and the optimized one is faster", "[slow][moe][layer]") {
     TempDir tmp;
     const std::string csv = tmp.path("phases.csv");
     const Result run = run_layer(tmp, {"--set", "chip.interconnect.ranks=16", "--profile", csv});
@@ -262,7 +262,7 @@ TEST_CASE("moe layer: baseline and optimized layers run at 16 ranks and the opti
     CHECK(rank_op(opt, "combine")["mean_ns"].get<double>() < rank_op(base, "combine")["mean_ns"].get<double>());
 }
 
-TEST_CASE("moe layer: twice the Cube cores shorten the experts, more when the L2 can feed them", "[moe][layer]") {
+TEST_CASE("moe layer: twice the Cube cores shorten the experts, more when the L2 can feed them", "[slow][moe][layer]") {
     TempDir tmp;
     const auto experts_us = [](const json& s) {
         return (rank_op(s, "down")["end_ns"].get<double>() - rank_op(s, "gate_up")["start_ns"].get<double>()) / 1000.0;
@@ -280,7 +280,7 @@ TEST_CASE("moe layer: twice the Cube cores shorten the experts, more when the L2
           Approx(rank_op(c24, "dispatch")["mean_ns"].get<double>()).epsilon(0.02));
 }
 
-TEST_CASE("moe layer: half the HBM bandwidth slows the experts, double speeds them", "[moe][layer]") {
+TEST_CASE("moe layer: half the HBM bandwidth slows the experts, double speeds them", "[slow][moe][layer]") {
     TempDir tmp;
     const auto experts_us = [](const json& s) {
         return (rank_op(s, "down")["end_ns"].get<double>() - rank_op(s, "gate_up")["start_ns"].get<double>()) / 1000.0;
@@ -312,7 +312,7 @@ TEST_CASE("moe layer: a row table scales a task's work with the rows that hold t
 
 TEST_CASE("moe layer: a Dispatch with a capacity compiles one program for every rank, and each rank's experts work on "
           "the tokens it received",
-          "[moe][layer]") {
+          "[slow][moe][layer]") {
     TempDir tmp;
     json g = read_json(kLayer);
     g["nodes"][0]["attrs"]["capacity"] = "max";

@@ -104,7 +104,7 @@ TEST_CASE("onnx attention: the transformer block's MatMul, scale, mask, Softmax,
 }
 
 TEST_CASE("onnx attention: at seq 512 the fused kernel keeps scores out of HBM and beats the op-by-op form",
-          "[onnx][attention][e2e]") {
+          "[slow][onnx][attention][e2e]") {
     TempDir tmp;
     const Result r = run_npusim(tmp, {"import", kBlock, "--out", tmp.path("fused.json"), "--set", "workload.dims.seq=512", "-q"});
     REQUIRE(r.code == 0);

@@ -70,15 +70,15 @@ int walk(int shard) {
 
 }  // namespace
 
-TEST_CASE("onnx testdata: node models, shard 1 of 4: each runs or is refused naming its op", "[onnx][testdata]") {
+TEST_CASE("onnx testdata: node models, shard 1 of 4: each runs or is refused naming its op", "[slow][onnx][testdata]") {
     CHECK(walk(0) >= 30);
 }
-TEST_CASE("onnx testdata: node models, shard 2 of 4: each runs or is refused naming its op", "[onnx][testdata]") {
+TEST_CASE("onnx testdata: node models, shard 2 of 4: each runs or is refused naming its op", "[slow][onnx][testdata]") {
     CHECK(walk(1) >= 30);
 }
-TEST_CASE("onnx testdata: node models, shard 3 of 4: each runs or is refused naming its op", "[onnx][testdata]") {
+TEST_CASE("onnx testdata: node models, shard 3 of 4: each runs or is refused naming its op", "[slow][onnx][testdata]") {
     CHECK(walk(2) >= 30);
 }
-TEST_CASE("onnx testdata: node models, shard 4 of 4: each runs or is refused naming its op", "[onnx][testdata]") {
+TEST_CASE("onnx testdata: node models, shard 4 of 4: each runs or is refused naming its op", "[slow][onnx][testdata]") {
     CHECK(walk(3) >= 30);
 }

@@ -45,7 +45,7 @@ std::map<std::pair<std::string, CoreType>, std::pair<int, std::set<int>>> cores_
 }  // namespace
 
 TEST_CASE("placement: no kernel of 8 or more tasks uses fewer than half the cores it could, on every bundled model",
-          "[compiler][dispatcher][placement]") {
+          "[slow][compiler][dispatcher][placement]") {
     const std::vector<std::pair<std::string, std::vector<std::string>>> models = {
         {"bert_layer", {}}, {"bert_layer", {"workload.dims.seq_len=512"}}, {"convbnrelu", {}}, {"host_hetero", {}},
         {"host_smallops", {}}, {"llm_decode", {}}, {"resnet50", {}}, {"segnet", {}}};

@@ -73,7 +73,7 @@ void check_clean(const json& p) {
 
 }  // namespace
 
-TEST_CASE("report in Chromium: a run report draws every section without script errors and fits 1400 px", "[report][browser]") {
+TEST_CASE("report in Chromium: a run report draws every section without script errors and fits 1400 px", "[slow][report][browser]") {
     if (!have_chromium()) {
         WARN("SKIPPED: chromium is not installed (apt-get install chromium); the report is not rendered");
         return;
@@ -101,7 +101,7 @@ TEST_CASE("report in Chromium: a run report draws every section without script e
     CHECK_THAT(text, Contains("critical path: compute"));
 }
 
-TEST_CASE("report in Chromium: a split die shows Vector tracks beside Cube ones, a host run shows its host figures", "[report][browser]") {
+TEST_CASE("report in Chromium: a split die shows Vector tracks beside Cube ones, a host run shows its host figures", "[slow][report][browser]") {
     if (!have_chromium()) {
         WARN("SKIPPED: chromium is not installed (apt-get install chromium); the report is not rendered");
         return;
@@ -129,7 +129,7 @@ TEST_CASE("report in Chromium: a split die shows Vector tracks beside Cube ones,
     CHECK_THAT(p["text"].get<std::string>(), Contains("workload.host_mode=sync"));
 }
 
-TEST_CASE("report in Chromium: a sweep report draws its charts from zero without script errors", "[report][browser]") {
+TEST_CASE("report in Chromium: a sweep report draws its charts from zero without script errors", "[slow][report][browser]") {
     if (!have_chromium()) {
         WARN("SKIPPED: chromium is not installed (apt-get install chromium); the report is not rendered");
         return;
@@ -153,7 +153,7 @@ TEST_CASE("report in Chromium: a sweep report draws its charts from zero without
 }
 
 TEST_CASE("report in Chromium: an LLM step on 16 dies shows its serving figures, ranks and mesh beside the die's sections",
-          "[report][browser][llm]") {
+          "[slow][report][browser][llm]") {
     if (!have_chromium()) {
         WARN("SKIPPED: chromium is not installed (apt-get install chromium); the report is not rendered");
         return;

@@ -180,7 +180,7 @@ TEST_CASE("memory: a compile, a stream or a bench too large for the machine is r
 }
 
 TEST_CASE("memory: a run on several ranks counts its dies and the DataBlocks landing over the mesh before it starts",
-          "[limits][memory][e2e][system]") {
+          "[slow][limits][memory][e2e][system]") {
     TempDir tmp;
     const std::string super = kSrc + "/configs/chips/a3-supernode.json";
     // A 2 GiB ring allreduce on 8 ranks peaks at 2.2 GB, nearly all of it the
@@ -286,7 +286,7 @@ TEST_CASE("outputs: a full device or a file size limit is exit 2 with the OS rea
 }
 
 TEST_CASE("sweep: a live sweep owns its folder, a second one is refused naming it, a stale lock is taken over",
-          "[sweep][limits][e2e]") {
+          "[slow][sweep][limits][e2e]") {
     TempDir tmp;
     const std::string study = tmp.write("s.json", fmt::format(R"({{"chip": "{}", "workload": "{}",
  "axes": {{"chip.hbm.bandwidth_gbps": [400, 800, 1600, 3200], "chip.l2.bandwidth_gbps": [2500, 5000]}}}})",
@@ -378,7 +378,7 @@ TEST_CASE("stream: task lines written directly are byte for byte what nlohmann's
 
 // A run stopped by SIGTERM or SIGHUP (or SIGINT, where not ignored) while it
 // writes --trace and --stats: the temporaries beside the targets go with it.
-TEST_CASE("outputs: a run ended by a signal leaves no temporary beside its outputs", "[limits][outputs][e2e]") {
+TEST_CASE("outputs: a run ended by a signal leaves no temporary beside its outputs", "[slow][limits][outputs][e2e]") {
     for (const int sig : {SIGTERM, SIGHUP, SIGINT}) {
         CAPTURE(sig);
         TempDir tmp;

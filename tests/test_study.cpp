@@ -305,7 +305,7 @@ TEST_CASE("sweep: a 12-point sweep with -j 2 completes with 12 rows", "[sweep]")
     CHECK(json::parse(slurp(direct))["total_cycles"] == rows[0]["metrics"]["total_cycles"]);
 }
 
-TEST_CASE("sweep: killed midway and resumed, it reruns none of the finished points", "[sweep]") {
+TEST_CASE("sweep: killed midway and resumed, it reruns none of the finished points", "[slow][sweep]") {
     TempDir tmp;
     nlohmann::ordered_json axes;
     axes["chip.hbm.bandwidth_gbps"] = {400, 800, 1600, 3200};
@@ -526,7 +526,7 @@ TEST_CASE("check: --update rewrites the expected values and keeps tolerances", "
     CHECK(json::parse(slurp(fresh))["metrics"]["total_cycles"]["tolerance"] == 0);
 }
 
-TEST_CASE("plot: tools/plot_sweep.py draws line and heat-map charts of a sweep folder", "[plot]") {
+TEST_CASE("plot: tools/plot_sweep.py draws line and heat-map charts of a sweep folder", "[slow][plot]") {
     TempDir tmp;
     // Debian's python3-matplotlib belongs to /usr/bin/python3, which another
     // python3 earlier in PATH (pyenv, venv) may hide.

@@ -98,7 +98,7 @@ TEST_CASE("tiler e2e: llm_decode device-only recompiled for 2x HBM is never slow
 }
 
 TEST_CASE("tiler: the Vector consumer of a split-K MatMul is cut by its output blocks, not its K parts",
-          "[compiler][tiler]") {
+          "[slow][compiler][tiler]") {
     // 2048^3 on 48 cube cores splits K. A consumer tile cut by the Cube
     // tasks would straddle output blocks and wait for every K part of
     // several of them (on BERT-512 the context's layout conversion then
@@ -129,7 +129,7 @@ TEST_CASE("tiler: the Vector consumer of a split-K MatMul is cut by its output b
 }
 
 TEST_CASE("compiler e2e: BERT-512 on a2 recompiled for 24 -> 64 cube cores never gets slower (explore_cube_cores)",
-          "[compiler][tiler][e2e]") {
+          "[slow][compiler][tiler][e2e]") {
     // Planned for every core, 36-64 cores ran 2-5% slower than 32: the
     // attention's tilings for more cores are coarser and start later behind
     // their layout conversions. The compiler now also plans for fewer cores
@@ -182,7 +182,7 @@ TEST_CASE("compiler e2e: a chip with 4 more cube cores tries every plan the smal
 }
 
 TEST_CASE("compiler e2e: a 2048^3 MatMul behind its input conversion is no slower with L0C doubled "
-          "(search_cube_plans)", "[compiler][tiler][e2e]") {
+          "(search_cube_plans)", "[slow][compiler][tiler][e2e]") {
     // The larger L0C let a plan of 3 x 16 x 2 blocks win the MatMul's own
     // estimate; the run was 6.7% slower, its first tiles reading rows of A
     // the input conversion writes last and its output conversion waiting
@@ -252,7 +252,7 @@ TEST_CASE("compiler e2e: the plan search tries a runner-up on q, k and v alike (
 }
 
 TEST_CASE("compiler e2e: of block counts with as many tiles, the tiler takes the fewest bytes unless another is "
-          "estimated 2% faster (BERT-512 on ax300, L0C doubled)", "[compiler][tiler][e2e]") {
+          "estimated 2% faster (BERT-512 on ax300, L0C doubled)", "[slow][compiler][tiler][e2e]") {
     // With 512 KB of L0C, q, k and v in 1 x 4 blocks (every tile reads all
     // 512 rows of x: 10% more bytes than 2 x 2) were rated 0.2% faster by
     // their estimate, which spreads a shared operand's L2 hits evenly over
@@ -286,7 +286,7 @@ TEST_CASE("compiler e2e: of block counts with as many tiles, the tiler takes the
 }
 
 TEST_CASE("compiler e2e: an 8192^3 MatMul (operands larger than L2) is planned for every cube core",
-          "[compiler][tiler][e2e]") {
+          "[slow][compiler][tiler][e2e]") {
     // 256 MB of operands against a2's 192 MB of L2. Its 24 tiles of a wave
     // read 235 MB counted whole but 145 MB distinct (tiles of a row block
     // share A's panel): the estimate took every block a tile reads again

@@ -111,7 +111,7 @@ TEST_CASE("tiling data: a Cube plan made for its kernel's context is adopted, an
 }
 
 TEST_CASE("tiling data: halving HBM latency re-cuts BERT-512's projections only where it pays (a2)",
-          "[tiling][e2e][whatif]") {
+          "[slow][tiling][e2e][whatif]") {
     // The plan the tiler rates a tile by is the plan the stream carries: at
     // 150 ns the core's cold plan for the 256 x 256 x 192 Q/K/V tiles was
     // slower than at 300 ns, which made 48 tiles (two waves) look faster

@@ -423,7 +423,7 @@ std::vector<double> run_over_estimate(const TempDir& tmp, const std::string& chi
 
 }  // namespace
 
-TEST_CASE("timing: the compiler's estimates of a compiled model's tasks follow the run", "[timing][e2e]") {
+TEST_CASE("timing: the compiler's estimates of a compiled model's tasks follow the run", "[slow][timing][e2e]") {
     // The tiler chooses between tilings by these estimates; a bias would tilt
     // every choice. Measured (tools/estimate_accuracy.py): the median of
     // run/estimate is within 0.955..1.042 over the bundled models on both

@@ -59,7 +59,7 @@ TEST_CASE("trace: every bundled task stream reads in whole ns with nested slices
     check_trace_of(kA2, kSrc + "/traces/copy_48core.jsonl", {}, false);
 }
 
-TEST_CASE("trace: every bundled model on a2 reads in whole ns with nested slices and flows inside", "[trace]") {
+TEST_CASE("trace: every bundled model on a2 reads in whole ns with nested slices and flows inside", "[slow][trace]") {
     for (const char* model : {"convbnrelu.json", "resnet50.json", "bert_layer.json", "segnet.json", "host_hetero.json",
                               "host_smallops.json", "llm_decode.json"})
         check_trace_of(kA2, kSrc + "/models/" + model, {}, true);
@@ -69,12 +69,12 @@ TEST_CASE("trace: ResNet-50 on ax300 (1 GHz, coupled cores) reads in whole ns", 
     check_trace_of(kAx300, kSrc + "/models/resnet50.json", {}, true);
 }
 
-TEST_CASE("trace: every host mode's trace reads in whole ns, host flows included", "[trace][host]") {
+TEST_CASE("trace: every host mode's trace reads in whole ns, host flows included", "[slow][trace][host]") {
     for (const char* mode : {"sync", "async", "pipeline", "hetero"})
         check_trace_of(kA2, kSrc + "/models/llm_decode.json", {std::string("workload.host_mode=") + mode}, true);
 }
 
-TEST_CASE("trace: the MoE dispatch's per-rank phases and link planes read in whole ns", "[trace][moe]") {
+TEST_CASE("trace: the MoE dispatch's per-rank phases and link planes read in whole ns", "[slow][trace][moe]") {
     for (const char* variant : {"baseline", "optimized"})
         check_trace_of(kSrc + "/configs/chips/a3-supernode.json", kSrc + "/models/moe_dispatch.json",
                        {"chip.interconnect.ranks=8", std::string("workload.variant=") + variant}, false);
