@@ -207,6 +207,20 @@ TEST_CASE("memory: a run on several ranks counts its dies and the DataBlocks lan
     CHECK(ok.code == 0);
 }
 
+// A 64 MiB allreduce on 288 ranks writes a task stream of tens of GB: it is
+// refused while the stream is being written (it filled a 23 GB machine and
+// was killed before the check that runs on the finished stream).
+TEST_CASE("memory: a collective too large for the machine is refused while its stream is written", "[limits][memory][e2e]") {
+    TempDir tmp;
+    const Result r = run_shell(tmp, "ulimit -v 2000000; NPUSIM_MEMORY_AVAILABLE=100M \"$NPUSIM\" run --chip " +
+                                        quote(kSrc + "/configs/chips/a3-supernode.json") + " --workload " +
+                                        quote(kSrc + "/models/collective_allreduce.json") + " -q");
+    SHOW(r);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("models/collective_allreduce.json: allreduce of 67108864 B on 288 ranks: its task stream") &&
+                          Contains("but this machine has 105 MB available") && Contains("fewer bytes"));
+}
+
 #ifndef NPUSIM_TEST_ASAN  // see NPUSIM_TEST_ASAN above
 TEST_CASE("memory: running out anyway is one line naming the phase, exit 2", "[limits][memory][e2e]") {
     TempDir tmp;

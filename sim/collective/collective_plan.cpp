@@ -1,5 +1,7 @@
 #include "collective/collective_plan.hpp"
 
+#include "common/memory_budget.hpp"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -167,7 +169,21 @@ private:
     }
     void emit(int r, const json& t) {
         ++plan_.tasks[r];
-        if (only_ < 0 || r == only_) plan_.lines.push_back(t.dump());
+        if (only_ >= 0 && r != only_) return;
+        plan_.lines.push_back(t.dump());
+        held_ += plan_.lines.back().size() + sizeof(std::string);
+        if (held_ >= next_check_) check_memory();
+    }
+    // A large collective on many ranks is refused while its lines are being
+    // written, before they fill the machine: what they hold so far, each
+    // line also a task as the run holds it, is a floor on what it needs.
+    void check_memory() {
+        next_check_ *= 2;
+        const CollectiveWorkload& w = plan_.workload;
+        check_memory_budget(fmt::format("{} of {} B on {} ranks: its task stream (past {} tasks and counting)",
+                                        to_string(w.op), w.bytes, plan_.ranks, plan_.lines.size()),
+                            held_ + plan_.lines.size() * kStreamBytesPerTask,
+                            "use fewer ranks (--set chip.interconnect.ranks=N) or fewer bytes (--set workload.bytes=N)");
     }
 
     CollectivePlan& plan_;
@@ -175,6 +191,7 @@ private:
     DType dtype_;
     std::vector<int> members_;
     int only_;
+    std::uint64_t held_ = 0, next_check_ = std::uint64_t{16} << 20;
 };
 
 std::string event(int r, const std::string& what, int k) { return fmt::format("r{}.{}.s{}", r, what, k); }
