@@ -279,7 +279,7 @@ TEST_CASE("compiler: a dilated convolution's tasks read the input rows its dilat
 }
 
 // A reduction over the last axis keeps the rows: each task reads its own
-// rows once (each of its 12 tasks read the whole 8 MB input before).
+// rows once: the tasks together read the input exactly once.
 TEST_CASE("compiler: a ReduceSum over the last axis reads each input row once", "[compiler][tiler]") {
     for (const std::string shape : {"[1024, 4096]", "[4, 256, 4096]"}) {
         CAPTURE(shape);

@@ -208,8 +208,8 @@ TEST_CASE("memory: a run on several ranks counts its dies and the DataBlocks lan
 }
 
 // A 64 MiB allreduce on 288 ranks writes a task stream of tens of GB: it is
-// refused while the stream is being written (it filled a 23 GB machine and
-// was killed before the check that runs on the finished stream).
+// refused while the stream is being written, before it fills the machine
+// (the check on the finished stream would come too late).
 TEST_CASE("memory: a collective too large for the machine is refused while its stream is written", "[limits][memory][e2e]") {
     TempDir tmp;
     const Result r = run_shell(tmp, "ulimit -v 2000000; NPUSIM_MEMORY_AVAILABLE=100M \"$NPUSIM\" run --chip " +
