@@ -272,3 +272,66 @@ TEST_CASE("system: --trace-ranks on a MoE graph run keeps exactly the ranks it l
     CHECK(bad.code == 2);
     CHECK(bad.err.find("rank 16 is out of range") != std::string::npos);
 }
+
+namespace {
+// The statistics file of `npusim run ... --threads N` (byte for byte).
+std::string stats_on_threads(const TempDir& tmp, const std::string& workload, const std::vector<std::string>& sets, int threads) {
+    const std::string stats = tmp.path("threads" + std::to_string(threads) + ".json");
+    std::vector<std::string> args = {"run", "--chip", kSuper, "--workload", workload, "-q", "--stats", stats,
+                                     "--threads", std::to_string(threads)};
+    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+    const Result r = run_npusim(tmp, args);
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    return slurp(stats);
+}
+}  // namespace
+
+// The dies of a System may run on two threads (docs/architecture.md, "How
+// time works"); the fabric must see them in the same order either way.
+TEST_CASE("system: one thread and two give byte-identical statistics", "[system]") {
+    TempDir tmp;
+    struct Case {
+        std::string workload;
+        std::vector<std::string> sets;
+    };
+    const std::vector<Case> cases = {
+        // Data-as-Flag: watches and flags that come true across ranks.
+        {kSrc + "/models/moe_dispatch.json", {"chip.interconnect.ranks=16", "workload.variant=optimized"}},
+        {kSrc + "/models/moe_dispatch.json", {"chip.interconnect.ranks=64", "workload.variant=baseline"}},
+        // A read that sees a block before it lands: counted stale on both.
+        {kSrc + "/traces/xrank_stale_flag.jsonl", {}},
+        {kSrc + "/traces/xrank_allreduce2.jsonl", {}},
+    };
+    for (const Case& c : cases) {
+        INFO(c.workload);
+        const std::string one = stats_on_threads(tmp, c.workload, c.sets, 1);
+        const std::string two = stats_on_threads(tmp, c.workload, c.sets, 2);
+        REQUIRE(!one.empty());
+        CHECK(one == two);
+    }
+    const nlohmann::json stale = nlohmann::json::parse(stats_on_threads(tmp, kSrc + "/traces/xrank_stale_flag.jsonl", {}, 2));
+    CHECK(stale["memory_model"]["stale_reads"].get<double>() > 0);
+}
+
+TEST_CASE("system: a decode step and a MoE layer give the same statistics on one thread and two", "[system][llm][slow]") {
+    TempDir tmp;
+    const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+        {kSrc + "/models/llm/deepseek_v3.json",
+         {"chip.interconnect.ranks=16", "workload.layers=4", "workload.routing.redundant_experts=0"}},
+        {kSrc + "/models/moe_layer.json", {"chip.interconnect.ranks=16", "workload.variant=optimized"}},
+    };
+    for (const auto& [workload, sets] : cases) {
+        INFO(workload);
+        CHECK(stats_on_threads(tmp, workload, sets, 1) == stats_on_threads(tmp, workload, sets, 2));
+    }
+}
+
+TEST_CASE("system: --threads other than 1 or 2 is exit 2", "[system][errors]") {
+    TempDir tmp;
+    const Result r = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", kSrc + "/traces/xrank_pingpong.jsonl", "-q",
+                                      "--threads", "3"});
+    SHOW(r);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--threads 3: expected 1 or 2") != std::string::npos);
+}

@@ -48,6 +48,7 @@ int run_command(const Args& args) {
     std::string trace_ranks;   // cross-rank runs: which ranks the trace keeps
     std::vector<std::string> sets;
     bool quiet = false, trace_tasks_only = false, fail_on_stale = false;
+    int threads = 0;
     po::options_description opts("npusim run options");
     opts.add_options()
         ("help,h", "show this help")
@@ -61,10 +62,14 @@ int run_command(const Args& args) {
         ("trace-ranks", po::value(&trace_ranks),
          "runs on several ranks: the ranks whose dies go into the trace, e.g. 0,3,8-15 (default: the first 8)")
         ("report", po::value(&report_file), "write a self-contained HTML report here (summary, utilisation, timeline)")
+        ("threads", po::value(&threads),
+         "runs on several ranks: the dies run on 1 or 2 threads (default 2 on a machine with two cores; a traced run uses "
+         "1); the results are the same")
         ("quiet,q", po::bool_switch(&quiet), "no summary on stdout")
         ("fail-on-stale", po::bool_switch(&fail_on_stale),
          "runs on several ranks: exit 1 when any read on the mesh saw stale data (memory_model.stale_reads > 0)");
     if (!parse_options(args, opts)) return 0;
+    if (threads != 0 && threads != 1 && threads != 2) throw InputError(fmt::format("--threads {}: expected 1 or 2", threads));
 
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
     for (const auto& w : cfg.warnings()) std::cerr << "npusim: warning: " << w << "\n";
@@ -87,7 +92,7 @@ int run_command(const Args& args) {
     std::optional<compiler::CompileResult> compiled;
     // A run of a System of dies (every rank a die) takes these.
     SystemRunOptions sys{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only,
-                         fail_on_stale, {}, {}, report_file, sets};
+                         fail_on_stale, {}, {}, report_file, sets, threads};
     if (cfg.kind() == WorkloadKind::llm) {
         phase.reset();
         return run_llm(cfg, sys);

@@ -1,6 +1,7 @@
 #include "cli/system_run.hpp"
 
 #include <algorithm>
+#include <thread>
 #include <iostream>
 #include <map>
 
@@ -160,6 +161,7 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
     std::unique_ptr<TraceWriter> trace =
         trace_path.empty() ? std::make_unique<TraceWriter>() : std::make_unique<TraceWriter>(trace_path);
     System system("system", chip, std::move(per_rank), trace.get(), traced, !opt.trace_tasks_only);
+    system.set_threads(opt.threads > 0 ? opt.threads : std::thread::hardware_concurrency() >= 2 ? 2 : 1);
     system.run();
 
     Stats stats;
@@ -184,9 +186,9 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
         int busy = 0;
         for (int r = 0; r < system.ranks(); ++r) busy += system.die(r).context().stream.tasks.empty() ? 0 : 1;
         std::cout << fmt::format(
-            "  system       {} ranks ({} with tasks), last to finish: rank {}; mesh {:.3f} MB in {} writes, "
+            "  system       {} ranks ({} with tasks) on {} thread{}, last to finish: rank {}; mesh {:.3f} MB in {} writes, "
             "stale reads {:.0f}; {} simulation events\n",
-            system.ranks(), busy, system.last_rank(), stats.number("mesh.bytes") / 1e6, system.mesh().writes(),
+            system.ranks(), busy, system.threads(), system.threads() == 1 ? "" : "s", system.last_rank(), stats.number("mesh.bytes") / 1e6, system.mesh().writes(),
             stats.number("memory_model.stale_reads"), system.events());
         if (!opt.report_file.empty()) std::cout << "  report -> " << opt.report_file << "\n";
         if (!opt.trace_file.empty())

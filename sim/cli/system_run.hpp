@@ -30,6 +30,9 @@ struct SystemRunOptions {
     // ranks' trace; a temporary one without --trace), with the --set list.
     std::string report_file;
     std::vector<std::string> sets;
+    // --threads: the dies run on this many threads (1 or 2; 0: 2 when the
+    // machine has a second core). The results do not depend on it.
+    int threads = 0;
 };
 
 int run_system(const RunConfig& cfg, const TaskStream& stream, const SystemRunOptions& opt);

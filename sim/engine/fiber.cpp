@@ -4,6 +4,7 @@
 #include <boost/context/protected_fixedsize_stack.hpp>
 
 #include <map>
+#include <mutex>
 #include <vector>
 
 namespace npusim {
@@ -20,15 +21,23 @@ class StackPool {
 public:
     explicit StackPool(std::size_t bytes) : alloc_(bytes), bytes_(bytes) {}
     bctx::stack_context allocate() {
+        std::lock_guard<std::mutex> lk(mutex());  // a System's dies may run on two threads
         auto& free = pool()[bytes_];
         if (free.empty()) return alloc_.allocate();
         const bctx::stack_context sc = free.back();
         free.pop_back();
         return sc;
     }
-    void deallocate(bctx::stack_context& sc) noexcept { pool()[bytes_].push_back(sc); }
+    void deallocate(bctx::stack_context& sc) noexcept {
+        std::lock_guard<std::mutex> lk(mutex());
+        pool()[bytes_].push_back(sc);
+    }
 
 private:
+    static std::mutex& mutex() {
+        static std::mutex m;
+        return m;
+    }
     static std::map<std::size_t, std::vector<bctx::stack_context>>& pool() {
         static std::map<std::size_t, std::vector<bctx::stack_context>> p;
         return p;

@@ -1,5 +1,13 @@
 #include "engine/wake_scheduler.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
 namespace npusim {
 
 namespace {
@@ -85,7 +93,7 @@ void WakeScheduler::run_due(std::uint64_t now) {
     else if (hub_) hub_->arm(*this, kNever);
 }
 
-void WakeScheduler::run_until(std::uint64_t end) {
+void WakeScheduler::run_window(std::uint64_t end) {
     running_ = true;
     armed_ps_ = kNever;
     while (head_ < queue_.size() && queue_[head_].t < end) {
@@ -96,11 +104,94 @@ void WakeScheduler::run_until(std::uint64_t end) {
         w->wake(action);
     }
     running_ = false;
-    if (head_ < queue_.size()) arm(queue_[head_].t, detail::running_now_ps);
-    else if (hub_) hub_->arm(*this, kNever);
+}
+
+void WakeScheduler::rearm() {
+    if (head_ < queue_.size()) {
+        if (queue_[head_].t < armed_ps_) arm(queue_[head_].t, detail::running_now_ps);
+    } else if (hub_ && armed_ps_ == kNever) {
+        hub_->arm(*this, kNever);
+    }
 }
 
 // --- WakeHub ---------------------------------------------------------------------
+
+namespace {
+// 1 on the hub's second thread, 0 elsewhere: which of WakeHub::pos_ is ours.
+thread_local int t_hub_thread = 0;
+
+// Waits until ready(): the other thread is usually a few microseconds from
+// it, so spin first and give the core away only after that (a yield per
+// check cost more system time than the wait itself).
+template <class F>
+void wait_until(F&& ready) {
+    for (int i = 0; !ready(); ++i) {
+        if (i < 4096) __builtin_ia32_pause();
+        else std::this_thread::yield();
+    }
+}
+}  // namespace
+
+// The second thread: it runs its lanes of a window when the SystemC thread
+// hands them over, and waits (yielding briefly, then on a condition
+// variable) for the next window in between.
+struct WakeHub::Worker {
+    explicit Worker(WakeHub& hub) : thread([this, &hub] { loop(hub); }) {}
+    ~Worker() {
+        {
+            std::lock_guard<std::mutex> lk(m);
+            quit = true;
+        }
+        cv.notify_one();
+        thread.join();
+    }
+
+    // The SystemC thread's side.
+    void start(std::uint64_t end_) {
+        end = end_;
+        error = nullptr;
+        {
+            std::lock_guard<std::mutex> lk(m);
+            go.fetch_add(1, std::memory_order_release);
+        }
+        cv.notify_one();
+    }
+    void wait() {
+        wait_until([&] { return done.load(std::memory_order_acquire) == go.load(std::memory_order_relaxed); });
+    }
+
+    void loop(WakeHub& hub) {
+        t_hub_thread = 1;
+        std::uint64_t seen = 0;
+        for (;;) {
+            for (int spin = 0; spin < 4096 && go.load(std::memory_order_acquire) == seen; ++spin) __builtin_ia32_pause();
+            if (go.load(std::memory_order_acquire) == seen) {
+                std::unique_lock<std::mutex> lk(m);
+                cv.wait(lk, [&] { return quit || go.load(std::memory_order_acquire) != seen; });
+                if (quit) return;
+            }
+            seen = go.load(std::memory_order_acquire);
+            const std::uint64_t before = sim_events_total();
+            try {
+                hub.run_lanes(1, end);
+            } catch (...) {
+                error = std::current_exception();
+                hub.pos_[1].store(kNoLane, std::memory_order_release);  // never hold up the other thread
+            }
+            events = sim_events_total() - before;
+            done.store(seen, std::memory_order_release);
+        }
+    }
+
+    std::mutex m;
+    std::condition_variable cv;
+    bool quit = false;
+    std::atomic<std::uint64_t> go{0}, done{0};
+    std::uint64_t end = 0;
+    std::exception_ptr error;
+    std::uint64_t events = 0;  // counted on this thread during the last window
+    std::thread thread;        // last: starts once the rest is built
+};
 
 WakeHub::WakeHub(sc_core::sc_module_name name) : sc_core::sc_module(name), armed_ps_(kNever) {
     SC_HAS_PROCESS(WakeHub);
@@ -109,7 +200,19 @@ WakeHub::WakeHub(sc_core::sc_module_name name) : sc_core::sc_module(name), armed
     dont_initialize();
 }
 
+WakeHub::~WakeHub() = default;
+
+void WakeHub::serialize() {
+    if (!parallel_) return;
+    const int me = t_hub_thread;
+    const std::size_t p = pos_[me].load(std::memory_order_relaxed);
+    wait_until([&] { return pos_[1 - me].load(std::memory_order_acquire) >= p; });
+}
+
 void WakeHub::arm(WakeScheduler& s, std::uint64_t t_ps) {
+    if (in_window_)
+        throw std::logic_error("WakeHub: a die acted on another die's scheduler inside a window (a cross-die effect not "
+                               "queued for the window's end)");
     const auto lane = static_cast<std::uint32_t>(s.lane());
     if (lane >= lanes_.size()) lanes_.resize(lane + 1);
     lanes_[lane].s = &s;
@@ -172,6 +275,52 @@ void WakeHub::place(std::uint32_t lane, std::uint64_t t) {
     else sift_down(l.pos);
 }
 
+void WakeHub::run_window(std::uint64_t end) {
+    // The due lanes in (time, lane) order, the order they run in on one thread.
+    due_.clear();
+    while (!heap_.empty() && lanes_[heap_.front()].t < end) {
+        const std::uint32_t lane = heap_.front();
+        due_.push_back(lane);
+        place(lane, kNever);
+    }
+    // Lanes below `half` run on this thread, the others on the second (a
+    // die's programs stay on one thread: their fibers never migrate).
+    const auto half = static_cast<std::uint32_t>(threads_ < 2 ? lanes_.size() : lanes_.size() / 2);
+    for (auto& m : mine_) m.clear();
+    for (std::size_t p = 0; p < due_.size(); ++p) mine_[due_[p] < half ? 0 : 1].push_back(p);
+    in_window_ = true;
+    if (mine_[1].empty()) {
+        run_lanes(0, end);
+    } else {
+        if (!worker_) worker_ = std::make_unique<Worker>(*this);
+        for (int k = 0; k < 2; ++k) pos_[k].store(mine_[k].empty() ? kNoLane : mine_[k].front(), std::memory_order_relaxed);
+        parallel_ = true;
+        worker_->start(end);
+        std::exception_ptr mine;
+        try {
+            run_lanes(0, end);
+        } catch (...) {
+            mine = std::current_exception();
+            pos_[0].store(kNoLane, std::memory_order_release);
+        }
+        worker_->wait();
+        parallel_ = false;
+        sim_events_total() += worker_->events;
+        if (mine) std::rethrow_exception(mine);
+        if (worker_->error) std::rethrow_exception(worker_->error);
+    }
+    in_window_ = false;
+}
+
+void WakeHub::run_lanes(int thread, std::uint64_t end) {
+    std::atomic<std::size_t>& pos = pos_[thread];
+    for (std::size_t p : mine_[thread]) {
+        pos.store(p, std::memory_order_release);
+        lanes_[due_[p]].s->run_window(end);
+    }
+    pos.store(kNoLane, std::memory_order_release);
+}
+
 void WakeHub::notify(std::uint64_t now) {
     const std::uint64_t t = lanes_[heap_.front()].t;
     if (t >= armed_ps_) return;
@@ -188,8 +337,10 @@ void WakeHub::run() {
     if (window_ps_ == 0) {
         while (!heap_.empty() && lanes_[heap_.front()].t <= now) lanes_[heap_.front()].s->run_due(now);
     } else {
-        const std::uint64_t end = now + window_ps_;
-        while (!heap_.empty() && lanes_[heap_.front()].t < end) lanes_[heap_.front()].s->run_until(end);
+        run_window(now + window_ps_);
+        detail::running_now_ps = now;
+        if (listener_) listener_->window_over();
+        for (std::uint32_t lane : due_) lanes_[lane].s->rearm();
     }
     detail::running_now_ps = kNever;
     running_ = false;

@@ -15,7 +15,9 @@
 // so inserting from the back moves a few entries and taking the earliest is
 // O(1); a binary heap cost about 150 instructions per event here.
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <systemc>
@@ -26,7 +28,8 @@ namespace detail {
 // The time of the WakeScheduler run in progress, or ~0 outside one: the
 // modules it wakes ask for the time many times per event, and the kernel's
 // sc_time_stamp() is an out-of-line call through the simulation context.
-inline std::uint64_t running_now_ps = ~std::uint64_t{0};
+// One per thread: a System's dies may run on two (WakeHub::set_threads).
+inline thread_local std::uint64_t running_now_ps = ~std::uint64_t{0};
 }  // namespace detail
 
 inline std::uint64_t now_ps() {
@@ -35,9 +38,10 @@ inline std::uint64_t now_ps() {
 }
 
 // Every simulation event the model processes (module actions, flow
-// completions, deliveries), for the benchmark's event rate.
+// completions, deliveries), for the benchmark's event rate. Counted per
+// thread; the WakeHub adds its second thread's count to the main one's.
 inline std::uint64_t& sim_events_total() {
-    static std::uint64_t n = 0;
+    static thread_local std::uint64_t n = 0;
     return n;
 }
 
@@ -72,9 +76,13 @@ public:
     int lane() const { return lane_; }
     // The hub's side: every action due at now, in post order.
     void run_due(std::uint64_t now);
-    // Every action due before `end`, in time and post order, each at its own
-    // time (now_ps()), those they post before `end` included.
-    void run_until(std::uint64_t end);
+    // Inside a hub window: every action due before `end`, in time and post
+    // order, each at its own time (now_ps()), those they post before `end`
+    // included; without telling the hub when this scheduler is next due
+    // (the window may run on another thread): the hub calls rearm() once
+    // the window is over.
+    void run_window(std::uint64_t end);
+    void rearm();
     std::uint64_t next_ps() const;  // earliest pending action, or ~0
 
 private:
@@ -104,26 +112,50 @@ private:
 // The one SystemC process of a System of dies (docs/architecture.md, "How
 // time works"): each die keeps its own WakeScheduler (a short sorted array),
 // and the hub keeps the dies whose schedulers have work in a heap by (time,
-// lane). When the earliest comes due it runs that die's due actions, then
-// the next die's, so actions at the same time run die by die in lane order
-// and, within a die, in post order: deterministic without relying on the
-// SystemC kernel's order, and with one pending SystemC notification for the
-// whole System instead of one per die and per program.
+// lane). Without a window, when the earliest comes due it runs that die's
+// due actions, then the next die's, so actions at the same time run die by
+// die in lane order and, within a die, in post order: deterministic without
+// relying on the SystemC kernel's order, and with one pending SystemC
+// notification for the whole System instead of one per die and per program.
 class WakeHub : public sc_core::sc_module {
 public:
     explicit WakeHub(sc_core::sc_module_name name);
+    ~WakeHub() override;
 
     // Scheduler `s` (attached as lane s.lane()) has its earliest action at t_ps.
     void arm(WakeScheduler& s, std::uint64_t t_ps);
 
     // Conservative lookahead (0: off). With a window W, the lanes that have
     // work before T + W (T the earliest) each run up to T + W in one go, one
-    // lane after another: exact as long as nothing one lane does reaches
-    // another sooner than W later (the System sets W below the shortest
-    // link latency), and much kinder to the caches than hopping between
-    // dies at every action.
+    // after another by (time of their first action, lane): exact as long as nothing one lane does reaches another
+    // sooner than W later (the System sets W below the shortest link
+    // latency), and much kinder to the caches than hopping between dies at
+    // every action. What a lane does to another lane's state (a write
+    // landing in its memory) is not done during the window: the lane's owner
+    // queues it and applies it in order when the window is over
+    // (WindowListener), so no lane touches another while it runs.
     void set_window(std::uint64_t w_ps) { window_ps_ = w_ps; }
     std::uint64_t window() const { return window_ps_; }
+
+    struct WindowListener {
+        virtual void window_over() = 0;  // on the SystemC thread, every lane stopped
+
+    protected:
+        ~WindowListener() = default;
+    };
+    void set_listener(WindowListener* l) { listener_ = l; }
+
+    // With a window, the lanes may run on two threads (1: one): the lower
+    // half of the lanes on the SystemC thread, the upper half on a second
+    // one, always the same lanes on the same thread. On one thread the due
+    // lanes run in (time, lane) order. State the lanes share (the fabric) is
+    // reached only through calls that first call serialize(): it waits
+    // until the other thread has run every lane before the caller's in that
+    // order, so the shared state sees the lanes in the same order on one
+    // thread or two, and the results are identical.
+    void set_threads(int n) { threads_ = n < 2 ? 1 : 2; }
+    int threads() const { return threads_; }
+    void serialize();
 
 private:
     struct Lane {
@@ -132,6 +164,8 @@ private:
         std::uint32_t pos = 0;                // its index in heap_
     };
     void run();
+    void run_window(std::uint64_t end);
+    void run_lanes(int thread, std::uint64_t end);  // that thread's lanes of the window
     bool before(std::uint32_t a, std::uint32_t b) const {
         return lanes_[a].t != lanes_[b].t ? lanes_[a].t < lanes_[b].t : a < b;
     }
@@ -143,9 +177,21 @@ private:
     sc_core::sc_event ev_;
     std::vector<Lane> lanes_;
     std::vector<std::uint32_t> heap_;  // lane indices, a binary min-heap by (t, lane)
+    std::vector<std::uint32_t> due_;   // the window's lanes, in (time, lane) order
+    std::vector<std::size_t> mine_[2];  // per thread, its lanes' positions in due_
     std::uint64_t armed_ps_;
     std::uint64_t window_ps_ = 0;
     bool running_ = false;
+    bool in_window_ = false;
+    WindowListener* listener_ = nullptr;
+    int threads_ = 1;
+    // While both threads run a window: per thread, the position in due_ of
+    // the lane it runs (kNoLane: none left).
+    static constexpr std::size_t kNoLane = ~std::size_t{0};
+    std::atomic<std::size_t> pos_[2]{};
+    std::atomic<bool> parallel_{false};
+    struct Worker;
+    std::unique_ptr<Worker> worker_;  // the second thread, started on first use
 };
 
 }  // namespace npusim

@@ -73,6 +73,8 @@ System::System(sc_core::sc_module_name name, const ChipParams& chip, std::vector
     const std::uint64_t link_min = ns_to_ps(chip.interconnect.min_latency_ns());
     const std::uint64_t window = ranks > 1 ? link_min / 2 : 0;
     hub_.set_window(window);
+    hub_.set_listener(this);
+    tracing_ = tracing;
     min_landing_ps_ = std::min(ns_to_ps(chip.l2.latency_ns), link_min - window);
     max_latency_ps_ = ns_to_ps(chip.interconnect.max_latency_ns());
     dies_.reserve(streams_.size());
@@ -85,43 +87,69 @@ System::System(sc_core::sc_module_name name, const ChipParams& chip, std::vector
 
 bool System::traced(int rank) const { return std::binary_search(traced_.begin(), traced_.end(), rank); }
 
+void System::set_threads(int n) { hub_.set_threads(tracing_ ? 1 : n); }
+
 void System::on_fire(void* ctx, std::uint32_t owner, std::uint64_t tag, std::uint64_t fire_ps) {
     auto* self = static_cast<System*>(ctx);
     const int rank = static_cast<int>(owner >> kUnitBits), unit = static_cast<int>(owner & ((1u << kUnitBits) - 1));
-    self->die(rank).watch_fired(unit, tag, fire_ps);
+    // A die's write into its own GM may come true within the window: now.
+    if (rank == self->posting_rank_) self->die(rank).watch_fired(unit, tag, fire_ps);
+    else self->deferred_.push_back(Deferred{rank, unit, fire_ps, tag, 0});
+}
+
+void System::window_over() {
+    for (const Deferred& d : deferred_) {
+        if (d.unit < 0) die(d.rank).memory_system().landed_write_at(d.t_ps, d.addr_or_tag, d.bytes);
+        else die(d.rank).watch_fired(d.unit, d.addr_or_tag, d.t_ps);
+    }
+    deferred_.clear();
 }
 
 // --- Fabric ----------------------------------------------------------------------
+// Each call that reads or writes what the dies share first waits its turn
+// (WakeHub::serialize): the fabric sees the dies in lane order whichever
+// thread runs them.
 
 PostedWrite System::post(const WriteRequest& w, std::uint64_t t0_ps) {
+    hub_.serialize();
+    posting_rank_ = w.src_rank;
     const PostedWrite pw = mesh_->post(w, t0_ps);
+    posting_rank_ = -1;
     // The blocks land in the receiver's GM through its write-back L2, in the
-    // receiver's time (its lane may be behind or ahead within a window).
+    // receiver's time, once the window is over (they land after it).
     const std::uint32_t block = memory_->block_bytes();
-    die(w.dst_rank).memory_system().landed_write_at(pw.land_ps, w.addr,
-                                                     static_cast<std::uint64_t>(write_blocks(w, block)) * block);
+    deferred_.push_back(Deferred{w.dst_rank, -1, pw.land_ps, w.addr, static_cast<std::uint64_t>(write_blocks(w, block)) * block});
     return pw;
 }
 
-void System::post_local(const WriteRequest& w, std::uint64_t land_ps) { mesh_->post_local(w, land_ps); }
+void System::post_local(const WriteRequest& w, std::uint64_t land_ps) {
+    hub_.serialize();
+    posting_rank_ = w.src_rank;
+    mesh_->post_local(w, land_ps);
+    posting_rank_ = -1;
+}
 
 bool System::watch(int rank, int unit, Addr addr, std::uint32_t blocks, std::uint64_t value, std::uint64_t tag,
                    std::uint64_t& fire_ps) {
+    hub_.serialize();
     const auto owner = static_cast<std::uint32_t>(rank) << kUnitBits | static_cast<std::uint32_t>(unit);
     return memory_->watch(rank, memory_->block_of(addr), blocks, true, value, owner, tag, fire_ps);
 }
 
 Writer System::writer_of(int rank, Addr addr, std::uint32_t blocks) const {
+    hub_.serialize();
     return memory_->writer(rank, memory_->block_of(addr), blocks);
 }
 
 bool System::block_written(int rank, Addr addr, std::uint64_t& flag) const {
+    hub_.serialize();
     const std::uint64_t b = memory_->block_of(addr);
     flag = memory_->flag(rank, b);
     return memory_->land_time(rank, b) != GlobalMemory::kNever;
 }
 
 bool System::check_read(int rank, Addr addr, std::uint64_t bytes, int core, std::uint64_t now_ps) {
+    hub_.serialize();
     return memory_->check_read(rank, addr, bytes, core, now_ps);
 }
 

@@ -26,13 +26,19 @@ namespace npusim {
 class Stats;
 class TraceWriter;
 
-class System : public sc_core::sc_module, public Fabric {
+class System : public sc_core::sc_module, public Fabric, private WakeHub::WindowListener {
 public:
     // per_rank[r]: the tasks rank r runs (null: none); chip.interconnect.ranks
     // of them. Ranks that run the same program may share one stream. `trace`
     // may be null; only the ranks in `traced_ranks` write to it.
     System(sc_core::sc_module_name name, const ChipParams& chip, std::vector<std::shared_ptr<const TaskStream>> per_rank,
            TraceWriter* trace, std::vector<int> traced_ranks, bool trace_pipes = true);
+
+    // Threads the dies run on (1 or 2; the results are the same): 2 halves
+    // the wall time of large runs on a machine with a second core. A traced
+    // run keeps to one (the trace is written in event order).
+    void set_threads(int n);
+    int threads() const { return hub_.threads(); }
 
     int ranks() const { return static_cast<int>(dies_.size()); }
     Die& die(int rank) { return *dies_[static_cast<std::size_t>(rank)]; }
@@ -86,6 +92,19 @@ public:
 
 private:
     static void on_fire(void* ctx, std::uint32_t owner, std::uint64_t tag, std::uint64_t fire_ps);
+    // What a write posted in a hub window does to another die — its blocks
+    // landing in that die's L2, a watch there coming true — is queued and
+    // applied in posting order when the window is over (docs/architecture.md,
+    // "How time works"): it happens at least a link latency after the
+    // window, and no die touches another while the dies run.
+    struct Deferred {
+        int rank;
+        int unit;  // -1: a landing (addr, bytes at t_ps); else a watch of this unit fired (tag at t_ps)
+        std::uint64_t t_ps, addr_or_tag, bytes;
+    };
+    void window_over() override;
+    std::vector<Deferred> deferred_;
+    int posting_rank_ = -1;  // the die whose write the functional memory is taking
     static constexpr int kUnitBits = 12;  // watch owner = rank << kUnitBits | unit
 
     const ChipParams& chip_;
@@ -95,7 +114,8 @@ private:
     std::vector<int> traced_;
     std::uint64_t min_landing_ps_ = 0, max_latency_ps_ = 0;
     std::uint64_t events_ = 0;
-    WakeHub hub_;
+    mutable WakeHub hub_;  // serialize() from const fabric calls
+    bool tracing_ = false;
     std::unique_ptr<GlobalMemory> memory_;
     std::unique_ptr<Mesh> mesh_;
     std::vector<std::unique_ptr<Die>> dies_;
