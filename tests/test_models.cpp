@@ -193,6 +193,31 @@ TEST_CASE("BandwidthShare: many flows never exceed the capacity", "[models][band
     CHECK(static_cast<double>(now) <= ideal + 1.0);  // one ps of rounding
 }
 
+TEST_CASE("BandwidthShare: caps that came and went leave no trace on later flows", "[models][bandwidth]") {
+    // An engine's cap varies from transfer to transfer (an L2 part is capped
+    // by the slices it covers). After 200 flows of 200 distinct caps have
+    // run and finished, three flows share exactly as on a fresh resource.
+    BandwidthShare used(1.0), fresh(1.0);
+    std::uint64_t now = 0;
+    for (std::uint64_t i = 0; i < 200; ++i) {
+        used.add(now, 1000, 0.01 + 0.001 * static_cast<double>(i), i);
+        now = used.next_finish_ps();
+        REQUIRE(pop(used, now).size() == 1);
+    }
+    REQUIRE(used.active() == 0);
+    // Water-filling as in "three cap classes", started at `now` on the used one.
+    for (BandwidthShare* bw : {&used, &fresh}) {
+        const std::uint64_t t0 = bw == &used ? now : 0;
+        bw->add(t0, 100, 0.1, 1);
+        bw->add(t0, 450, 0.6, 2);
+        bw->add(t0, 900, 0.6, 3);
+        CHECK(bw->next_finish_ps() == t0 + 1000);
+        CHECK(pop(*bw, t0 + 1000) == std::vector<std::uint64_t>{1, 2});
+        CHECK(bw->current_rate() == Approx(0.6));
+        CHECK(bw->next_finish_ps() == t0 + 1750);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // L2Cache. Small caches (fewer than 64 sets) have no leader sets and are
 // plain LRU per set; 256 B of 64 B lines, 4 ways = one fully associative set,

@@ -20,7 +20,13 @@ BandwidthShare::CapClass& BandwidthShare::class_for(double cap) {
                                [](const CapClass& c, double v) { return c.cap < v; });
     if (it == classes_.end() || it->cap != cap) {
         CapClass c;
+        if (!spare_.empty()) {
+            c = std::move(spare_.back());
+            spare_.pop_back();
+        }
         c.cap = cap;
+        c.rate = 0;
+        c.virtual_v = 0;
         it = classes_.insert(it, std::move(c));
     }
     return *it;
@@ -85,13 +91,22 @@ void BandwidthShare::pop_finished(std::uint64_t now_ps, std::vector<std::uint64_
     std::vector<std::pair<std::uint64_t, std::uint64_t>>& done = done_;  // (seq, token)
     done.clear();
     tokens.clear();
+    bool emptied = false;
     for (auto& c : classes_) {
         while (!c.flows.empty() && is_done(c.flows.top().finish_v, c.virtual_v)) {
             done.emplace_back(c.flows.top().seq, c.flows.top().token);
             c.flows.pop();
             --active_;
         }
-        if (c.flows.empty()) c.virtual_v = 0;  // keeps the clock small and precise
+        emptied = emptied || c.flows.empty();
+    }
+    if (emptied) {  // empty classes leave (a new flow starts its class's clock at 0)
+        auto keep = classes_.begin();
+        for (auto it = classes_.begin(); it != classes_.end(); ++it) {
+            if (it->flows.empty()) spare_.push_back(std::move(*it));
+            else if (keep++ != it) *(keep - 1) = std::move(*it);
+        }
+        classes_.erase(keep, classes_.end());
     }
     if (done.empty()) return;
     dirty_ = true;

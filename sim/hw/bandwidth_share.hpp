@@ -78,7 +78,12 @@ private:
     bool dirty_ = false;
     bool saturated_ = false;  // as of the last rebalance
     std::uint64_t saturated_ps_ = 0;
-    std::vector<CapClass> classes_;  // sorted by cap, ascending
+    // The classes with flows, sorted by cap, ascending. A class that runs
+    // empty leaves (its heap's storage kept in spare_ for the next new
+    // cap): engines' caps vary from transfer to transfer (an L2 part is
+    // capped by the slices it covers), and every event walked the dozens
+    // of empty classes a die had gathered.
+    std::vector<CapClass> classes_, spare_;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> done_;  // reused buffer
 };
 
