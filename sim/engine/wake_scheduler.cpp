@@ -65,7 +65,7 @@ void WakeScheduler::arm(std::uint64_t t_ps, std::uint64_t now) {
 void WakeScheduler::attach(WakeHub& hub, int lane) {
     hub_ = &hub;
     lane_ = lane;
-    if (head_ < queue_.size()) hub.arm(*this, queue_[head_].t);
+    hub.arm(*this, head_ < queue_.size() ? queue_[head_].t : kNever);  // known to the hub even while idle
 }
 
 std::uint64_t WakeScheduler::next_ps() const { return head_ < queue_.size() ? queue_[head_].t : kNever; }
@@ -120,20 +120,27 @@ namespace {
 // 1 on the hub's second thread, 0 elsewhere: which of WakeHub::pos_ is ours.
 thread_local int t_hub_thread = 0;
 
+// A spin-wait hint to the core (x86's PAUSE), nothing elsewhere.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 // Waits until ready(): the other thread is usually a few microseconds from
 // it, so spin first and give the core away only after that (a yield per
 // check cost more system time than the wait itself).
 template <class F>
 void wait_until(F&& ready) {
     for (int i = 0; !ready(); ++i) {
-        if (i < 4096) __builtin_ia32_pause();
+        if (i < 4096) cpu_relax();
         else std::this_thread::yield();
     }
 }
 }  // namespace
 
 // The second thread: it runs its lanes of a window when the SystemC thread
-// hands them over, and waits (yielding briefly, then on a condition
+// hands them over, and waits (spinning briefly, then on a condition
 // variable) for the next window in between.
 struct WakeHub::Worker {
     explicit Worker(WakeHub& hub) : thread([this, &hub] { loop(hub); }) {}
@@ -164,7 +171,7 @@ struct WakeHub::Worker {
         t_hub_thread = 1;
         std::uint64_t seen = 0;
         for (;;) {
-            for (int spin = 0; spin < 4096 && go.load(std::memory_order_acquire) == seen; ++spin) __builtin_ia32_pause();
+            for (int spin = 0; spin < 4096 && go.load(std::memory_order_acquire) == seen; ++spin) cpu_relax();
             if (go.load(std::memory_order_acquire) == seen) {
                 std::unique_lock<std::mutex> lk(m);
                 cv.wait(lk, [&] { return quit || go.load(std::memory_order_acquire) != seen; });
@@ -284,7 +291,8 @@ void WakeHub::run_window(std::uint64_t end) {
         place(lane, kNever);
     }
     // Lanes below `half` run on this thread, the others on the second (a
-    // die's programs stay on one thread: their fibers never migrate).
+    // die's programs stay on one thread: their fibers never migrate; every
+    // lane is known from attach on, so `half` never changes).
     const auto half = static_cast<std::uint32_t>(threads_ < 2 ? lanes_.size() : lanes_.size() / 2);
     for (auto& m : mine_) m.clear();
     for (std::size_t p = 0; p < due_.size(); ++p) mine_[due_[p] < half ? 0 : 1].push_back(p);
