@@ -463,6 +463,33 @@ TEST_CASE("cli: bench --compile and --moe measure each child's wall, CPU and pea
     CHECK(rows == 4);
 }
 
+TEST_CASE("cli: bench --bytes prints simulated GM bytes per CPU second of a large GEMM and a contiguous copy", "[cli][bench]") {
+    TempDir tmp;
+    const Result r = run_program(tmp, "cd " + quote(kSrc) + " && " + quote(NPUSIM_BIN), {"bench", "--bytes"});
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    struct Row {
+        double us = 0, wall = 0, cpu = 0, mb = 0, rate = 0;
+    };
+    const auto row = [&](const std::string& name) {
+        Row x;
+        const auto at = r.out.find(name);
+        REQUIRE(at != std::string::npos);
+        REQUIRE(std::sscanf(r.out.c_str() + at + name.size(), "%lf %lf %lf %lf %lf", &x.us, &x.wall, &x.cpu, &x.mb, &x.rate) == 5);
+        return x;
+    };
+    const Row gemm = row("2048^3 fp16 MatMul graph"), copy = row("384 MB contiguous copy");
+    // The GEMM reads A and B (8 MiB each) and writes C (8 MiB) at the
+    // least; the copy reads and writes 192 MiB each way (402.7 MB).
+    CHECK(gemm.mb >= 3 * 8.388608);
+    CHECK(copy.mb == Approx(2 * 201.326592).epsilon(0.01));
+    CHECK(gemm.us > 0);
+    CHECK(copy.us > 0);
+    CHECK(gemm.rate == Approx(gemm.mb * 1e6 / gemm.cpu).epsilon(0.01));
+    CHECK(copy.rate == Approx(copy.mb * 1e6 / copy.cpu).epsilon(0.01));
+    CHECK_THAT(r.out, Contains("stream KB") && Contains("budget 0.1 s, 1024 KB"));
+}
+
 TEST_CASE("cli: huge pages change speed only: identical stats with and without them", "[cli][bench]") {
     TempDir tmp;
     const std::string with = tmp.path("with.json"), without = tmp.path("without.json");

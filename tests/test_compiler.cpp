@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,10 @@
 #include "compiler/compiler.hpp"
 #include "compiler/cost_model.hpp"
 #include "compiler/graph_reader.hpp"
+#include "compiler/spmd.hpp"
 #include "config/run_config.hpp"
 #include "support/e2e.hpp"
+#include "tasks/stream_reader.hpp"
 #include "tasks/task.hpp"
 
 using namespace npusim;
@@ -1202,4 +1205,20 @@ TEST_CASE("compiler e2e: on ax300, BERT-128's q, k and v share the 4 Cube cores'
                     << unsearched);
     CHECK(planned < 0.98 * alone);       // 183772 against 189596
     CHECK(planned < 0.98 * unsearched);  // ffn.down in 4 tiles: 193117 without
+}
+
+// A graph on many ranks plans its distinct rank programs on two threads;
+// the plans must not depend on it (docs/compiler.md, "Graphs that span ranks").
+TEST_CASE("compiler: a MoE layer's rank programs are the same planned on one thread or two", "[compiler][spmd]") {
+    const RunConfig cfg = RunConfig::load(kSrc + "/configs/chips/a3-supernode.json", kSrc + "/models/moe_layer.json",
+                                          {"chip.interconnect.ranks=16"});
+    const SpmdCompile one = compile_spmd_workload(cfg.workload(), cfg.chip(), 1);
+    const SpmdCompile two = compile_spmd_workload(cfg.workload(), cfg.chip(), 2);
+    REQUIRE(one.plans.size() > 2);  // routing gives the ranks' experts different row counts
+    CHECK(one.plan_of_rank == two.plan_of_rank);
+    std::ostringstream a, b;
+    write_task_stream(one.merged(), a);
+    write_task_stream(two.merged(), b);
+    CHECK(a.str().size() > 1000);
+    CHECK(a.str() == b.str());
 }

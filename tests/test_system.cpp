@@ -335,3 +335,17 @@ TEST_CASE("system: --threads other than 1 or 2 is exit 2", "[system][errors]") {
     CHECK(r.code == 2);
     CHECK(r.err.find("--threads 3: expected 1 or 2") != std::string::npos);
 }
+
+// Links without latency leave the hub no lookahead window: what one die's
+// write does to another is applied after each instant instead.
+TEST_CASE("system: a ping-pong over links without latency ends two link latencies sooner", "[system][whatif]") {
+    TempDir tmp;
+    const auto total_ns = [&](const std::string& ns) {
+        const nlohmann::json s =
+            run_for_stats(tmp, kSuper, kSrc + "/traces/xrank_pingpong.jsonl",
+                          {"chip.interconnect.intra_node.latency_ns=" + ns, "chip.interconnect.inter_node.latency_ns=" + ns});
+        return s["total_ns"].get<double>();
+    };
+    const double with = total_ns("500"), without = total_ns("0");
+    CHECK(with - without == Approx(2 * 500.0).margin(1e-6));  // ping and pong each cross one link
+}

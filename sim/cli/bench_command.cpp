@@ -26,6 +26,7 @@
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <systemc>
 
 #include "cli/commands.hpp"
@@ -285,6 +286,60 @@ int bench_moe(const std::string& self, const std::string& chip, const std::strin
     return rc;
 }
 
+// `bench --bytes`: simulated bytes per CPU second for a large GEMM graph
+// (models/matmul_2048.json, compiled and simulated by one child `npusim
+// run`, its emitted stream's size from `npusim compile`) and a contiguous
+// copy (traces/copy_48core.jsonl, 384 MB on 48 vector cores). The bytes are
+// what the cores move through GM (L2 hits and misses, writes); the budget
+// for the GEMM is <= 0.1 s and a stream of <= 1 MB.
+int bench_bytes(const std::string& self, const std::string& chip) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / fmt::format("npusim-bench-bytes-{}", ::getpid());
+    fs::create_directories(dir);
+    std::cout << fmt::format("npusim bench --bytes on {}\n", chip);
+    std::cout << fmt::format("{:<28} {:>12} {:>8} {:>8} {:>10} {:>14} {:>11}\n", "workload", "simulated us", "wall s", "CPU s",
+                             "GM MB", "GM bytes/CPU s", "stream KB");
+    struct Case {
+        const char* name;
+        std::string file;
+        double budget_s;  // 0: none
+    };
+    int rc = 0;
+    for (const Case& c : {Case{"2048^3 fp16 MatMul graph", "models/matmul_2048.json", 0.1},
+                          Case{"384 MB contiguous copy", "traces/copy_48core.jsonl", 0}}) {
+        const std::string stats = (dir / "stats.json").string();
+        const ChildRun run = run_measured({self, "run", "--chip", chip, "--workload", c.file, "--stats", stats, "-q"},
+                                          (dir / "run.log").string());
+        if (run.code != 0) {
+            std::cout << fmt::format("{:<28} run failed: {}", c.name, run.output.substr(0, run.output.find('\n') + 1));
+            rc = 1;
+            continue;
+        }
+        const nlohmann::json j = nlohmann::json::parse(std::ifstream(stats));
+        const nlohmann::json& l2 = j["memory"]["l2"];
+        const double gm = l2["hit_bytes"].get<double>() + l2["miss_bytes"].get<double>() + l2["write_bytes"].get<double>();
+        std::string stream = "-";
+        if (c.file.size() > 5 && c.file.compare(c.file.size() - 5, 5, ".json") == 0) {  // a graph: its emitted stream
+            const std::string out = (dir / "stream.jsonl").string();
+            const ChildRun comp = run_measured({self, "compile", "--chip", chip, "--workload", c.file, "--emit-tasks", out, "-q"},
+                                               (dir / "compile.log").string());
+            std::error_code ec;
+            const auto size = fs::file_size(out, ec);
+            stream = comp.code == 0 && !ec ? fmt::format("{:.1f}", static_cast<double>(size) / 1024.0) : "failed";
+        }
+        std::cout << fmt::format("{:<28} {:>12.3f} {:>8.3f} {:>8.3f} {:>10.1f} {:>14.0f} {:>11}{}\n", c.name,
+                                 j["total_ns"].get<double>() / 1000.0, run.wall, run.cpu, gm / 1e6, gm / std::max(run.cpu, 1e-9),
+                                 stream,
+                                 c.budget_s > 0 ? fmt::format("  budget {} s, 1024 KB: {}", c.budget_s,
+                                                              run.wall <= c.budget_s ? "within" : "OVER")
+                                                : std::string());
+        std::cout.flush();
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return rc;
+}
+
 // `bench --llm`: one DeepSeek-V3 decode step (the run file's defaults: 61
 // layers on the chip's 288 dies) and one prefill step (32 dies), each a
 // child `npusim run`; `layers` > 0 runs that many layers of each instead.
@@ -343,7 +398,7 @@ int bench_llm(const std::string& self, const std::string& chip, int layers) {
 int bench_command(const Args& args, const std::string& self_path) {
     std::string chip_file = "configs/chips/a2.json", sizes;
     std::uint64_t tasks = 1000000;
-    bool machine = false, compile = false, moe = false, llm = false;
+    bool machine = false, compile = false, moe = false, llm = false, bytes = false;
     int llm_layers = 0;
     int runs = 1;
     po::options_description opts("npusim bench options");
@@ -357,7 +412,8 @@ int bench_command(const Args& args, const std::string& self_path) {
         ("compile", po::bool_switch(&compile), "compiler time and peak memory instead, per --sizes (default 10000,100000,1000000)")
         ("moe", po::bool_switch(&moe), "the MoE Dispatch and the MoE layer at 288 ranks x 128 tokens instead (both variants; --chip default configs/chips/a3-supernode.json)")
         ("llm", po::bool_switch(&llm), "one DeepSeek-V3 decode step (288 dies) and one prefill step (32 dies) instead (--chip default configs/chips/a3-supernode.json)")
-        ("layers", po::value(&llm_layers), "with --llm: run this many layers of each step (default: all 61)");
+        ("layers", po::value(&llm_layers), "with --llm: run this many layers of each step (default: all 61)")
+        ("bytes", po::bool_switch(&bytes), "simulated GM bytes per CPU second of a 2048^3 MatMul graph (compile and simulate, and its stream's size) and of a 384 MB contiguous copy instead");
     if (!parse_options(args, opts)) return 0;
     if (runs < 1 || runs > 100) throw InputError("--runs: expected 1 .. 100");
     const std::string super_chip = chip_file == "configs/chips/a2.json" ? "configs/chips/a3-supernode.json" : chip_file;
@@ -367,6 +423,7 @@ int bench_command(const Args& args, const std::string& self_path) {
     }
     if (llm_layers < 0 || llm_layers > 1000) throw InputError("--layers: expected 0 .. 1000");
     if (llm) return bench_llm(self_path, super_chip, llm_layers);
+    if (bytes) return bench_bytes(self_path, chip_file);
     if (compile) return bench_compile(self_path, chip_file, sizes.empty() ? "10000,100000,1000000" : sizes);
     if (!sizes.empty() || runs > 1) return bench_sizes(self_path, chip_file, sizes.empty() ? std::to_string(tasks) : sizes, runs);
     if (tasks == 0 || tasks > 50'000'000) throw InputError("--tasks: expected 1 .. 50000000");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <tuple>
 
 #include "common/mix64.hpp"
@@ -113,8 +114,11 @@ int Routing::received(int dst, int local) const {
 }
 
 std::shared_ptr<const Routing> Routing::shared(const RoutingSpec& spec, int ranks, int batch, int top_k, int experts) {
-    // One simulation per process: the cache lives as long as the run.
+    // One simulation per process: the cache lives as long as the run. The
+    // compiler may plan ranks on two threads.
+    static std::mutex mutex;
     static std::map<std::tuple<RoutingSpec, int, int, int, int>, std::shared_ptr<const Routing>> cache;
+    std::lock_guard<std::mutex> lk(mutex);
     auto& r = cache[std::make_tuple(spec, ranks, batch, top_k, experts)];
     if (!r) r = std::make_shared<const Routing>(spec, ranks, batch, top_k, experts);
     return r;

@@ -1,6 +1,9 @@
 #include "compiler/spmd.hpp"
 
+#include <atomic>
+#include <exception>
 #include <map>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -36,7 +39,7 @@ bool has_collective(const Graph& g) {
 
 bool runs_on_ranks(const ChipParams& chip) { return chip.interconnect.ranks > 1; }
 
-SpmdCompile compile_spmd(const Graph& g0, const ChipParams& chip, const CompileOptions& opt) {
+SpmdCompile compile_spmd(const Graph& g0, const ChipParams& chip, const CompileOptions& opt, int threads) {
     const int ranks = std::max(1, chip.interconnect.ranks);
     const bool rank_specific = has_collective(g0);
     SpmdCompile out;
@@ -54,20 +57,43 @@ SpmdCompile compile_spmd(const Graph& g0, const ChipParams& chip, const CompileO
     // only in how many rows their grouped kernels get, take its decisions
     // (the Cube cores it plans for, each Cube kernel's block counts), as one
     // compiled kernel runs on every rank with the rows it is given.
-    std::vector<std::shared_ptr<const TaskStream>> by_plan;
-    ChipParams same = chip;
-    CompileOptions decided = opt;
-    for (const int r : first_rank) {
+    const auto compile_rank = [&](int r, const ChipParams& c, const CompileOptions& o) {
         Graph gr = g0;
         if (r > 0) reinfer_for_rank(gr, r);
-        CompileResult c = compile(gr, by_plan.empty() ? chip : same, by_plan.empty() ? opt : decided);
-        if (by_plan.empty()) {
-            same.cube.count = c.cube_cores_planned;
-            decided.explore_cube_cores = decided.search_cube_plans = false;
-            for (const TilingChoice& t : c.tilings)
-                if (t.chosen.m > 0 && !t.node.empty() && !decided.tiling.count(t.node))
-                    decided.tiling[t.node] = ForcedTiling{t.chosen.m, t.chosen.n, 0, t.chosen.k, true};
-        }
+        return compile(gr, c, o);
+    };
+    std::vector<CompileResult> plans(first_rank.size());
+    plans[0] = compile_rank(first_rank[0], chip, opt);
+    ChipParams same = chip;
+    same.cube.count = plans[0].cube_cores_planned;
+    CompileOptions decided = opt;
+    decided.explore_cube_cores = decided.search_cube_plans = false;
+    for (const TilingChoice& t : plans[0].tilings)
+        if (t.chosen.m > 0 && !t.node.empty() && !decided.tiling.count(t.node))
+            decided.tiling[t.node] = ForcedTiling{t.chosen.m, t.chosen.n, 0, t.chosen.k, true};
+    // The others are independent: compiled on two threads where the machine
+    // has a second core, each into its own slot (the same plans either way).
+    std::atomic<std::size_t> next{1};
+    std::vector<std::exception_ptr> errors(first_rank.size());
+    const auto work = [&] {
+        for (std::size_t i = next++; i < first_rank.size(); i = next++) try {
+                plans[i] = compile_rank(first_rank[i], same, decided);
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+    };
+    if (threads == 0) threads = std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+    if (first_rank.size() > 2 && threads >= 2) {
+        std::thread helper(work);
+        work();
+        helper.join();
+    } else {
+        work();
+    }
+    for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);  // the lowest rank's error, as one thread would have met it first
+    std::vector<std::shared_ptr<const TaskStream>> by_plan;
+    for (CompileResult& c : plans) {
         by_plan.push_back(std::make_shared<const TaskStream>(std::move(c.stream)));
         c.stream = TaskStream();
         out.plans.push_back(std::move(c));
@@ -76,14 +102,14 @@ SpmdCompile compile_spmd(const Graph& g0, const ChipParams& chip, const CompileO
     return out;
 }
 
-SpmdCompile compile_spmd_workload(const WorkloadParams& w, const ChipParams& chip) {
+SpmdCompile compile_spmd_workload(const WorkloadParams& w, const ChipParams& chip, int threads) {
     SpmdView spmd;
     spmd.ranks = std::max(1, chip.interconnect.ranks);
     spmd.routing = routing_spec(w.graph);
     const Graph g = onnx_import::is_onnx_file_name(w.file)
                         ? read_graph_text(onnx_import::import_model(w.file, graph_dims(w.graph)), w.file, {}, spmd)
                         : read_graph(w.file, graph_dims(w.graph), spmd);
-    return compile_spmd(g, chip, CompileOptions(w.graph));
+    return compile_spmd(g, chip, CompileOptions(w.graph), threads);
 }
 
 TaskStream SpmdCompile::merged() const {

@@ -21,9 +21,11 @@ struct SpmdCompile {
     TaskStream merged() const;
 };
 
-// `g` read for rank 0 of `chip.interconnect.ranks`.
-SpmdCompile compile_spmd(const Graph& g, const ChipParams& chip, const CompileOptions& opt);
-SpmdCompile compile_spmd_workload(const WorkloadParams& workload, const ChipParams& chip);
+// `g` read for rank 0 of `chip.interconnect.ranks`. The distinct programs
+// after the first are planned on `threads` threads (1 or 2; 0: 2 on a
+// machine with a second core); the plans are the same either way.
+SpmdCompile compile_spmd(const Graph& g, const ChipParams& chip, const CompileOptions& opt, int threads = 0);
+SpmdCompile compile_spmd_workload(const WorkloadParams& workload, const ChipParams& chip, int threads = 0);
 
 // Whether a graph workload runs on several ranks (a chip with an interconnect).
 bool runs_on_ranks(const ChipParams& chip);

@@ -344,6 +344,7 @@ void WakeHub::run() {
     detail::running_now_ps = now;
     if (window_ps_ == 0) {
         while (!heap_.empty() && lanes_[heap_.front()].t <= now) lanes_[heap_.front()].s->run_due(now);
+        if (listener_) listener_->window_over();  // links without latency: what the dies did to each other, now
     } else {
         run_window(now + window_ps_);
         detail::running_now_ps = now;
