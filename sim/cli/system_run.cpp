@@ -1,9 +1,9 @@
 #include "cli/system_run.hpp"
 
 #include <algorithm>
-#include <thread>
 #include <iostream>
 #include <map>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -188,8 +188,8 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
         std::cout << fmt::format(
             "  system       {} ranks ({} with tasks) on {} thread{}, last to finish: rank {}; mesh {:.3f} MB in {} writes, "
             "stale reads {:.0f}; {} simulation events\n",
-            system.ranks(), busy, system.threads(), system.threads() == 1 ? "" : "s", system.last_rank(), stats.number("mesh.bytes") / 1e6, system.mesh().writes(),
-            stats.number("memory_model.stale_reads"), system.events());
+            system.ranks(), busy, system.threads(), system.threads() == 1 ? "" : "s", system.last_rank(),
+            stats.number("mesh.bytes") / 1e6, system.mesh().writes(), stats.number("memory_model.stale_reads"), system.events());
         if (!opt.report_file.empty()) std::cout << "  report -> " << opt.report_file << "\n";
         if (!opt.trace_file.empty())
             std::cout << fmt::format("  traced ranks {}{}\n", traced.size() <= 16 ? fmt::format("{}", fmt::join(traced, ",")) :

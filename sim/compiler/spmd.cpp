@@ -76,11 +76,13 @@ SpmdCompile compile_spmd(const Graph& g0, const ChipParams& chip, const CompileO
     std::atomic<std::size_t> next{1};
     std::vector<std::exception_ptr> errors(first_rank.size());
     const auto work = [&] {
-        for (std::size_t i = next++; i < first_rank.size(); i = next++) try {
+        for (std::size_t i = next++; i < first_rank.size(); i = next++) {
+            try {
                 plans[i] = compile_rank(first_rank[i], same, decided);
             } catch (...) {
                 errors[i] = std::current_exception();
             }
+        }
     };
     if (threads == 0) threads = std::thread::hardware_concurrency() >= 2 ? 2 : 1;
     if (first_rank.size() > 2 && threads >= 2) {

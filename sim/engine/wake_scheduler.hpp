@@ -127,18 +127,20 @@ public:
 
     // Conservative lookahead (0: off). With a window W, the lanes that have
     // work before T + W (T the earliest) each run up to T + W in one go, one
-    // after another by (time of their first action, lane): exact as long as nothing one lane does reaches another
-    // sooner than W later (the System sets W below the shortest link
-    // latency), and much kinder to the caches than hopping between dies at
-    // every action. What a lane does to another lane's state (a write
-    // landing in its memory) is not done during the window: the lane's owner
-    // queues it and applies it in order when the window is over
-    // (WindowListener), so no lane touches another while it runs.
+    // after another by (time of their first action, lane): exact as long as
+    // nothing one lane does reaches another sooner than W later (the System
+    // sets W below the shortest link latency), and much kinder to the
+    // caches than hopping between dies at every action. What a lane does to
+    // another lane's state (a write landing in its memory) is not done while
+    // the lanes run: the lanes' owner queues it and applies it in order once
+    // they have stopped (WindowListener), so no lane touches another's state.
     void set_window(std::uint64_t w_ps) { window_ps_ = w_ps; }
     std::uint64_t window() const { return window_ps_; }
 
     struct WindowListener {
-        virtual void window_over() = 0;  // on the SystemC thread, every lane stopped
+        // On the SystemC thread, every lane stopped: after each window, or
+        // without one after each instant.
+        virtual void window_over() = 0;
 
     protected:
         ~WindowListener() = default;

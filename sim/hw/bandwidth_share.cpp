@@ -100,13 +100,17 @@ void BandwidthShare::pop_finished(std::uint64_t now_ps, std::vector<std::uint64_
         }
         emptied = emptied || c.flows.empty();
     }
-    if (emptied) {  // empty classes leave (a new flow starts its class's clock at 0)
-        auto keep = classes_.begin();
-        for (auto it = classes_.begin(); it != classes_.end(); ++it) {
-            if (it->flows.empty()) spare_.push_back(std::move(*it));
-            else if (keep++ != it) *(keep - 1) = std::move(*it);
+    if (emptied) {  // empty classes leave, the others keep their order
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < classes_.size(); ++i) {
+            if (classes_[i].flows.empty()) {
+                spare_.push_back(std::move(classes_[i]));
+                continue;
+            }
+            if (kept != i) classes_[kept] = std::move(classes_[i]);
+            ++kept;
         }
-        classes_.erase(keep, classes_.end());
+        classes_.resize(kept);
     }
     if (done.empty()) return;
     dirty_ = true;

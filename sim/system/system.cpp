@@ -107,8 +107,8 @@ void System::window_over() {
 
 // --- Fabric ----------------------------------------------------------------------
 // Each call that reads or writes what the dies share first waits its turn
-// (WakeHub::serialize): the fabric sees the dies in lane order whichever
-// thread runs them.
+// (WakeHub::serialize): the fabric sees the dies in the window's (time,
+// lane) order whichever thread runs them.
 
 PostedWrite System::post(const WriteRequest& w, std::uint64_t t0_ps) {
     hub_.serialize();
