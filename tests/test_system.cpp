@@ -314,17 +314,13 @@ TEST_CASE("system: one thread and two give byte-identical statistics", "[system]
     CHECK(stale["memory_model"]["stale_reads"].get<double>() > 0);
 }
 
-TEST_CASE("system: a decode step and a MoE layer give the same statistics on one thread and two", "[system][llm][slow]") {
+TEST_CASE("system: a decode step gives the same statistics on one thread and two", "[system][llm][slow]") {
+    // Attention and GEMMs side by side on both threads, the Dispatch and
+    // Combine of its MoE layer (the fourth) in turn.
     TempDir tmp;
-    const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
-        {kSrc + "/models/llm/deepseek_v3.json",
-         {"chip.interconnect.ranks=16", "workload.layers=4", "workload.routing.redundant_experts=0"}},
-        {kSrc + "/models/moe_layer.json", {"chip.interconnect.ranks=16", "workload.variant=optimized"}},
-    };
-    for (const auto& [workload, sets] : cases) {
-        INFO(workload);
-        CHECK(stats_on_threads(tmp, workload, sets, 1) == stats_on_threads(tmp, workload, sets, 2));
-    }
+    const std::string workload = kSrc + "/models/llm/deepseek_v3.json";
+    const std::vector<std::string> sets = {"chip.interconnect.ranks=16", "workload.layers=4", "workload.routing.redundant_experts=0"};
+    CHECK(stats_on_threads(tmp, workload, sets, 1) == stats_on_threads(tmp, workload, sets, 2));
 }
 
 TEST_CASE("system: --threads other than 1 or 2 is exit 2", "[system][errors]") {
