@@ -106,12 +106,10 @@ void WakeScheduler::run_window(std::uint64_t end) {
     running_ = false;
 }
 
+// The hub took this lane out of its heap for the window; an action queued
+// for it at the window's end may have put it back already.
 void WakeScheduler::rearm() {
-    if (head_ < queue_.size()) {
-        if (queue_[head_].t < armed_ps_) arm(queue_[head_].t, detail::running_now_ps);
-    } else if (hub_ && armed_ps_ == kNever) {
-        hub_->arm(*this, kNever);
-    }
+    if (head_ < queue_.size() && queue_[head_].t < armed_ps_) arm(queue_[head_].t, detail::running_now_ps);
 }
 
 // --- WakeHub ---------------------------------------------------------------------
