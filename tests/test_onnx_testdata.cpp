@@ -71,14 +71,14 @@ int walk(int shard) {
 }  // namespace
 
 TEST_CASE("onnx testdata: node models, shard 1 of 4: each runs or is refused naming its op", "[slow][onnx][testdata]") {
-    CHECK(walk(0) >= 30);
+    CHECK(walk(0) >= 150);  // 4 x 150: at least 600 of the 932 run
 }
 TEST_CASE("onnx testdata: node models, shard 2 of 4: each runs or is refused naming its op", "[slow][onnx][testdata]") {
-    CHECK(walk(1) >= 30);
+    CHECK(walk(1) >= 150);  // 4 x 150: at least 600 of the 932 run
 }
 TEST_CASE("onnx testdata: node models, shard 3 of 4: each runs or is refused naming its op", "[slow][onnx][testdata]") {
-    CHECK(walk(2) >= 30);
+    CHECK(walk(2) >= 150);  // 4 x 150: at least 600 of the 932 run
 }
 TEST_CASE("onnx testdata: node models, shard 4 of 4: each runs or is refused naming its op", "[slow][onnx][testdata]") {
-    CHECK(walk(3) >= 30);
+    CHECK(walk(3) >= 150);  // 4 x 150: at least 600 of the 932 run
 }

@@ -9,6 +9,9 @@ Weights are zeros (cycle counts do not depend on values, and zeros keep the
 files small in git). Each model has a symbolic batch (workload.batch binds
 it); the transformer block also a symbolic sequence length `seq`
 (workload.dims.seq).
+
+The other two files there, gpt2_block.onnx and llama_block.onnx, are torch
+exports: tools/export_torchvision_onnx.py writes them.
 """
 import os
 import sys

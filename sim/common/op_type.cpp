@@ -66,6 +66,8 @@ const char* to_string(OpType op) {
         case OpType::RoPE: return "RoPE";
         case OpType::MoEGate: return "MoEGate";
         case OpType::MLAttention: return "MLAttention";
+        case OpType::Cast: return "Cast";
+        case OpType::CumSum: return "CumSum";
         case OpType::FormatConvert: return "FormatConvert";
     }
     return "?";

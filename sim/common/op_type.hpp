@@ -29,6 +29,8 @@ enum class OpType : std::uint8_t {
     // MoE router's group-limited top-k, attention over a compressed
     // (latent) KV cache.
     RoPE, MoEGate, MLAttention,
+    // Of imported models: a dtype conversion, a running sum along an axis.
+    Cast, CumSum,
     // Compiler-inserted.
     FormatConvert,
 };

@@ -83,6 +83,8 @@ const AttrSpec& attr_spec(OpType op) {
                                       {"seed", AttrType::Int},         {"capacity", AttrType::IntOrMax}};
     static const AttrSpec combine = {{"variant", AttrType::String}, {"group", AttrType::StringOrList}};
     static const AttrSpec grouped = {{"transpose_b", AttrType::Int}};
+    static const AttrSpec cast = {{"dtype", AttrType::String}};
+    static const AttrSpec cumsum = {{"axis", AttrType::Int}};
     switch (op) {
         case OpType::AllReduce:
         case OpType::AllGather:
@@ -123,6 +125,8 @@ const AttrSpec& attr_spec(OpType op) {
         case OpType::Quantize:
         case OpType::Dequantize: return quant;
         case OpType::GELU: return gelu;
+        case OpType::Cast: return cast;
+        case OpType::CumSum: return cumsum;
         case OpType::Unique:
         case OpType::NonZero: return data_dependent;
         default: return none;

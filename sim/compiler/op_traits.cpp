@@ -38,6 +38,7 @@ bool is_elementwise(OpType op) {
         case OpType::SiLU:
         case OpType::Where:
         case OpType::RoPE:
+        case OpType::Cast:
             return true;
         default: return false;
     }
@@ -66,6 +67,8 @@ double vector_cycles_per_repeat(const Node& n) {
         case OpType::FormatConvert: return 2;    // TransData
         case OpType::Concat: return 0;           // pure copies
         case OpType::Reshape: return 0;
+        case OpType::Cast: return 1;             // one conversion pass
+        case OpType::CumSum: return 2;           // an add per element, the carry across repeats
         // Imported models' ops (estimates from instruction counts, like the above).
         case OpType::Sub:
         case OpType::Max:
@@ -171,6 +174,7 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
         case OpType::ReduceSum:
         case OpType::ReduceMean:
         case OpType::ReduceMax:
+        case OpType::CumSum:
             // Row-wise over the last axis: fine on plain or fractal data, but
             // NC1HWC0 splits the channel axis.
             if (t.layout == Layout::NC1HWC0) return Layout::NCHW;

@@ -618,7 +618,13 @@ Shape infer(const Graph& g, const Node& n) {
             return c.shape(0);
         case OpType::Quantize:
         case OpType::Dequantize:
+        case OpType::Cast:
             c.need_inputs(1, 1, "x");
+            return c.shape(0);
+        case OpType::CumSum:
+            c.need_inputs(1, 1, "x");
+            c.need_rank_at_least(0, 1, "the summed axis");
+            c.axis(c.attr_int("axis", -1), c.shape(0).size(), "axis");
             return c.shape(0);
         case OpType::Unique:
         case OpType::NonZero: {
@@ -675,6 +681,11 @@ DType infer_type(const Graph& g, const Node& n) {
             const DType d = dtype_attr(n, DType::fp16);
             if (d == DType::int8) bad("attrs.dtype: Dequantize produces fp16, bf16 or fp32");
             return d;
+        }
+        case OpType::Cast: {
+            const auto it = n.attrs.find("dtype");
+            if (it == n.attrs.end()) bad("attrs.dtype: Cast needs the target dtype (fp16, bf16, int8, fp32)");
+            return dtype_attr(n, first);
         }
         case OpType::MatMul:
             if (c.count() == 3) {

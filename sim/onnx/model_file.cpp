@@ -5,11 +5,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <onnx/checker.h>
+#include <onnx/version_converter/convert.h>
 
 #include "common/errors.hpp"
 #include "onnx/constant_value.hpp"
@@ -22,11 +24,18 @@ namespace {
 
 [[noreturn]] void fail(const std::string& file, const std::string& what) { throw InputError(file + ": " + what); }
 
-// The first line of a library message (the checker appends pages of context).
+// A library message on one line: its lines joined (the checker names the
+// node on the lines after the first), at most 300 characters (it may append
+// pages of context).
 std::string first_line(const std::string& s) {
-    const auto nl = s.find('\n');
-    std::string line = nl == std::string::npos ? s : s.substr(0, nl);
-    if (line.size() > 300) line = line.substr(0, 297) + "...";
+    std::string line;
+    for (const char c : s) {
+        const bool space = c == '\n' || c == '\r' || c == '\t' || c == ' ';
+        if (space && (line.empty() || line.back() == ' ')) continue;
+        line += space ? ' ' : c;
+        if (line.size() > 300) return line.substr(0, 297) + "...";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
     return line;
 }
 
@@ -120,6 +129,38 @@ void check_initializer_sizes(const LoadedModel& m) {
     }
 }
 
+// An older model is brought to kMinOpset by libonnx's version converter
+// (the adapters ONNX ships for each op change), after the checker passed
+// it: the importer then reads one set of op semantics.
+void convert_opset(LoadedModel& m) {
+    // The converter first builds libonnx's IR, which dereferences the
+    // producer of every graph output and value_info name unchecked: an
+    // output nothing defines is refused here, value_info (inference redoes
+    // it) dropped.
+    auto& g = *m.model.mutable_graph();
+    g.clear_value_info();
+    std::set<std::string> defined;
+    for (const auto& i : g.input()) defined.insert(i.name());
+    for (const auto& t : g.initializer()) defined.insert(t.name());
+    for (const auto& n : g.node())
+        for (const auto& o : n.output()) defined.insert(o);
+    for (const auto& o : g.output())
+        if (!defined.count(o.name()))
+            fail(m.file, fmt::format("graph output '{}' is not produced by any node, input or initializer; its ops: {}", o.name(),
+                                     op_types_of(m.model)));
+    ::onnx::ModelProto converted;
+    try {
+        converted = ::onnx::version_conversion::ConvertVersion(m.model, kMinOpset);
+    } catch (const std::exception& e) {
+        fail(m.file, fmt::format("opset {} could not be converted to opset {} (onnx version converter: {}); its ops: {}",
+                                 m.opset, kMinOpset, first_line(e.what()), op_types_of(m.model)));
+    }
+    m.file_ops = op_types_of(m.model);
+    m.model.Swap(&converted);
+    m.converted_from = m.opset;
+    m.opset = kMinOpset;
+}
+
 // Everything after the parse: what makes the message a model npusim reads.
 void check_loaded(LoadedModel& m) {
     const std::string& file = m.file;
@@ -135,11 +176,11 @@ void check_loaded(LoadedModel& m) {
         }
     }
     if (!found) fail(file, "the model imports no opset of the default ONNX domain (ai.onnx); its ops: " + op_types_of(m.model));
-    if (m.opset < kMinOpset || m.opset > kMaxOpset)
-        fail(file, fmt::format("opset {} is not supported (supported: {} to {}); convert the model with "
-                               "onnx.version_converter.convert_version(model, {}); its ops: {}",
-                               m.opset, kMinOpset, kMaxOpset, std::clamp(m.opset, kMinOpset, kMaxOpset),
-                               op_types_of(m.model)));
+    if (m.opset < kMinConvertedOpset || m.opset > kMaxOpset)
+        fail(file, fmt::format("opset {} is not supported (supported: {} to {}, {} to {} converted to {}); convert the "
+                               "model with onnx.version_converter.convert_version(model, {}); its ops: {}",
+                               m.opset, kMinOpset, kMaxOpset, kMinConvertedOpset, kMinOpset - 1, kMinOpset,
+                               std::clamp(m.opset, kMinOpset, kMaxOpset), op_types_of(m.model)));
     check_external_data(m);
     try {
         // check_model(ModelProto) looks for external data in the working
@@ -171,6 +212,7 @@ void check_loaded(LoadedModel& m) {
                         fail(file, fmt::format("node '{}' ({}): attribute {} must be >= 1, got {}", n.name(), n.op_type(),
                                                a.name(), v));
     check_initializer_sizes(m);
+    if (m.opset < kMinOpset) convert_opset(m);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Reading an ONNX file into a ModelProto, and refusing (InputError, exit 2)
 // what is not a model npusim can import: not protobuf, truncated, no graph,
-// an opset outside 11..17, external data that is not next to the model, or
+// an opset outside 7..17 (7..10 converted to 11), external data that is not next to the model, or
 // a model the ONNX checker rejects.
 #pragma once
 #include <string>
@@ -11,6 +11,8 @@ namespace npusim::onnx_import {
 
 constexpr int kMinOpset = 11;
 constexpr int kMaxOpset = 17;
+// Opsets from this one up to kMinOpset - 1 are converted to kMinOpset.
+constexpr int kMinConvertedOpset = 1;
 // Model files are read whole (protobuf's own limit is 2 GiB).
 constexpr std::size_t kMaxModelFileBytes = std::size_t(2000) << 20;
 
@@ -18,7 +20,9 @@ struct LoadedModel {
     ::onnx::ModelProto model;
     std::string file;  // for messages
     std::string dir;   // external data is resolved against this folder
-    int opset = 0;     // of the default (ai.onnx) domain
+    int opset = 0;     // of the default (ai.onnx) domain, after conversion
+    int converted_from = 0;  // the file's opset when it was converted, else 0
+    std::string file_ops;    // the file's op types before conversion ("Upsample x1"), for messages
 };
 
 LoadedModel load_model_file(const std::string& file);

@@ -17,6 +17,7 @@
 #include "onnx/model_file.hpp"
 #include "onnx/op_mapping.hpp"
 #include "onnx/patterns.hpp"
+#include "onnx/shape_completion.hpp"
 
 namespace npusim::onnx_import {
 namespace {
@@ -95,12 +96,20 @@ private:
             if (!in.type().has_tensor_type())
                 fail(m_.file, fmt::format("input '{}': only tensor inputs are supported (not sequences or maps); the model's "
                                           "ops: {}", in.name(), op_types_of(m_.model)));
-            // libonnx's shape inference is not hardened against scalars where
-            // an op needs an axis (LayerNormalization of a rank-0 input is a
-            // SIGSEGV), and a scalar input is no NPU work: refused here.
-            if (!in.type().tensor_type().has_shape() || in.type().tensor_type().shape().dim_size() == 0)
-                fail(m_.file, fmt::format("input '{}' is a scalar or has no shape (nothing to simulate); the model's "
-                                          "ops: {}", in.name(), op_types_of(m_.model)));
+            if (!in.type().tensor_type().has_shape())
+                fail(m_.file, fmt::format("input '{}' has no shape (its rank is unknown); the model's ops: {}", in.name(),
+                                          op_types_of(m_.model)));
+            // A scalar input (a bound, an axis, a scale given at run time) is
+            // one element. libonnx's shape inference is not hardened against
+            // a scalar where a normalisation needs an axis (LayerNormalization
+            // of a rank-0 input is a SIGSEGV): refused there.
+            if (in.type().tensor_type().shape().dim_size() == 0) {
+                for (const auto& n : g.node())
+                    if (n.input_size() > 0 && n.input(0) == in.name() && n.op_type().find("Normalization") != std::string::npos)
+                        fail(m_.file, fmt::format("input '{}' is a scalar, normalised by {} '{}' (nothing to normalise); the "
+                                                  "model's ops: {}", in.name(), n.op_type(), n.name(), op_types_of(m_.model)));
+                continue;
+            }
             auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
             for (int i = 0; i < shape->dim_size(); ++i) {
                 auto* d = shape->mutable_dim(i);
@@ -148,7 +157,35 @@ private:
         }
     }
 
+    // libonnx's inference, then the shapes it leaves open that npusim knows
+    // (onnx/shape_completion.hpp), then inference again to carry them on.
     void infer() {
+        infer_once();
+        const ShapeLookup known = [this](const std::string& name, Shape& shape, int& type) {
+            if (const auto c = consts_.find(name); c != consts_.end()) {
+                shape = c->second.shape;
+                type = c->second.elem_type;
+                return true;
+            }
+            const TensorFacts* f = fact(name);
+            if (!f || !f->known) return false;
+            shape = f->shape;
+            type = f->elem_type;
+            return true;
+        };
+        for (int round = 0; round < 8 && complete_shapes(*m_.model.mutable_graph(), known) > 0; ++round) infer_once();
+    }
+
+    void infer_once() {
+        // A tensor folded to an initializer since the last round may still
+        // have the value_info inference gave it then (a partial shape, say
+        // [?, 64]); libonnx then skips the nodes that read it.
+        auto& g = *m_.model.mutable_graph();
+        std::set<std::string> folded;
+        for (const auto& t : g.initializer()) folded.insert(t.name());
+        auto* vi = g.mutable_value_info();
+        vi->erase(std::remove_if(vi->begin(), vi->end(), [&](const ::onnx::ValueInfoProto& v) { return folded.count(v.name()) > 0; }),
+                  vi->end());
         try {
             ::onnx::shape_inference::InferShapes(m_.model, ::onnx::OpSchemaRegistry::Instance(),
                                                  ::onnx::ShapeInferenceOptions(false, 0, true));
@@ -165,9 +202,11 @@ private:
                 if (!d.has_dim_value() || d.dim_value() < 0) f.known = false;
                 f.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
             }
+            // A graph output is listed twice when shape completion added
+            // its value_info: keep the known one.
+            if (const TensorFacts* had = fact(v.name()); had && had->known && !f.known) return;
             facts_[v.name()] = std::move(f);
         };
-        const auto& g = m_.model.graph();
         for (const auto& v : g.input()) take(v);
         for (const auto& v : g.value_info()) take(v);
         for (const auto& v : g.output()) take(v);
@@ -250,6 +289,13 @@ private:
         }
     }
 
+    // Op types change in an opset conversion (Upsample becomes Resize):
+    // messages name the file's own as well.
+    std::string converted_note() const {
+        return m_.converted_from ? fmt::format("; converted from opset {}, whose ops were: {}", m_.converted_from, m_.file_ops)
+                                 : std::string();
+    }
+
     std::string build() {
         const auto& g = m_.model.graph();
         GraphBuilder b;
@@ -306,7 +352,7 @@ private:
                 list += fmt::format("{}{} x{} ({})", list.empty() ? "" : "; ", op, names.size(), shown);
             }
             fail(m_.file, fmt::format("{} node{} cannot be mapped to npusim's ops: {} (docs/onnx.md lists the supported "
-                                      "ops)", total, total == 1 ? "" : "s", list));
+                                      "ops){}", total, total == 1 ? "" : "s", list, converted_note()));
         }
 
         ojson outputs = ojson::array();
@@ -322,7 +368,7 @@ private:
             fail(m_.file, std::string("nothing to simulate: ") +
                               (outputs.empty() ? "every output is a constant or an input once the model is folded"
                                                : "only views (reshapes) remain once the model is folded") +
-                              "; the model's ops: " + original_ops_);
+                              "; the model's ops: " + original_ops_ + converted_note());
 
         sum_.graph_nodes = b.nodes.size();
         for (const auto& [k, t] : b.tensors.items())

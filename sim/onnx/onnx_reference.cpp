@@ -30,15 +30,20 @@ format of [graph-format.md](graph-format.md); `npusim import` writes it out,
 
 1. **Reads and checks** the file: a protobuf `ModelProto` (anything else,
    or a truncated file, is exit 2), opset {} to {} of the default domain
-   (others: exit 2, convert with `onnx.version_converter`), initializers
-   stored as external data in files next to the model (a missing or short
-   file is exit 2), then the ONNX checker.
+   (a newer opset is exit 2; convert it with `onnx.version_converter`),
+   initializers stored as external data in files next to the model (a
+   missing or short file is exit 2), then the ONNX checker. A model of
+   opset {} to {} is then brought to opset {} by libonnx's version
+   converter (the adapters ONNX ships for each op change).
 2. **Binds symbolic dims**: the leading dim of every input whose leading
    dim is symbolic binds to `workload.batch` (default 1); any other named
    dim binds to `workload.dims.NAME`. A symbolic dim without a value, or a
    name the model does not have, is exit 2 (with a did-you-mean). A model
-   exported with a fixed batch refuses `workload.batch` ≠ 1.
-3. **Infers shapes** with ONNX shape inference (with data propagation).
+   exported with a fixed batch refuses `workload.batch` ≠ 1. A scalar
+   input (a bound or an axis given at run time) is one element.
+3. **Infers shapes** with ONNX shape inference (with data propagation),
+   completed where libonnx leaves them open: `Einsum` (libonnx infers only
+   its rank) and the `com.microsoft` ops below (no schema in libonnx).
 4. **Folds constants**: initializers become `const` tensors (shapes only;
    values are read only where a shape depends on them). Nodes whose inputs
    are all constant, and `Shape`/`Size` of a tensor of known shape, are
@@ -58,7 +63,7 @@ precision; bf16 stays bf16), 8-bit integers as int8, wider integers in a
 
 | ONNX op | becomes |
 |---|---|
-)", kMinOpset, kMaxOpset);
+)", kMinConvertedOpset, kMaxOpset, kMinConvertedOpset, kMinOpset - 1, kMinOpset);
     for (const auto& op : mapped_op_types()) md += fmt::format("| `{}` | {} |\n", op, mapping_of(op));
     md += R"(
 ## Folded op types
@@ -106,10 +111,10 @@ no FormatConvert around it. When q, kᵀ and v do not share their leading
 
 ```
 m.onnx: not an ONNX model: the bytes are not a protobuf ModelProto (truncated, or another format)
-m.onnx: opset 9 is not supported (supported: 11 to 17); convert the model with onnx.version_converter.convert_version(model, 11)
+m.onnx: opset 18 is not supported (supported: 11 to 17, 1 to 10 converted to 11); convert the model with onnx.version_converter.convert_version(model, 17); its ops: Relu x1
 m.onnx: initializer 'fc.weight': external data file 'm.onnx.data' not found (looked for ./m.onnx.data)
 m.onnx: symbolic dimensions without a value: 'seq' (input 'ids' dimension 1); give each with --set workload.dims.NAME=N (the leading dimension binds to workload.batch)
-m.onnx: 3 nodes cannot be mapped to npusim's ops: Erf x2 (/mlp/Erf, /mlp_1/Erf); Hardmax x1 (/Hardmax) (docs/onnx.md lists the supported ops)
+m.onnx: 3 nodes cannot be mapped to npusim's ops: EyeLike x2 (/EyeLike, /EyeLike_1); LpNormalization x1 (/LpNormalization) (docs/onnx.md lists the supported ops)
 ```
 )";
     return md;

@@ -3,15 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "onnx/fold.hpp"
+#include "onnx/mapping_support.hpp"
 
 namespace npusim::onnx_import {
-namespace {
-
-using TP = ::onnx::TensorProto;
 
 std::int64_t product(const Shape& s, std::size_t from, std::size_t to) {
     std::int64_t n = 1;
@@ -30,9 +29,6 @@ int norm_axis(std::int64_t a, std::size_t rank) {
     return static_cast<int>(a < 0 ? a + r : a);
 }
 
-// ---------------------------------------------------------------------------
-// Helpers shared by several ops.
-
 // Reshape `x` to `shape` (skipped when it already has it).
 std::string reshaped(const MapContext& c, const std::string& x, const Shape& from, const Shape& to,
                      const std::string& suffix) {
@@ -50,9 +46,21 @@ std::string unary(MapContext& c, const char* op) {
 
 std::string binary(MapContext& c, const char* op) {
     if (c.inputs() != 2) return c.node.op_type() + " (" + std::to_string(c.inputs()) + " inputs)";
-    c.emit(op, {c.in(0), c.in(1)}, c.out());
+    c.emit(op, {c.in(0), same_dtype(c, 1, 0)}, c.out());
     return "";
 }
+
+std::string same_dtype(const MapContext& c, std::size_t i, std::size_t like) {
+    const std::string to = graph_dtype(c.elem_type(like));
+    if (graph_dtype(c.elem_type(i)) == to) return c.in(i);
+    const std::string t = c.b.temp_tensor(c.name + ".cast");
+    c.emit("Cast", {c.in(i)}, t, ojson{{"dtype", to}}, ".cast");
+    return t;
+}
+
+namespace {
+
+using TP = ::onnx::TensorProto;
 
 // Spatial attributes of Conv and the pools: kernel, stride, pads (after
 // auto_pad), dilation; 2-D only here (1-D is lifted to 2-D by the caller).
@@ -175,10 +183,38 @@ std::string conv(MapContext& c) {
     return "";
 }
 
+// A 1-D pool as a 2-D one of height 1.
+std::string pool_1d(MapContext& c, const char* op) {
+    const Shape& x = c.shape(0);
+    const Shape& o = c.out_shape();
+    const auto k = attr_ints(c.node, "kernel_shape", {});
+    const auto s = attr_ints(c.node, "strides", {1});
+    const auto d = attr_ints(c.node, "dilations", {1});
+    auto p = attr_ints(c.node, "pads", {0, 0});
+    const auto* ap = find_attr(c.node, "auto_pad");
+    if (k.size() != 1 || s.size() != 1 || p.size() != 2 || d.size() != 1) return c.node.op_type() + " (attribute rank)";
+    if (d[0] != 1) return c.node.op_type() + " (dilated)";
+    if (ap && ap->s() != "NOTSET" && ap->s() != "VALID") return c.node.op_type() + " (1-D with auto_pad SAME)";
+    if (ap && ap->s() == "VALID") p = {0, 0};
+    const std::int64_t need = (o[2] - 1) * s[0] + k[0] - x[2] - p[0] - p[1];
+    if (need > 0) p[1] += need;  // ceil_mode
+    if (p[0] >= k[0] || p[1] >= k[0]) return c.node.op_type() + " (padding >= kernel)";
+    const std::string in = reshaped(c, c.in(0), x, {x[0], x[1], 1, x[2]}, ".as2d");
+    const std::string t = c.b.temp_tensor(c.name + ".pooled");
+    c.emit(op, {in}, t,
+           ojson{{"kernel", ojson::array({1, k[0]})}, {"stride", ojson::array({1, s[0]})}, {"pad", ojson::array({0, p[0], 0, p[1]})}});
+    c.emit("Reshape", {t}, c.out(), ojson{{"shape", ints_json(o)}}, ".out");
+    return "";
+}
+
 std::string pool(MapContext& c, const char* op) {
     if (!c.out_known()) return window_unknown(c, 0);
-    if (c.output_used(1)) return c.node.op_type() + " (with indices output)";
+    // MaxPool's indices come out of the same pass: a view of its values.
+    if (c.output_used(1))
+        c.b.add_node(c.b.node_name(c.name + ".indices"), "Reshape", {c.out()}, c.out(1),
+                     ojson{{"shape", ints_json(c.out_shape())}});
     const Shape& x = c.shape(0);
+    if (x.size() == 3) return pool_1d(c, op);
     if (x.size() != 4) return fmt::format("{} ({}-D)", c.node.op_type(), x.size() >= 2 ? x.size() - 2 : 0);
     Window w;
     if (const std::string why = window_of(c, x, attr_ints(c.node, "kernel_shape", {}), w); !why.empty())
@@ -325,20 +361,35 @@ std::string quantize(MapContext& c, bool quant) {
     if (const ConstValue* s = c.value(1); s && s->data.size() == 1) attrs["scale"] = s->data[0];
     if (c.has_input(2))
         if (const ConstValue* z = c.value(2); z && z->data.size() == 1) attrs["zero_point"] = z->int_at(0);
-    if (!c.value(1) || c.value(1)->data.size() != 1) return c.node.op_type() + " (per-axis scale)";
+    // A per-axis (or computed) scale is a broadcast multiply in the same pass.
+    if (quant == (graph_dtype(c.elem_type(0)) == "int8")) return c.node.op_type() + (quant ? " (8-bit input)" : " (input not 8-bit)");
     attrs["dtype"] = quant ? "int8" : "fp16";
     c.emit(quant ? "Quantize" : "Dequantize", {c.in(0)}, c.out(), attrs);
     return "";
 }
 
+// LayerNormalization; its mean and inverse-std outputs (training graphs)
+// each as a ReduceMean pass of their own over the normalised axes.
 std::string layer_norm(MapContext& c) {
-    if (c.output_used(1) || c.output_used(2)) return "LayerNormalization (mean/inv-std outputs)";
     std::vector<std::string> ins = {c.in(0)};
     if (c.has_input(1)) ins.push_back(c.in(1));
     if (c.has_input(1) && c.has_input(2)) ins.push_back(c.in(2));
-    if (ins.size() == 2) return "LayerNormalization (scale without bias)";
-    c.emit("LayerNorm", ins, c.out(),
-           ojson{{"axis", attr_int(c.node, "axis", -1)}, {"epsilon", attr_float(c.node, "epsilon", 1e-5)}});
+    const std::int64_t axis = attr_int(c.node, "axis", -1);
+    if (ins.size() == 2) {
+        // Scale without bias: the compiler's LayerNorm takes both or neither;
+        // a bias of zeros costs the same add the shift does.
+        const std::string beta = c.b.temp_tensor(c.name + ".bias");
+        c.b.declare(beta, c.shape(1), graph_dtype(c.elem_type(1)), false, true);
+        ins.push_back(beta);
+    }
+    c.emit("LayerNorm", ins, c.out(), ojson{{"axis", axis}, {"epsilon", attr_float(c.node, "epsilon", 1e-5)}});
+    const std::size_t rank = c.shape(0).size();
+    Shape axes;
+    for (auto a = static_cast<std::size_t>(norm_axis(axis, rank)); a < rank; ++a) axes.push_back(static_cast<std::int64_t>(a));
+    for (std::size_t k : {1, 2})
+        if (c.output_used(k))
+            c.emit("ReduceMean", {c.in(0)}, c.out(k), ojson{{"axes", ints_json(axes)}, {"keepdims", 1}},
+                   k == 1 ? ".mean" : ".inv_std");
     return "";
 }
 
@@ -351,8 +402,12 @@ std::string identity(MapContext& c) {
 
 std::string cast(MapContext& c) {
     const int to = static_cast<int>(attr_int(c.node, "to", TP::FLOAT));
-    if (graph_dtype(to) != graph_dtype(c.elem_type(0))) return "Cast (between simulated dtypes)";
-    c.alias_output(c.in(0));  // same simulated dtype: a no-op
+    if (to == TP::STRING) return "Cast (to strings)";
+    if (graph_dtype(to) == graph_dtype(c.elem_type(0))) {
+        c.alias_output(c.in(0));  // same simulated dtype: a no-op
+        return "";
+    }
+    c.emit("Cast", {c.in(0)}, c.out(), ojson{{"dtype", graph_dtype(to)}});
     return "";
 }
 
@@ -381,12 +436,33 @@ std::string pow(MapContext& c) {
     return binary(c, "Pow");
 }
 
+// Max / Min of N inputs: N-1 binary ops.
 std::string variadic(MapContext& c, const char* op) {
     if (c.inputs() == 1) {
         c.alias_output(c.in(0));
         return "";
     }
-    return binary(c, op);
+    std::string acc = c.in(0);
+    for (std::size_t i = 1; i < c.inputs(); ++i) {
+        const bool last = i + 1 == c.inputs();
+        const std::string t = last ? c.out() : c.b.temp_tensor(c.name + ".partial");
+        c.emit(op, {acc, c.in(i)}, t, ojson::object(), last ? "" : ".partial");
+        acc = t;
+    }
+    return "";
+}
+
+// Clip by bounds computed at run time: a Max by the lower, a Min by the upper.
+std::string clip_computed(MapContext& c) {
+    std::string cur = c.in(0);
+    const bool upper = c.has_input(2);
+    if (c.has_input(1)) {
+        const std::string t = upper ? c.b.temp_tensor(c.name + ".lower") : c.out();
+        c.emit("Max", {cur, same_dtype(c, 1, 0)}, t, ojson::object(), upper ? ".lower" : "");
+        cur = t;
+    }
+    if (upper) c.emit("Min", {cur, same_dtype(c, 2, 0)}, c.out());
+    return "";
 }
 
 std::string clip(MapContext& c) {
@@ -396,7 +472,7 @@ std::string clip(MapContext& c) {
         for (std::size_t i : {1, 2}) {
             if (!c.has_input(i)) continue;
             const ConstValue* v = c.value(i);
-            if (!v || v->data.size() != 1) return "Clip (computed bounds)";
+            if (!v || v->data.size() != 1) return clip_computed(c);
             (i == 1 ? lo : hi) = v->data[0];
         }
     }
@@ -696,6 +772,16 @@ std::string global_max_pool(MapContext& c) {
     return "";
 }
 
+// PRelu: a constant slope costs what LeakyReLU does; a computed one is
+// read: max(x, slope · x) for slopes below 1, as exporters use it.
+std::string prelu(MapContext& c) {
+    if (c.is_const(1)) return unary(c, "LeakyReLU");
+    const std::string t = c.b.temp_tensor(c.name + ".scaled");
+    c.emit("Mul", {c.in(0), c.in(1)}, t, ojson::object(), ".scale");
+    c.emit("Max", {c.in(0), t}, c.out());
+    return "";
+}
+
 // Sum of N inputs: N-1 Adds.
 std::string sum(MapContext& c) {
     if (c.inputs() == 1) {
@@ -712,17 +798,11 @@ std::string sum(MapContext& c) {
     return "";
 }
 
-using MapFn = std::function<std::string(MapContext&)>;
-struct Mapping {
-    MapFn fn;
-    const char* becomes;  // for docs/onnx.md
-};
-
-const std::map<std::string, Mapping>& table() {
-    static const std::map<std::string, Mapping> t = {
+const MappingTable& core_mappings() {
+    static const MappingTable t = {
         {"Abs", {[](MapContext& c) { return unary(c, "Abs"); }, "`Abs`"}},
         {"Add", {[](MapContext& c) { return binary(c, "Add"); }, "`Add`"}},
-        {"Clip", {clip, "`Clip` (ReLU6 is `Clip` 0..6; `Clip` 0..inf is `ReLU`)"}},
+        {"Clip", {clip, "`Clip` (ReLU6 is `Clip` 0..6; `Clip` 0..inf is `ReLU`); bounds computed at run time: `Max`, `Min`"}},
         {"Div", {div, "`Mul` when the divisor is a constant (its reciprocal), else `Div`"}},
         {"Erf", {[](MapContext& c) { return unary(c, "Erf"); }, "`Erf` (inside a GELU: the `GELU` pattern)"}},
         {"Exp", {[](MapContext& c) { return unary(c, "Exp"); }, "`Exp`"}},
@@ -730,8 +810,8 @@ const std::map<std::string, Mapping>& table() {
         {"HardSigmoid", {[](MapContext& c) { return unary(c, "HardSigmoid"); }, "`HardSigmoid`"}},
         {"HardSwish", {[](MapContext& c) { return unary(c, "HardSwish"); }, "`HardSwish`"}},
         {"LeakyRelu", {[](MapContext& c) { return unary(c, "LeakyReLU"); }, "`LeakyReLU`"}},
-        {"Max", {[](MapContext& c) { return variadic(c, "Max"); }, "`Max` (two inputs)"}},
-        {"Min", {[](MapContext& c) { return variadic(c, "Min"); }, "`Min` (two inputs)"}},
+        {"Max", {[](MapContext& c) { return variadic(c, "Max"); }, "`Max` (N inputs: N − 1 of them)"}},
+        {"Min", {[](MapContext& c) { return variadic(c, "Min"); }, "`Min` (N inputs: N − 1 of them)"}},
         {"Neg", {[](MapContext& c) { return unary(c, "Neg"); }, "`Neg`"}},
         {"Pow", {pow, "`Mul` (x·x) for exponent 2, `Sqrt` for 0.5, else `Pow`"}},
         {"Reciprocal", {[](MapContext& c) { return unary(c, "Reciprocal"); }, "`Reciprocal`"}},
@@ -742,23 +822,23 @@ const std::map<std::string, Mapping>& table() {
         {"Sub", {[](MapContext& c) { return binary(c, "Sub"); }, "`Sub`"}},
         {"Tanh", {[](MapContext& c) { return unary(c, "Tanh"); }, "`Tanh`"}},
         {"Where", {where, "`Where` (x, y, condition)"}},
-        {"AveragePool", {[](MapContext& c) { return pool(c, "AvgPool"); }, "`AvgPool` (2-D; `ceil_mode` as extra bottom/right padding)"}},
+        {"AveragePool", {[](MapContext& c) { return pool(c, "AvgPool"); }, "`AvgPool` (2-D, 1-D as 2-D of height 1; `ceil_mode` as extra bottom/right padding)"}},
         {"BatchNormalization", {batch_norm, "`BatchNorm` (inference form; folded into a preceding `Conv2D` by the compiler)"}},
-        {"Cast", {cast, "nothing when source and target simulate in the same dtype (e.g. fp32 -> fp16)"}},
+        {"Cast", {cast, "`Cast` to the target's simulated dtype; nothing when source and target simulate in the same dtype (e.g. fp32 -> fp16)"}},
         {"Concat", {concat, "`Concat`"}},
         {"Conv", {conv, "`Conv2D` (2-D; 1-D as a 2-D conv of height 1; groups, dilations, `auto_pad`)"}},
-        {"DequantizeLinear", {[](MapContext& c) { return quantize(c, false); }, "`Dequantize` (per-tensor scale)"}},
+        {"DequantizeLinear", {[](MapContext& c) { return quantize(c, false); }, "`Dequantize` (per-tensor or per-axis scale: the same pass)"}},
         {"Dropout", {identity, "nothing (inference)"}},
         {"Flatten", {view, "`Reshape`"}},
         {"Gemm", {gemm, "`MatMul` with `transpose_a`/`transpose_b`, then `Add` of C (alpha, beta fold into the weights)"}},
         {"GlobalAveragePool", {[](MapContext& c) { return unary(c, "GlobalAvgPool"); }, "`GlobalAvgPool`"}},
         {"Identity", {identity, "nothing (an alias)"}},
-        {"LayerNormalization", {layer_norm, "`LayerNorm` (opset 17)"}},
+        {"LayerNormalization", {layer_norm, "`LayerNorm` (opset 17; the mean and inverse-std outputs of training graphs as `ReduceMean` passes)"}},
         {"MatMul", {matmul, "`MatMul` (a shared 2-D weight takes the leading dims as rows), or `BatchMatMul` when both operands are computed and batched; 1-D operands reshaped"}},
-        {"MaxPool", {[](MapContext& c) { return pool(c, "MaxPool"); }, "`MaxPool` (2-D, no indices output)"}},
+        {"MaxPool", {[](MapContext& c) { return pool(c, "MaxPool"); }, "`MaxPool` (2-D, 1-D as 2-D of height 1; the indices, from the same pass, a view of it)"}},
         {"Mul", {[](MapContext& c) { return binary(c, "Mul"); }, "`Mul`"}},
         {"NonZero", {[](MapContext& c) { return unary(c, "NonZero"); }, "`NonZero` (compute-dependent size)"}},
-        {"QuantizeLinear", {[](MapContext& c) { return quantize(c, true); }, "`Quantize` to int8 (per-tensor scale)"}},
+        {"QuantizeLinear", {[](MapContext& c) { return quantize(c, true); }, "`Quantize` to int8 (per-tensor or per-axis scale: the same pass)"}},
         {"ReduceSum", {[](MapContext& c) { return reduce(c, "ReduceSum"); }, "`ReduceSum`"}},
         {"Relu", {[](MapContext& c) { return unary(c, "ReLU"); }, "`ReLU`"}},
         {"Reshape", {view, "`Reshape` to the shape inferred at import"}},
@@ -767,10 +847,7 @@ const std::map<std::string, Mapping>& table() {
         {"Squeeze", {view, "`Reshape`"}},
         {"Sum", {sum, "`Add`s (one fewer than the inputs)"}},
         {"GlobalMaxPool", {global_max_pool, "`ReduceMax` over the spatial axes"}},
-        {"PRelu", {[](MapContext& c) {
-             if (!c.is_const(1)) return std::string("PRelu (computed slope)");
-             return unary(c, "LeakyReLU");
-         }, "`LeakyReLU` (the slope tensor is a constant; the cost is the same)"}},
+        {"PRelu", {prelu, "`LeakyReLU` (a constant slope tensor; the cost is the same), or `Mul` by the computed slope, then `Max`"}},
         {"Transpose", {transpose, "`Transpose`"}},
         {"Pad", {pad, "`Pad` (constant pads; every mode costs the same copy)"}},
         {"ScatterND", {scatter, "`ScatterND`: the data copied, the updates written at their indices (a KV-cache update this way copies the cache)"}},
@@ -794,6 +871,17 @@ const std::map<std::string, Mapping>& table() {
         {"ConvTranspose", {conv_transpose, "`Pad` inserting stride − 1 zeros between inputs, then a stride-1 `Conv2D` (the Cube multiplies the zeros: counted)"}},
         {"Unsqueeze", {view, "`Reshape`"}},
     };
+    return t;
+}
+
+const MappingTable& table() {
+    static const MappingTable t = [] {
+        MappingTable all = core_mappings();
+        for (const MappingTable* more : {&elementwise_mappings(), &tensor_mappings(), &contrib_mappings()})
+            for (const auto& [op, m] : *more)
+                if (!all.emplace(op, m).second) throw std::logic_error("ONNX op " + op + " mapped twice");
+        return all;
+    }();
     return t;
 }
 
@@ -908,8 +996,9 @@ void MapContext::emit(const std::string& op, const std::vector<std::string>& ins
 std::string map_node(MapContext& c) {
     const std::string& domain = c.node.domain();
     if (domain == "npusim") return fused(c);
-    if (!domain.empty() && domain != "ai.onnx") return domain + ":" + c.node.op_type();
-    const auto it = table().find(c.node.op_type());
+    const bool onnx = domain.empty() || domain == "ai.onnx";
+    const auto it = table().find(onnx ? c.node.op_type() : domain + ":" + c.node.op_type());
+    if (!onnx && it == table().end()) return domain + ":" + c.node.op_type();
     if (it == table().end()) return c.node.op_type();
     return it->second.fn(c);
 }

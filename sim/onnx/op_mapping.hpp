@@ -75,7 +75,7 @@ public:
     std::string out(std::size_t k = 0) const { return node.output(static_cast<int>(k)); }
     // True if output k (k >= 1) is read by anything (extra outputs are not mapped).
     bool output_used(std::size_t k) const;
-    void alias_output(const std::string& to) const { aliases_[out()] = to; }
+    void alias_output(const std::string& to, std::size_t k = 0) const { aliases_[out(k)] = to; }
     void emit(const std::string& op, const std::vector<std::string>& ins, const std::string& output,
               ojson attrs = ojson::object(), const std::string& suffix = "") const;
 

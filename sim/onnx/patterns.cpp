@@ -235,7 +235,8 @@ private:
         return true;
     }
 
-    // variance -> Add(eps) -> Sqrt -> Div(centred, ·), or -> Sqrt -> Reciprocal -> Mul(centred, ·).
+    // variance -> Add(eps) -> Sqrt -> Div(centred, ·), or -> Sqrt -> Reciprocal
+    // (or Div(1, ·)) -> Mul(centred, ·).
     bool normalise(const std::string& var, const std::string& centred, std::set<int>& parts, int& last, double& eps) {
         const int add = sole_consumer(var);
         if (!is(add, "Add")) return false;
@@ -253,7 +254,9 @@ private:
             last = d;
             return true;
         }
-        if (is(d, "Reciprocal")) {
+        // 1 / Sqrt (torch.rsqrt exports as Div(1, ·)) is a Reciprocal.
+        const bool one_over = is(d, "Div") && node(d).input(1) == node(sq).output(0) && const_is(node(d).input(0), 1.0);
+        if (is(d, "Reciprocal") || one_over) {
             const int m = sole_consumer(node(d).output(0));
             if (is(m, "Mul") && other(node(m), node(d).output(0)) == centred) {
                 parts.insert(d);

@@ -1,0 +1,45 @@
+// What the files that map ONNX op types share (onnx/op_mapping.cpp,
+// onnx/elementwise_mappings.cpp, onnx/tensor_mappings.cpp): small shape
+// helpers, the common one-node mappings, and each file's table of op type ->
+// mapping. Internal to the onnx layer.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "onnx/fold.hpp"
+#include "onnx/op_mapping.hpp"
+
+namespace npusim::onnx_import {
+
+std::int64_t product(const Shape& s, std::size_t from, std::size_t to);
+ojson ints_json(const Shape& s);
+int norm_axis(std::int64_t a, std::size_t rank);
+
+// Reshape `x` to `shape` (skipped when it already has it); returns the tensor.
+std::string reshaped(const MapContext& c, const std::string& x, const Shape& from, const Shape& to,
+                     const std::string& suffix);
+// One graph node `op` of the node's input(s), to its output.
+std::string unary(MapContext& c, const char* op);
+std::string binary(MapContext& c, const char* op);
+// Input i in the simulated dtype of input `like`: itself, or a Cast of it.
+std::string same_dtype(const MapContext& c, std::size_t i, std::size_t like);
+
+using MapFn = std::function<std::string(MapContext&)>;
+struct Mapping {
+    MapFn fn;
+    const char* becomes;  // for docs/onnx.md
+};
+using MappingTable = std::map<std::string, Mapping>;
+
+// Element-wise ops beyond the core set: math stand-ins, comparisons,
+// logic, casts, quantised MatMul/Conv (onnx/elementwise_mappings.cpp).
+const MappingTable& elementwise_mappings();
+// Data movement and structure: Split, Einsum, Expand, Tile, Trilu, CumSum,
+// the gathers, depth/space, losses (onnx/tensor_mappings.cpp).
+const MappingTable& tensor_mappings();
+// com.microsoft ops, keyed "com.microsoft:OpType" (onnx/contrib_mappings.cpp).
+const MappingTable& contrib_mappings();
+
+}  // namespace npusim::onnx_import
