@@ -122,6 +122,15 @@ TEST_CASE("sync: the linear reduction keeps exactly the edges of the bitset redu
         INFO("round " << round << ": " << n << " tasks, " << edges << " edges");
         REQUIRE(got == expected);
         CHECK(removed == edges - kept);
+        // Grouped (as the sync pass groups tasks by kernel): any grouping
+        // gives the same result; by layer, and at random.
+        for (const bool by_layer : {true, false}) {
+            std::vector<int> group(static_cast<std::size_t>(n));
+            for (int t = 0; t < n; ++t) group[static_cast<std::size_t>(t)] = by_layer ? t / width : static_cast<int>(rng() % 7);
+            auto grouped = preds;
+            CHECK(compiler::transitive_reduction(grouped, &group) == edges - kept);
+            REQUIRE(grouped == expected);
+        }
     }
 }
 

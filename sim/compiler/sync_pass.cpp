@@ -1,6 +1,7 @@
 #include "compiler/sync_pass.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -50,13 +51,59 @@ std::vector<std::vector<int>> data_dependences(const std::vector<TileTask>& task
     return preds;
 }
 
-std::size_t transitive_reduction(std::vector<std::vector<int>>& preds) {
+namespace {
+
+// Which groups reach which (ancestor-or-self), from the task edges: a bit
+// per group, rows of ceil(groups / 64) words; iterated to a fixpoint over
+// the distinct group edges (groups may feed each other both ways).
+std::vector<std::uint64_t> group_ancestors(const std::vector<std::vector<int>>& preds, const std::vector<int>& group,
+                                           std::size_t groups, std::size_t words) {
+    std::set<std::pair<int, int>> edges;  // (pred group, task group)
+    for (std::size_t t = 0; t < preds.size(); ++t)
+        for (int q : preds[t])
+            if (group[static_cast<std::size_t>(q)] != group[t]) edges.emplace(group[static_cast<std::size_t>(q)], group[t]);
+    std::vector<std::uint64_t> anc(groups * words, 0);
+    for (std::size_t k = 0; k < groups; ++k) anc[k * words + k / 64] |= std::uint64_t{1} << (k % 64);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (const auto& [from, to] : edges)
+            for (std::size_t w = 0; w < words; ++w) {
+                std::uint64_t& dst = anc[static_cast<std::size_t>(to) * words + w];
+                const std::uint64_t add = anc[static_cast<std::size_t>(from) * words + w] & ~dst;
+                if (add) {
+                    dst |= add;
+                    changed = true;
+                }
+            }
+    }
+    return anc;
+}
+
+}  // namespace
+
+std::size_t transitive_reduction(std::vector<std::vector<int>>& preds, const std::vector<int>* group) {
     // Exact, in memory linear in tasks + edges: for each task, a walk up
     // from its preds (through the already reduced preds of earlier tasks,
     // which keep the same ancestors) marks every pred reachable from another
     // one. Preds come before their task, so the walk never goes below the
     // lowest pred: in a layered graph it sees little more than the preds.
+    // With groups (a task's kernel), the walk enters only tasks whose group
+    // has a group of the preds among its ancestors: a tile of a producer
+    // op is not walked through to the ops before it.
     const std::size_t n = preds.size();
+    std::size_t groups = 0;
+    if (group)
+        for (const int k : *group) groups = std::max(groups, static_cast<std::size_t>(k) + 1);
+    const std::size_t words = (groups + 63) / 64;
+    const std::vector<std::uint64_t> anc = group ? group_ancestors(preds, *group, groups, words) : std::vector<std::uint64_t>{};
+    std::vector<std::uint64_t> wanted(words);  // the groups of the preds of the task being reduced
+    const auto useful = [&](int a) {
+        if (!group) return true;
+        const std::uint64_t* row = &anc[static_cast<std::size_t>((*group)[static_cast<std::size_t>(a)]) * words];
+        for (std::size_t w = 0; w < words; ++w)
+            if (row[w] & wanted[w]) return true;
+        return false;
+    };
     std::vector<std::size_t> seen(n, 0), is_pred(n, 0);  // stamps: t + 1 while reducing t
     std::vector<int> stack;
     std::size_t removed = 0;
@@ -65,7 +112,14 @@ std::size_t transitive_reduction(std::vector<std::vector<int>>& preds) {
         if (p.size() < 2) continue;
         const std::size_t stamp = t + 1;
         const int lowest = *std::min_element(p.begin(), p.end());
-        for (int q : p) is_pred[static_cast<std::size_t>(q)] = stamp;
+        std::fill(wanted.begin(), wanted.end(), 0);
+        for (int q : p) {
+            is_pred[static_cast<std::size_t>(q)] = stamp;
+            if (group) {
+                const auto k = static_cast<std::size_t>((*group)[static_cast<std::size_t>(q)]);
+                wanted[k / 64] |= std::uint64_t{1} << (k % 64);
+            }
+        }
         std::size_t redundant = 0;
         // Highest first: a pred reached from a higher one is redundant and
         // its ancestors are already walked.
@@ -76,14 +130,17 @@ std::size_t transitive_reduction(std::vector<std::vector<int>>& preds) {
             while (!stack.empty() && redundant + 1 < p.size()) {
                 const int u = stack.back();
                 stack.pop_back();
-                for (int a : preds[static_cast<std::size_t>(u)]) {
-                    if (a < lowest || seen[static_cast<std::size_t>(a)] == stamp) continue;
+                // Preds are sorted: from the highest down to `lowest` only.
+                const auto& up = preds[static_cast<std::size_t>(u)];
+                for (auto ai = up.rbegin(); ai != up.rend() && *ai >= lowest; ++ai) {
+                    const int a = *ai;
+                    if (seen[static_cast<std::size_t>(a)] == stamp) continue;
                     seen[static_cast<std::size_t>(a)] = stamp;
                     if (is_pred[static_cast<std::size_t>(a)] == stamp) {
                         is_pred[static_cast<std::size_t>(a)] = 0;  // redundant
                         ++redundant;
                     }
-                    stack.push_back(a);
+                    if (useful(a)) stack.push_back(a);
                 }
             }
         }
@@ -147,7 +204,9 @@ SyncPlan insert_sync(const std::vector<TileTask>& tasks, const KernelPlan& plan,
     SyncPlan s;
     s.preds = data_dependences(tasks);
     for (const auto& p : s.preds) s.edges_before += p.size();
-    transitive_reduction(s.preds);
+    std::vector<int> kernel_of(tasks.size());
+    for (std::size_t t = 0; t < tasks.size(); ++t) kernel_of[t] = std::max(0, tasks[t].kernel);
+    transitive_reduction(s.preds, &kernel_of);
     s.wait.resize(tasks.size());
     s.signal.resize(tasks.size());
     const std::vector<std::string> op_ids = op_event_ids(plan);
