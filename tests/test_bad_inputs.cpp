@@ -385,7 +385,12 @@ TEST_CASE("bad input: absurd sizes are refused before anything is allocated, exi
         const std::string g = tmp.write(
             "many.json", graph(R"("x": {"shape": [1, 1, 1048576, 1048576], "input": true})",
                                R"({"name": "r", "op": "ReLU", "inputs": ["x"], "outputs": ["y"]})"));
-        const Result r = run_npusim(tmp, compile_graph(tmp, g));
+        // 2.2 TB in and out: over the die's HBM first.
+        expect(run_npusim(tmp, compile_graph(tmp, g)), 2, {"many.json", "a die needs 4398.05 GB of HBM", "workload.capacity=warn"});
+        // Past the capacity on purpose: the task limit.
+        std::vector<std::string> args = compile_graph(tmp, g);
+        args.insert(args.end(), {"--set", "workload.capacity=warn"});
+        const Result r = run_npusim(tmp, args);
         expect(r, 2, {"many.json", "kernel r", "more than the limit of 1000000"});
         CHECK(r.seconds < 20);
     }

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/llm_run.hpp"
 #include "cli/parse_options.hpp"
+#include "cli/system_run.hpp"
 #include "common/errors.hpp"
 #include "common/output_file.hpp"
 #include "common/phase.hpp"
@@ -90,12 +91,14 @@ int compile_command(const Args& args) {
     std::optional<Phase> phase(std::in_place, "compiling " + workload_file);
     if (compiler::runs_on_ranks(cfg.chip())) {
         const compiler::SpmdCompile spmd = compiler::compile_spmd_workload(cfg.workload(), cfg.chip());
+        print_warnings(spmd);
         if (!estimates_file.empty()) throw InputError("--estimates: not available for a graph on several ranks");
         phase.emplace("writing " + out_file);
         write_spmd_stream(spmd, cfg, out_file, quiet);
         return 0;
     }
     const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());
+    for (const auto& w : r.warnings) std::cerr << "npusim: warning: " << w << "\n";
     phase.emplace("writing " + out_file);
     check_stream_fits_chip(r.stream, cfg.chip());
     OutputFile out(out_file);

@@ -25,6 +25,7 @@ GraphWorkload graph_options(const LlmWorkload& w) {
     GraphWorkload g = default_workload_params("graph").graph;
     g.comm_optimized = w.comm_optimized;
     g.routing = w.routing;
+    g.capacity_error = w.capacity_error;
     return g;
 }
 
@@ -156,6 +157,7 @@ int run_llm(const RunConfig& cfg, SystemRunOptions opt) {
     const LlmBuild b = build_llm(cfg);
     phase.emplace("compiling " + cfg.workload().file);
     const compiler::SpmdCompile spmd = compile_llm(cfg, b);
+    print_warnings(spmd);
     for (const auto& ts : spmd.streams) check_stream_fits_chip(*ts, cfg.chip());
     phase.emplace("simulating " + cfg.workload().file);
     const LlmWorkload w = cfg.workload().llm;

@@ -104,6 +104,7 @@ int run_command(const Args& args) {
             throw InputError("workload.host_mode: the host runtime drives one die; on a chip with ranks "
                              "(chip.interconnect.ranks = " + std::to_string(chip.interconnect.ranks) + ") use host_mode off");
         const compiler::SpmdCompile spmd = compiler::compile_spmd_workload(workload, chip);
+        print_warnings(spmd);
         for (const auto& ts : spmd.streams) check_stream_fits_chip(*ts, chip);
         phase.emplace("simulating " + workload_file);
         SystemRunOptions opt = sys;
@@ -116,7 +117,10 @@ int run_command(const Args& args) {
         };
         return run_system(cfg, spmd.streams, opt);
     }
-    if (cfg.kind() == WorkloadKind::graph) compiled = compiler::compile_workload(workload, chip);
+    if (cfg.kind() == WorkloadKind::graph) {
+        compiled = compiler::compile_workload(workload, chip);
+        for (const auto& w : compiled->warnings) std::cerr << "npusim: warning: " << w << "\n";
+    }
     // Host runtime (docs/design.md §1.2): with workload.host_mode, kernels wait for the modelled host to launch them.
     std::unique_ptr<host::HostModel> host = compiled ? host::HostModel::create(workload.graph, chip, *compiled) : nullptr;
     // A collective is generated into a cross-rank stream (sim/collective).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -202,6 +203,13 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
         return 1;
     }
     return 0;
+}
+
+void print_warnings(const compiler::SpmdCompile& spmd) {
+    std::set<std::string> said;
+    for (const auto& plan : spmd.plans)
+        for (const auto& w : plan.warnings)
+            if (said.insert(w).second) std::cerr << "npusim: warning: " << w << "\n";
 }
 
 }  // namespace npusim::cli

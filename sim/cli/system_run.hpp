@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/spmd.hpp"
 #include "config/run_config.hpp"
 #include "tasks/task.hpp"
 
@@ -34,6 +35,9 @@ struct SystemRunOptions {
     // machine has a second core). The results do not depend on it.
     int threads = 0;
 };
+
+// The compile warnings of every distinct rank program, once each, to stderr.
+void print_warnings(const compiler::SpmdCompile& spmd);
 
 int run_system(const RunConfig& cfg, const TaskStream& stream, const SystemRunOptions& opt);
 // The same for streams already per rank (ranks may share one).

@@ -35,6 +35,27 @@ void check_forced_names(const Graph& g, const std::string& file, const CompileOp
 
 }  // namespace
 
+namespace {
+
+// The die's HBM against what the graph needs of it (before planning: an
+// over-capacity run is refused at once).
+void check_capacity(const Graph& g, const ChipParams& chip, const CompileOptions& opt, CompileResult& r) {
+    r.hbm = hbm_footprint(g);
+    const double have = chip.hbm.size_gb * 1e9;
+    if (static_cast<double>(r.hbm.total()) <= have) return;
+    const std::string what =
+        fmt::format("{}: a die needs {:.2f} GB of HBM (weights {:.2f} GB + inputs {:.2f} GB + activations alive at once "
+                    "{:.2f} GB) but holds {:.2f} GB (chip.hbm.size_gb)",
+                    g.file, r.hbm.total() / 1e9, r.hbm.weights / 1e9, r.hbm.inputs / 1e9, r.hbm.activations_peak / 1e9,
+                    chip.hbm.size_gb);
+    if (opt.capacity_error)
+        throw InputError(what + "; use a smaller batch or model, a chip with more HBM, or --set workload.capacity=warn to run "
+                                "it anyway");
+    r.warnings.push_back(what + "; running anyway (workload.capacity warn)");
+}
+
+}  // namespace
+
 CompileResult compile(const Graph& input, const ChipParams& chip, const CompileOptions& opt) {
     CompileResult r;
     Graph g = input;
@@ -43,6 +64,7 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
     const CubeConversions on_the_way{chip.cube.mte2_nd2nz, chip.cube.fixpipe_nz2nd};
     for (auto& n : assign_layouts(g, opt.input_layout, opt.hoist_layout, on_the_way)) r.notes.push_back(n);
     check_forced_names(g, input.file, opt);
+    check_capacity(g, chip, opt, r);
     PlannedGraph best = plan_best(g, chip, opt, r.notes);
     r.cube_cores_planned = best.cubes;
     g = std::move(best.g);
@@ -166,6 +188,10 @@ void CompileResult::report(Stats& s) const {
     s.set("compile.sync_edges_before_reduction", static_cast<std::uint64_t>(edges_before_reduction));
     s.set("compile.sync_waits", static_cast<std::uint64_t>(edges_after_reduction));
     s.set("compile.gm_region_bytes", gm_bytes);
+    s.set("compile.hbm_footprint_bytes", hbm.total());
+    s.set("compile.hbm_weights_bytes", hbm.weights);
+    s.set("compile.hbm_inputs_bytes", hbm.inputs);
+    s.set("compile.hbm_activations_peak_bytes", hbm.activations_peak);
     s.set("compile.cube_cores_planned", static_cast<std::uint64_t>(cube_cores_planned));
 }
 

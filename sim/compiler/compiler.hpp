@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/graph.hpp"
+#include "compiler/hbm_footprint.hpp"
 #include "compiler/op_table.hpp"
 #include "compiler/options.hpp"
 #include "compiler/tiling_choice.hpp"
@@ -32,6 +33,8 @@ struct CompileResult {
     int cube_cores_planned = 0;            // the chip's, or fewer (explore_cube_cores)
     std::size_t edges_before_reduction = 0, edges_after_reduction = 0;
     std::uint64_t gm_bytes = 0;            // bytes all tasks read + write in GM
+    HbmFootprint hbm;                      // what the die's HBM must hold (compiler/hbm_footprint.hpp)
+    std::vector<std::string> warnings;     // for the user (over capacity with workload.capacity warn)
     // The cost model's estimate of each task of `stream`, in its order:
     // cycles from its start on a core to its end, where the tiler put it
     // (its kernel's cores streaming, its inputs where they are).

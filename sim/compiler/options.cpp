@@ -16,7 +16,8 @@ CompileOptions::CompileOptions(const GraphWorkload& w)
       boundary(w.fusion_boundary),
       tiling(w.tiling),
       comm_optimized(w.comm_optimized),
-      flag_in_block(w.flag_in_block) {}
+      flag_in_block(w.flag_in_block),
+      capacity_error(w.capacity_error) {}
 
 RoutingSpec routing_spec(const GraphWorkload& w) {
     RoutingSpec r;

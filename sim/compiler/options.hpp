@@ -33,6 +33,8 @@ struct CompileOptions {
     // the optimized Dispatch's Data-as-Flag blocks (workload.flag_in_block).
     bool comm_optimized;
     bool flag_in_block;
+    // A graph whose HBM footprint exceeds chip.hbm.size_gb: InputError (true) or a warning.
+    bool capacity_error;
 };
 
 // workload.routing as the compiler reads it.

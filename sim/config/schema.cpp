@@ -554,6 +554,10 @@ std::vector<KeySpec> build_keys() {
                     .meaning("Host pays the dynamic-shape costs (chip.host.*_dynamic_us) for every op.")
                     .field(&WorkloadParams::graph, &GraphWorkload::dynamic_shapes));
 
+    k.push_back(Key("workload.capacity", VT::enumeration).kind("graph").def("error").one_of({"error", "warn"})
+                    .meaning("A graph whose HBM footprint (weights + inputs + the most activations alive at once) exceeds chip.hbm.size_gb: exit 2 with the figures (`error`), or a warning and the run goes on (`warn`, for what-if studies past the die's capacity).")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.graph.capacity_error = v.get<std::string>() == "error"; }));
+
     // Graphs that span ranks (docs/graph-format.md): defaults of the communication ops.
     k.push_back(Key("workload.variant", VT::enumeration).kind("graph").def("optimized").one_of({"baseline", "optimized"})
                     .meaning("Dispatch and Combine nodes without attrs.variant: `baseline` (BSP: SyncAll between phases, data and counts checked together) or `optimized` (counts first, Data-as-Flag blocks, reorder on arrival, no SyncAll).")
@@ -661,6 +665,9 @@ void add_llm_keys(std::vector<KeySpec>& k) {
     k.push_back(Key("workload.variant", VT::enumeration).kind("llm").def("optimized").one_of({"baseline", "optimized"})
                     .meaning("Dispatch and Combine kernels: `baseline` (BSP) or `optimized` (Data-as-Flag), as for graphs.")
                     .apply_workload([](WorkloadParams& w, const json& v) { w.llm.comm_optimized = v.get<std::string>() == "optimized"; }));
+    k.push_back(Key("workload.capacity", VT::enumeration).kind("llm").def("error").one_of({"error", "warn"})
+                    .meaning("A deployment whose die needs more HBM than chip.hbm.size_gb (weights + KV cache, then with the activations alive at once): exit 2 with the figures (`error`), or a warning and the run goes on (`warn`).")
+                    .apply_workload([](WorkloadParams& w, const json& v) { w.llm.capacity_error = v.get<std::string>() == "error"; }));
     k.push_back(Key("workload.routing.distribution", VT::enumeration).kind("llm").def("uniform").one_of({"uniform", "zipf"})
                     .meaning("How tokens pick their experts: `uniform`, or `zipf` (exponent `skew`) over a seeded permutation; each layer draws its own (seed + layer).")
                     .apply_workload([](WorkloadParams& w, const json& v) { w.llm.routing.zipf = v.get<std::string>() == "zipf"; }));

@@ -50,6 +50,7 @@ struct GraphWorkload {
     // Graphs that span ranks: the communication ops' defaults and the routing.
     bool comm_optimized{};   // workload.variant
     bool flag_in_block{};
+    bool capacity_error{};   // workload.capacity: error (true) or warn
     struct Routing {
         bool zipf{};
         double skew{};
@@ -90,6 +91,7 @@ struct LlmWorkload {
     } attention_cores, moe_cores;
     int shared_expert_ranks{};
     bool comm_optimized{};  // workload.variant
+    bool capacity_error{};  // workload.capacity: error (true) or warn
     GraphWorkload::Routing routing;
 };
 

@@ -375,9 +375,11 @@ LlmGraph Builder::build() {
             : node("MatMul", "lm_head", {tokens, weight("lm_head.weight", {m_.hidden, m_.vocab}, "bf16")}, ojson::object(), OpKind::matmul);
     outputs_.push_back(node("ArgMax", "sample", {logits}, ojson{{"axis", -1}}));
     const double hbm = chip_.hbm.size_gb * 1e9;
-    if (out_.weight_bytes + out_.kv_bytes > hbm)
+    // (With workload.capacity warn the compiler's footprint check warns instead.)
+    if (out_.weight_bytes + out_.kv_bytes > hbm && w_.capacity_error)
         throw InputError(fmt::format("workload: a die needs {:.1f} GB (weights {:.1f} GB + KV cache {:.1f} GB) but holds {:.1f} GB "
-                                     "(chip.hbm.size_gb); use more dies (ep), a smaller batch or kv_len, or quant w8a8",
+                                     "(chip.hbm.size_gb); use more dies (ep), a smaller batch or kv_len, quant w8a8, or "
+                                     "--set workload.capacity=warn to run it anyway",
                                      (out_.weight_bytes + out_.kv_bytes) / 1e9, out_.weight_bytes / 1e9, out_.kv_bytes / 1e9,
                                      chip_.hbm.size_gb));
     ojson doc = ojson::object();
