@@ -3,12 +3,14 @@
 // the stats JSON and the trace (checked by tools/check_trace.py).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "support/e2e.hpp"
@@ -504,4 +506,64 @@ TEST_CASE("cli: huge pages change speed only: identical stats with and without t
     const Result off = run_program(tmp, "NPUSIM_NO_HUGEPAGES=1 " + quote(NPUSIM_BIN), {"bench", "--chip", kA2, "--tasks", "2000"});
     SHOW(off);
     CHECK_THAT(off.out, Contains("huge pages      off"));
+}
+
+TEST_CASE("cli: README's sample summary and the statistics reference's examples are what a run prints", "[cli][docs]") {
+    TempDir tmp;
+    const auto run = [&](const std::string& stream, const std::string& name) {
+        const Result r = run_program(tmp, "cd " + quote(tmp.dir.string()) + " && " + quote(NPUSIM_BIN),
+                                     {"run", "--chip", kAx300, "--workload", stream, "--stats", "out/" + name, "--trace",
+                                      "out/trace.json"});
+        SHOW(r);
+        REQUIRE(r.code == 0);
+        return r.out + r.err;
+    };
+    const std::string printed = run(kTileStream, "stats.json");
+    const json tile = read_json(tmp.path("out/stats.json"));
+    run(kOpStream, "op.json");
+    const json op = read_json(tmp.path("out/op.json"));
+
+    // Every line of README's sample but the "..." elisions, in order, as printed.
+    const std::string readme = slurp(kSrc + "/README.md");
+    const std::string intro = "The run prints a short summary:\n\n```\n";
+    const auto at = readme.find(intro);
+    REQUIRE(at != std::string::npos);
+    const std::string block = readme.substr(at + intro.size(), readme.find("```", at + intro.size()) - at - intro.size());
+    std::vector<std::string> lines;
+    {
+        std::istringstream in(printed);
+        for (std::string line; std::getline(in, line);) {
+            while (!line.empty() && line.back() == ' ') line.pop_back();
+            lines.push_back(line);
+        }
+    }
+    std::size_t next = 0;
+    std::istringstream sample(block);
+    int compared = 0;
+    for (std::string line; std::getline(sample, line);) {
+        if (line.find_first_not_of(" .") == std::string::npos) continue;  // an elision
+        CAPTURE(line);
+        const auto it = std::find(lines.begin() + static_cast<std::ptrdiff_t>(next), lines.end(), line);
+        REQUIRE(it != lines.end());
+        next = static_cast<std::size_t>(it - lines.begin()) + 1;
+        ++compared;
+    }
+    CHECK(compared >= 15);
+    // README's op-level against tile-level sync figures.
+    CHECK_THAT(readme, Contains(fmt::format("({} -> {} cycles)", op["total_cycles"].get<std::uint64_t>(),
+                                            tile["total_cycles"].get<std::uint64_t>())));
+
+    // docs/statistics.md's examples of the run and overlap keys.
+    const std::string stats_md = slurp(kSrc + "/docs/statistics.md");
+    for (const char* key : {"total_ps", "total_cycles", "overlap.cube_busy_cycles", "overlap.vector_busy_cycles",
+                            "overlap.both_busy_cycles"}) {
+        CAPTURE(key);
+        const auto row = stats_md.find(std::string("| `") + key + "` |");
+        REQUIRE(row != std::string::npos);
+        const std::string line = stats_md.substr(row, stats_md.find('\n', row) - row);
+        const std::string example = line.substr(line.rfind("| ", line.size() - 3) + 2, std::string::npos);
+        const std::string k = key;
+        const json& v = k.find('.') == std::string::npos ? tile[k] : tile["overlap"][k.substr(k.find('.') + 1)];
+        CHECK(example.substr(0, example.find(' ')) == v.dump());
+    }
 }

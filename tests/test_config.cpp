@@ -417,3 +417,34 @@ TEST_CASE("docs/configuration.md matches the schema table", "[config][docs]") {
     }
     CHECK(slurp(path) == expected);
 }
+
+TEST_CASE("config: an unknown key's did-you-mean names the key with its unit or the graph's dimension", "[config][errors]") {
+    const std::string bert = kSrc + "/models/bert_layer.json";
+    const auto message = [&](const std::string& set) {
+        try {
+            RunConfig::load(kA2, bert, {set});
+        } catch (const npusim::InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    CHECK_THAT(message("chip.hbm.bandwidth=3200"), Contains("unknown key 'bandwidth' in chip.hbm (did you mean 'bandwidth_gbps'?)"));
+    CHECK_THAT(message("chip.hbm.bandwith_gbps=3200"), Contains("(did you mean 'bandwidth_gbps'?)"));
+    CHECK_THAT(message("workload.seq_len=256"),
+               Contains("unknown key 'seq_len' in workload (did you mean 'workload.dims.seq_len', a dimension of the graph?)"));
+    CHECK(RunConfig::load(kA2, bert, {"workload.dims.seq_len=256"}).workload().graph.dims.at("seq_len") == 256);
+}
+
+TEST_CASE("config: config-reference takes --help and a key prefix", "[config][cli]") {
+    npusim::test::TempDir tmp;
+    auto r = npusim::test::run_npusim(tmp, {"config-reference", "--help"});
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Contains("usage: npusim config-reference [PREFIX]"));
+    r = npusim::test::run_npusim(tmp, {"config-reference", "chip.hbm"});
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Contains("| `chip.hbm.size_gb` |") && Contains("## `chip.hbm`"));
+    CHECK_THAT(r.out, !Contains("chip.l2.") && !Contains("workload."));
+    r = npusim::test::run_npusim(tmp, {"config-reference", "chip.hbmm"});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("no key begins with 'chip.hbmm' (did you mean 'chip.hbm'?)"));
+}

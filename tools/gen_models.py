@@ -12,9 +12,9 @@ Every tensor's shape is written out (symbolically, in terms of the graph's
 "dims"), so the simulator's shape inference double-checks this script.
 Python 3 standard library only.
 """
+import argparse
 import json
 import os
-import sys
 
 
 class Graph:
@@ -317,7 +317,11 @@ def segnet():
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "models")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out_dir", nargs="?", default=os.path.join(here, "..", "models"),
+                        help="folder to write the graphs into (default: models/ next to tools/)")
+    out = parser.parse_args().out_dir
     os.makedirs(out, exist_ok=True)
     for make in (convbnrelu, resnet50, bert_layer, segnet):
         g = make()

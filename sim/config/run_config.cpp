@@ -266,7 +266,7 @@ void apply_set(json& doc, const std::string& arg, Sources& sources) {
             if (i + 1 != segs.size()) fail(label + ": " + full + " is a single value, not a group of keys");
         } else if (!is_group(full, kind)) {
             if (const std::string retired = retired_key_message(full); !retired.empty()) fail(label + ": " + retired);
-            fail(label + ": unknown key '" + segs[i] + "' in " + parent + did_you_mean(segs[i], child_names(parent, kind)));
+            fail(label + ": unknown key '" + segs[i] + "' in " + parent + unknown_key_hint(segs[i], parent, kind));
         }
         parent = full;
     }
@@ -317,7 +317,7 @@ public:
                 if (const std::string retired = retired_key_message(full); !retired.empty())
                     fail(sources_.label(full) + ": " + retired);
                 fail(sources_.label(full) + ": unknown key '" + it.key() + "' in " + prefix +
-                     did_you_mean(it.key(), child_names(prefix, kind_)));
+                     unknown_key_hint(it.key(), prefix, kind_));
             }
         }
     }

@@ -868,6 +868,20 @@ std::vector<std::string> child_names(const std::string& path, const std::string&
     return {names.begin(), names.end()};
 }
 
+std::string unknown_key_hint(const std::string& name, const std::string& path, const std::string& kind) {
+    const std::vector<std::string> siblings = child_names(path, kind);
+    if (std::string hint = did_you_mean(name, siblings); !hint.empty()) return hint;
+    // A key with its unit left off: the shortest sibling that is it plus "_...".
+    std::string unit;
+    for (const auto& s : siblings)
+        if (s.size() > name.size() + 1 && s.compare(0, name.size() + 1, name + "_") == 0 && (unit.empty() || s.size() < unit.size()))
+            unit = s;
+    if (!unit.empty()) return " (did you mean '" + unit + "'?)";
+    if (path == "workload" && kind == "graph")
+        return " (did you mean 'workload.dims." + name + "', a dimension of the graph?)";
+    return "";
+}
+
 std::string type_phrase(const KeySpec& k) {
     switch (k.type) {
         case ValueType::integer: return "an integer";

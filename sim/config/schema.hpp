@@ -87,6 +87,11 @@ std::string retired_key_message(const std::string& path);
 // Names one level below group `path` (keys and sub-groups), for did-you-mean.
 std::vector<std::string> child_names(const std::string& path, const std::string& kind);
 
+// The did-you-mean of an unknown key `name` in group `path`: the closest
+// sibling, a sibling it begins (`bandwidth` -> `bandwidth_gbps`), or for a
+// graph workload a dimension of the graph (`workload.dims.NAME`).
+std::string unknown_key_hint(const std::string& name, const std::string& path, const std::string& kind);
+
 // "a number" / "an integer" / "true or false" / ... without unit or range.
 std::string type_phrase(const KeySpec& key);
 

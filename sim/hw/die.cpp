@@ -91,7 +91,9 @@ std::uint64_t Die::end_ps() const {
 
 void Die::collect(Stats& s, std::uint64_t span_ps) const {
     const ChipParams& chip = ctx_.chip;
-    const std::uint64_t end = end_ps();
+    // With a host modelled the run ends when the later of the two does (the
+    // host's last step after the device's last task ends the critical path).
+    const std::uint64_t end = std::max(end_ps(), host_tail_.end_ps);
     const RunSpan span{span_ps ? span_ps : end, chip.ps_per_cycle()};
     s.set("total_ps", end);
     s.set("total_ns", static_cast<double>(end) / 1000.0);
