@@ -567,3 +567,40 @@ TEST_CASE("cli: README's sample summary and the statistics reference's examples 
         CHECK(example.substr(0, example.find(' ')) == v.dump());
     }
 }
+
+TEST_CASE("cli: diff of two runs names the key that differs and every statistic's delta", "[cli][diff]") {
+    TempDir tmp;
+    const auto stats = [&](const std::string& name, const std::vector<std::string>& sets) {
+        std::vector<std::string> args = {"run", "--chip", kAx300, "--workload", kTileStream, "--stats", tmp.path(name), "-q"};
+        for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+        REQUIRE(run_npusim(tmp, args).code == 0);
+        return tmp.path(name);
+    };
+    const std::string a = stats("a.json", {}), b = stats("b.json", {"chip.cores.cube.count=2"});
+    const json ja = read_json(a), jb = read_json(b);
+    Result r = run_npusim(tmp, {"diff", a, b, "--json", tmp.path("d.json"), "--ops-csv", tmp.path("ops.csv")});
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("config: 1 key differs") && Contains("chip.cores.cube.count") && Contains("4 -> 2"));
+    const long long ta = ja["total_cycles"].get<long long>(), tb = jb["total_cycles"].get<long long>();
+    REQUIRE(tb > ta);  // half the Cube cores
+    CHECK_THAT(r.out, Contains(fmt::format("total_cycles")) && Contains(fmt::format("{:+d}", tb - ta)));
+    const json d = read_json(tmp.path("d.json"));
+    CHECK(d["same_workload"] == true);
+    bool found = false;
+    for (const auto& s : d["statistics"])
+        if (s["key"] == "total_cycles") found = s["delta"].get<double>() == static_cast<double>(tb - ta);
+    CHECK(found);
+    CHECK(d["ops"].size() == ja["ops"].size());
+    const std::string csv = slurp(tmp.path("ops.csv"));
+    CHECK(csv.rfind("op,a_tasks,a_cores,a_flops", 0) == 0);
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == static_cast<std::ptrdiff_t>(ja["ops"].size()) + 1);
+    // Another workload: said, and what is common compared.
+    REQUIRE(run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kOpStream, "--stats", tmp.path("op.json"), "-q"}).code == 0);
+    r = run_npusim(tmp, {"diff", a, tmp.path("op.json")});
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Contains("different workloads") && Contains("total_cycles"));
+    r = run_npusim(tmp, {"diff", a});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("expected two stats files"));
+}

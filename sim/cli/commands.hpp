@@ -16,5 +16,6 @@ int lint_command(const Args& args);
 int sweep_command(const Args& args);
 int check_command(const Args& args);
 int import_command(const Args& args);
+int diff_command(const Args& args);
 
 }  // namespace npusim::cli

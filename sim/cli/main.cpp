@@ -25,12 +25,13 @@ commands:
   run     --chip FILE --workload FILE [--set PATH=VALUE]... [--stats OUT.json] [--trace OUT.json]
   compile --chip FILE --workload GRAPH.json|MODEL.onnx [--set PATH=VALUE]... --emit-tasks OUT.jsonl
   bench   [--tasks N] [--chip FILE] [--sizes N1,N2,...] [--runs N] [--compile] [--moe]   simulator (or compiler) speed and memory
-  config-reference                                          print the configuration reference (Markdown)
+  config-reference [PREFIX]                                 print the configuration reference (Markdown)
   lint    --chip FILE --tasks STREAM.jsonl [--json OUT.json] [--summary]  report over-synchronisation (exit 1 if any)
   sweep   STUDY.json --out DIR [-j N] [--resume] [--backend local|slurm] [--report]   what-if study
   check   GOLDEN_DIR_OR_FILE [--set PATH=VALUE]... [--update] [--junit OUT.xml] [--json OUT.json]
           cycle-count regression against goldens
   import  MODEL.onnx --out GRAPH.json [--set workload.dims.NAME=N]...   ONNX model -> graph file (--list-ops: what maps)
+  diff    A.json B.json [--json OUT.json] [--ops-csv OUT.csv] [--all]   two runs' stats (or sweep points) side by side
 
 Run `npusim <command> --help` for a command's options; `npusim --version` prints the version.
 )";
@@ -59,8 +60,9 @@ int sc_main(int argc, char* argv[]) {
         if (cmd == "lint") return cli::lint_command(args);
         if (cmd == "sweep") return cli::sweep_command(args);
         if (cmd == "check") return cli::check_command(args);
+        if (cmd == "diff") return cli::diff_command(args);
         if (cmd == "import") return cli::import_command(args);
-        const std::vector<std::string> commands = {"run", "compile", "lint", "sweep", "check", "bench", "config-reference", "import"};
+        const std::vector<std::string> commands = {"run", "compile", "lint", "sweep", "check", "bench", "config-reference", "import", "diff"};
         std::string list;
         for (const auto& c : commands) list += (list.empty() ? "" : ", ") + c;
         throw InputError(fmt::format("unknown command '{}'{}; commands: {}", cmd, did_you_mean(cmd, commands), list));

@@ -13,7 +13,7 @@ std::optional<po::variables_map> parse_options(const Args& args, const po::optio
     po::positional_options_description positional;
     if (pos.name) {
         all.add(pos.hidden);
-        positional.add(pos.name, 1);
+        positional.add(pos.name, pos.count);
     }
     po::variables_map vm;
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);

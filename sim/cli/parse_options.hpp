@@ -13,6 +13,7 @@ namespace npusim::cli {
 struct Positional {
     const char* name = nullptr;  // the hidden option it fills; nullptr = none
     boost::program_options::options_description hidden;
+    int count = 1;               // how many positional arguments it takes (-1: any)
 };
 
 // Parses args into the variables bound by `visible` (and pos.hidden).
