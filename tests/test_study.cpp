@@ -558,3 +558,18 @@ TEST_CASE("plot: tools/plot_sweep.py draws line and heat-map charts of a sweep f
     CHECK(bad.code == 2);
     CHECK_THAT(bad.err, Contains("total_cycles"));
 }
+
+TEST_CASE("sweep: a graph dimension the graph does not have is exit 2 before any point runs", "[study][errors]") {
+    TempDir tmp;
+    const std::string s = study_file(tmp, "dims.json", kAx300, kSrc + "/models/convbnrelu.json",
+                                     json{{"workload.dims.bach", {1, 2}}, {"chip.cores.cube.count", {2, 4}}});
+    const Result r = run_npusim(tmp, {"sweep", s, "--out", tmp.path("out")});
+    SHOW(r);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("dims.json: the study's graph dimensions") && Contains("unknown dimension 'bach'") &&
+                          Contains("did you mean 'batch'?"));
+    CHECK_FALSE(std::filesystem::exists(tmp.path("out/results.jsonl")));
+    // The graph's own dimension sweeps.
+    const std::string ok = study_file(tmp, "ok.json", kAx300, kSrc + "/models/convbnrelu.json", json{{"workload.dims.batch", {1, 2}}});
+    CHECK(run_npusim(tmp, {"sweep", ok, "--out", tmp.path("out2"), "-j", "2"}).code == 0);
+}

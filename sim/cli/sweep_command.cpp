@@ -12,12 +12,42 @@
 #include "cli/commands.hpp"
 #include "cli/parse_options.hpp"
 #include "common/errors.hpp"
+#include "compiler/compiler.hpp"
+#include "compiler/graph_reader.hpp"
+#include "config/run_config.hpp"
+#include "onnx/onnx_import.hpp"
 #include "study/child_process.hpp"
+#include "study/points.hpp"
+#include "study/study.hpp"
 #include "study/sweep.hpp"
 
 namespace npusim::cli {
 
 namespace po = boost::program_options;
+
+namespace {
+
+// A graph study's dimensions (workload.dims.NAME in "set" or an axis) must
+// be the graph's: checked once, on the first point's values, before any
+// point runs (each point would fail the same way).
+void check_graph_dims(const std::string& study_file) {
+    const study::Study s = study::load_study(study_file);
+    const std::vector<study::Point> points = study::expand_points(s);
+    if (points.empty()) return;
+    const RunConfig cfg = RunConfig::load(s.chip_path, s.workload_path, points.front().set_args(s));
+    if (cfg.kind() != WorkloadKind::graph) return;
+    const GraphWorkload& g = cfg.workload().graph;
+    if (g.dims.empty()) return;
+    try {
+        const std::string& file = cfg.workload().file;
+        if (onnx_import::is_onnx_file_name(file)) onnx_import::import_model(file, compiler::graph_dims(g));
+        else compiler::read_graph(file, compiler::graph_dims(g));
+    } catch (const InputError& e) {
+        throw InputError(study_file + ": the study's graph dimensions: " + e.what());
+    }
+}
+
+}  // namespace
 
 int sweep_command(const Args& args) {
     study::SweepOptions opt;
@@ -56,6 +86,7 @@ int sweep_command(const Args& args) {
     opt.jobs = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
     opt.tty = ::isatty(::fileno(stdout)) != 0;
     opt.self = study::self_executable();
+    check_graph_dims(opt.study_file);
     return study::run_sweep(opt, std::cout);
 }
 
