@@ -604,3 +604,30 @@ TEST_CASE("cli: diff of two runs names the key that differs and every statistic'
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Contains("expected two stats files"));
 }
+
+TEST_CASE("cli: --what-would-help finds the GM port binding BERT on a2 and HBM binding a copy", "[cli][slow]") {
+    TempDir tmp;
+    const auto findings = [&](const std::string& workload, const std::string& name) {
+        const Result r = run_npusim(tmp, {"run", "--chip", kA2, "--workload", workload, "--what-would-help", "--stats", tmp.path(name)});
+        SHOW(r);
+        REQUIRE(r.code == 0);
+        CHECK_THAT(r.out, Contains("what would help") && Contains("binds: "));
+        return read_json(tmp.path(name));
+    };
+    // BERT: twice the HBM bandwidth saves almost nothing, twice the Cube
+    // cores' GM port saves most; the big MatMuls say so op by op.
+    const json bert = findings(kSrc + "/models/bert_layer.json", "bert.json");
+    const json& w = bert["what_would_help"];
+    CHECK(w["binds"] == "cube.gm_port");
+    CHECK(w["resources"]["cube.gm_port"]["change"].get<double>() < -0.05);
+    CHECK(w["resources"]["hbm"]["change"].get<double>() > -0.02);
+    CHECK(w["resources"]["hbm"]["to"].get<double>() == 2 * w["resources"]["hbm"]["from"].get<double>());
+    bool down = false;
+    for (const auto& op : bert["ops"])
+        if (op["name"] == "ffn.down.matmul") down = op.value("bound_resource", std::string()) == "cube.gm_port";
+    CHECK(down);
+    // A 384 MB copy on the 48 Vector cores: HBM binds (twice of it: well under the run's time).
+    const json copy = findings(kCopyStream, "copy.json");
+    CHECK(copy["what_would_help"]["binds"] == "hbm");
+    CHECK(copy["what_would_help"]["resources"]["hbm"]["change"].get<double>() < -0.3);
+}

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/what_would_help.hpp"
 #include "cli/llm_run.hpp"
 #include "cli/parse_options.hpp"
 #include "cli/report_trace.hpp"
@@ -42,7 +43,9 @@ namespace npusim::cli {
 
 namespace po = boost::program_options;
 
-int run_command(const Args& args) {
+namespace {
+
+int run_once(const Args& args) {
     std::string chip_file, workload_file, stats_file, trace_file, report_file;
     std::string profile_file;  // kind moe: per-core phase profile
     std::string trace_ranks;   // cross-rank runs: which ranks the trace keeps
@@ -66,6 +69,9 @@ int run_command(const Args& args) {
          "runs on several ranks: the dies run on 1 or 2 threads (default 2 on a machine with two cores; a traced run uses "
          "1); the results are the same")
         ("quiet,q", po::bool_switch(&quiet), "no summary on stdout")
+        ("what-would-help", "after the run, re-run it once per resource (HBM, L2, GM ports, L1->L0, FixPipe, core counts, "
+                            "dispatch, mesh planes) at twice its capacity: what each saves, of the run and of each op, and "
+                            "so what binds (stats: what_would_help.*, ops[].bound_resource)")
         ("fail-on-stale", po::bool_switch(&fail_on_stale),
          "runs on several ranks: exit 1 when any read on the mesh saw stale data (memory_model.stale_reads > 0)");
     if (!parse_options(args, opts)) return 0;
@@ -192,6 +198,40 @@ int run_command(const Args& args) {
         std::cout << run_summary(stats, chip, stats_file, trace_file);
         if (host) std::cout << host->summary(stats);
         if (!report_file.empty()) std::cout << "  report -> " << report_file << "\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+int run_command(const Args& args) {
+    // --what-would-help: the run as asked (its stats to a file of its own
+    // when none was asked for), then the re-runs (cli/what_would_help.cpp).
+    Args rest;
+    bool help = false, quiet = false;
+    std::string stats;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--what-would-help") {
+            help = true;
+            continue;
+        }
+        if (args[i] == "-q" || args[i] == "--quiet") quiet = true;
+        if (args[i] == "--stats" && i + 1 < args.size()) stats = args[i + 1];
+        if (args[i].rfind("--stats=", 0) == 0) stats = args[i].substr(8);
+        rest.push_back(args[i]);
+    }
+    if (!help) return run_once(rest);
+    const bool own_stats = stats.empty();
+    if (own_stats) {
+        stats = (std::filesystem::temp_directory_path() / fmt::format("npusim-run-{}.json", ::getpid())).string();
+        rest.insert(rest.end(), {"--stats", stats});
+    }
+    const int rc = run_once(rest);
+    if (rc != 0) return rc;
+    what_would_help(rest, stats, quiet);
+    if (own_stats) {
+        std::error_code ec;
+        std::filesystem::remove(stats, ec);
     }
     return 0;
 }
