@@ -631,3 +631,25 @@ TEST_CASE("cli: --what-would-help finds the GM port binding BERT on a2 and HBM b
     CHECK(copy["what_would_help"]["binds"] == "hbm");
     CHECK(copy["what_would_help"]["resources"]["hbm"]["change"].get<double>() < -0.3);
 }
+
+TEST_CASE("cli: a trace to a .json.gz path is the same trace gzip-compressed, and the report reads it", "[cli][trace]") {
+    TempDir tmp;
+    const auto run = [&](const std::vector<std::string>& extra) {
+        std::vector<std::string> args = {"run", "--chip", kAx300, "--workload", kTileStream, "-q"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const Result r = run_npusim(tmp, args);
+        SHOW(r);
+        REQUIRE(r.code == 0);
+    };
+    run({"--trace", tmp.path("t.json")});
+    run({"--trace", tmp.path("t.json.gz"), "--report", tmp.path("r.html")});
+    const auto plain = std::filesystem::file_size(tmp.path("t.json")), packed = std::filesystem::file_size(tmp.path("t.json.gz"));
+    CHECK(packed * 5 < plain);
+    const Result unzip = run_program(tmp, "gzip", {"-dc", tmp.path("t.json.gz")});
+    REQUIRE(unzip.code == 0);
+    CHECK(unzip.out == slurp(tmp.path("t.json")));
+    const Result check = run_program(tmp, "/usr/bin/python3", {kCheckTrace, tmp.path("t.json.gz")});
+    SHOW(check);
+    CHECK(check.code == 0);
+    CHECK_THAT(slurp(tmp.path("r.html")), Contains("cube0"));
+}

@@ -40,6 +40,7 @@ cannot be read or is not JSON.
 import argparse
 import bisect
 import decimal
+import gzip
 import json
 import math
 import sys
@@ -106,6 +107,8 @@ def load(path):
     """Returns the parsed document, or raises (OSError, ValueError)."""
     with open(path, "rb") as f:
         data = f.read()
+    if data[:2] == b"\x1f\x8b":  # a gzip trace (--trace out.json.gz)
+        data = gzip.decompress(data)
     text = data.decode("utf-8")
     # Decimal keeps the six-decimal microsecond times exact (picoseconds).
     return json.loads(text, parse_float=decimal.Decimal, parse_constant=reject_constant)

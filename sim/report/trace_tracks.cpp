@@ -1,10 +1,12 @@
 // The busiest tracks of a trace, for the timeline of a run report. The
 // trace writer puts one event per line, so the file is read line by line and
 // only complete ("X") events and thread/process names are parsed.
+#include <zlib.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
+#include <string>
 #include <utility>
 
 #include "common/errors.hpp"
@@ -53,14 +55,40 @@ std::string unit_kind(const TrackActivity& t) {
 
 namespace {
 
+// The trace's lines, read through zlib: a gzip trace (--trace out.json.gz)
+// and a plain one alike.
+class TraceLines {
+public:
+    explicit TraceLines(const std::string& file) : f_(gzopen(file.c_str(), "rb")) {
+        if (!f_) throw InputError(file + ": cannot read trace for the report");
+    }
+    ~TraceLines() { gzclose(f_); }
+    TraceLines(const TraceLines&) = delete;
+    TraceLines& operator=(const TraceLines&) = delete;
+    bool next(std::string& line) {
+        line.clear();
+        char buf[1 << 16];
+        while (gzgets(f_, buf, sizeof buf)) {
+            line += buf;
+            if (!line.empty() && line.back() == '\n') {
+                line.pop_back();
+                return true;
+            }
+        }
+        return !line.empty();
+    }
+
+private:
+    gzFile f_;
+};
+
 std::vector<TrackActivity> select_tracks(const std::string& trace_file, std::size_t count, std::size_t max_slices,
                                          bool by_kind) {
-    std::ifstream in(trace_file, std::ios::binary);
-    if (!in) throw InputError(trace_file + ": cannot read trace for the report");
+    TraceLines in(trace_file);
     std::map<std::pair<int, int>, TrackActivity> tracks;
     std::map<int, std::string> processes;
     std::string line;
-    while (std::getline(in, line)) {
+    while (in.next(line)) {
         const bool is_x = line.find("\"ph\":\"X\"") != std::string::npos;
         const bool is_name = !is_x && (line.find("\"thread_name\"") != std::string::npos ||
                                        line.find("\"process_name\"") != std::string::npos);

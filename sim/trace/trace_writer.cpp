@@ -1,8 +1,11 @@
 #include "trace/trace_writer.hpp"
 
-#include <fmt/format.h>
+#include <zlib.h>
 
 #include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "common/errors.hpp"
 #include "common/output_file.hpp"
@@ -67,8 +70,42 @@ std::string json_escape(std::string_view s) {
     return out;
 }
 
+class TraceWriter::Gzip {
+public:
+    explicit Gzip(OutputFile& out) : out_(out) {
+        // windowBits 15 + 16: a gzip header and trailer around the deflate stream.
+        if (deflateInit2(&z_, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+            throw std::runtime_error("zlib: deflateInit2 failed");
+    }
+    ~Gzip() { deflateEnd(&z_); }
+    void write(std::string_view text, bool finish = false) {
+        z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+        z_.avail_in = static_cast<uInt>(text.size());
+        int rc = Z_OK;
+        do {
+            z_.next_out = reinterpret_cast<Bytef*>(buf_);
+            z_.avail_out = sizeof buf_;
+            rc = deflate(&z_, finish ? Z_FINISH : Z_NO_FLUSH);
+            out_.write(std::string_view(buf_, sizeof buf_ - z_.avail_out));
+        } while (z_.avail_out == 0 || (finish && rc != Z_STREAM_END));
+    }
+
+private:
+    OutputFile& out_;
+    z_stream z_{};
+    char buf_[1 << 16];
+};
+
+TraceWriter::TraceWriter() = default;
+
 TraceWriter::TraceWriter(const std::string& path) : out_(std::make_unique<OutputFile>(path)) {
-    out_->write("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) gzip_ = std::make_unique<Gzip>(*out_);
+    write("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+}
+
+void TraceWriter::write(std::string_view text) {
+    if (gzip_) gzip_->write(text);
+    else out_->write(text);
 }
 
 // An exception on its way out (a deadlock) still leaves a loadable trace of
@@ -81,7 +118,7 @@ TraceWriter::~TraceWriter() {
 }
 
 void TraceWriter::begin_event() {
-    if (events_++ > 0) out_->write(",\n");
+    if (events_++ > 0) write(",\n");
 }
 
 void TraceWriter::process(int pid, std::string_view name, int sort_index) {
@@ -140,10 +177,13 @@ void TraceWriter::instant(int pid, int tid, std::string_view name, std::uint64_t
 
 void TraceWriter::close(std::string_view other_data_json) {
     if (!out_) return;
+    std::string tail = "\n]";
+    if (!other_data_json.empty()) tail += fmt::format(",\"otherData\":{}", other_data_json);
+    tail += "}\n";
+    if (gzip_) gzip_->write(tail, true);
+    else out_->write(tail);
+    gzip_.reset();
     const std::unique_ptr<OutputFile> f = std::move(out_);
-    f->write("\n]");
-    if (!other_data_json.empty()) f->write(fmt::format(",\"otherData\":{}", other_data_json));
-    f->write("}\n");
     f->commit();
 }
 

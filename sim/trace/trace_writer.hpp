@@ -18,7 +18,7 @@ namespace npusim {
 
 class TraceWriter {
 public:
-    TraceWriter() = default;  // disabled
+    TraceWriter();  // disabled
     explicit TraceWriter(const std::string& path);
     ~TraceWriter();
     TraceWriter(const TraceWriter&) = delete;
@@ -55,10 +55,15 @@ private:
     void put(fmt::format_string<A...> f, A&&... a) {
         fmt::memory_buffer b;
         fmt::format_to(std::back_inserter(b), f, std::forward<A>(a)...);
-        out_->write(std::string_view(b.data(), b.size()));
+        write(std::string_view(b.data(), b.size()));
     }
+    void write(std::string_view text);
 
     std::unique_ptr<OutputFile> out_;
+    // A path ending in .gz: the JSON goes through gzip (zlib's deflate) on its
+    // way to the file (Perfetto opens it as it is).
+    class Gzip;
+    std::unique_ptr<Gzip> gzip_;
     std::uint64_t events_ = 0;
 };
 
