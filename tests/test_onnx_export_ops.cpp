@@ -167,12 +167,15 @@ TEST_CASE("onnx export ops: Einsum contractions become one MatMul or BatchMatMul
     struct Case {
         std::string eq;
         std::vector<std::int64_t> a, b, out;
-        std::string mm;  // the Cube op
+        std::string mm;                       // the Cube op
+        std::vector<std::int64_t> lhs, rhs;   // its operands' shapes: [batch,] M, K and [batch,] K, N
     };
-    for (const Case& c : {Case{"ij,jk->ik", {16, 32}, {32, 24}, {16, 24}, "MatMul"},
-                          Case{"bhid,bhjd->bhij", {2, 4, 16, 32}, {2, 4, 24, 32}, {2, 4, 16, 24}, "BatchMatMul"},
-                          Case{"...id,...jd", {2, 4, 16, 32}, {2, 4, 24, 32}, {2, 4, 16, 24}, "BatchMatMul"},
-                          Case{"bij,jk->bik", {3, 16, 32}, {32, 8}, {3, 16, 8}, "MatMul"}}) {
+    for (const Case& c : {Case{"ij,jk->ik", {16, 32}, {32, 24}, {16, 24}, "MatMul", {16, 32}, {32, 24}},
+                          Case{"bhid,bhjd->bhij", {2, 4, 16, 32}, {2, 4, 24, 32}, {2, 4, 16, 24}, "BatchMatMul", {8, 16, 32}, {8, 32, 24}},
+                          Case{"...id,...jd", {2, 4, 16, 32}, {2, 4, 24, 32}, {2, 4, 16, 24}, "BatchMatMul", {8, 16, 32}, {8, 32, 24}},
+                          Case{"bij,jk->bik", {3, 16, 32}, {32, 8}, {3, 16, 8}, "MatMul", {48, 32}, {32, 8}},
+                          // Implicit form with capital letters: the output is "MN".
+                          Case{"Mk,kN", {16, 32}, {32, 24}, {16, 24}, "MatMul", {16, 32}, {32, 24}}}) {
         CAPTURE(c.eq);
         ModelBuilder b(13);
         b.input("a", c.a);
@@ -183,17 +186,18 @@ TEST_CASE("onnx export ops: Einsum contractions become one MatMul or BatchMatMul
         const json g = b.import();
         const auto mm = nodes_of(g, c.mm);
         REQUIRE(mm.size() == 1);
-        // K, the contracted letter's size, is the rows of the second operand
-        // (a graph input, or the Reshape that lays it out).
-        const std::string rhs = mm[0]["inputs"][1];
-        json shape;
-        if (g["tensors"].contains(rhs)) shape = g["tensors"][rhs]["shape"];
-        for (const auto& r : nodes_of(g, "Reshape"))
-            if (r["outputs"][0] == rhs) shape = r["attrs"]["shape"];
-        REQUIRE(shape.size() >= 2);
-        CHECK(shape[shape.size() - 2] == c.a.back());
-        const auto last = nodes_of(g, "Reshape").back();
-        CHECK(last["attrs"]["shape"] == json(c.out));
+        // An operand's shape: a graph input's, or the Reshape's that lays it out.
+        const auto shape_of = [&](const std::string& t) {
+            json shape;
+            if (g["tensors"].contains(t)) shape = g["tensors"][t]["shape"];
+            for (const auto& r : nodes_of(g, "Reshape"))
+                if (r["outputs"][0] == t) shape = r["attrs"]["shape"];
+            return shape;
+        };
+        CHECK(shape_of(mm[0]["inputs"][0]) == json(c.lhs));
+        CHECK(shape_of(mm[0]["inputs"][1]) == json(c.rhs));
+        // The Relu after it reads the output's shape.
+        CHECK(shape_of(nodes_of(g, "Reshape").back()["outputs"][0]) == json(c.out));
     }
     // One operand: a transpose, and a sum over a letter the output drops.
     ModelBuilder b(13);
@@ -324,4 +328,33 @@ TEST_CASE("onnx export ops: a graph cycle and a tensor over 2^40 elements are ex
     SHOW(r);
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Matchers::Contains("big.onnx") && Catch::Matchers::Contains("more than 2^40 elements"));
+}
+
+TEST_CASE("onnx export ops: DepthToSpace in both modes and GatherND move the bytes their definitions name", "[onnx][import]") {
+    for (const std::string mode : {"DCR", "CRD"}) {
+        CAPTURE(mode);
+        ModelBuilder b(13);
+        b.input("x", {1, 8, 3, 5});
+        auto* n = b.node("DepthToSpace", {"x"}, {"y"});
+        b.attr(n, "blocksize", std::int64_t{2});
+        b.attr(n, "mode", mode);
+        b.output("y");
+        const json g = b.import();
+        const auto t = nodes_of(g, "Transpose");
+        REQUIRE(t.size() == 1);
+        CHECK(t[0]["attrs"]["perm"] == (mode == "DCR" ? json::array({0, 3, 4, 1, 5, 2}) : json::array({0, 1, 4, 2, 5, 3})));
+        CHECK(nodes_of(g, "Reshape").back()["attrs"]["shape"] == json::array({1, 2, 6, 10}));
+    }
+    // GatherND of [4, 6, 8] by 5 index pairs: 5 rows of 8 picked, each pair
+    // made a row number in one pass.
+    ModelBuilder b(13);
+    b.input("data", {4, 6, 8});
+    b.input("idx", {5, 2}, TP::INT64);
+    b.node("GatherND", {"data", "idx"}, {"y"});
+    b.output("y");
+    const json g = b.import();
+    REQUIRE(nodes_of(g, "Gather").size() == 1);
+    REQUIRE(nodes_of(g, "ReduceSum").size() == 1);
+    CHECK(nodes_of(g, "Reshape").front()["attrs"]["shape"] == json::array({24, 8}));  // the data as rows
+    CHECK(nodes_of(g, "Reshape").back()["attrs"]["shape"] == json::array({5, 8}));
 }

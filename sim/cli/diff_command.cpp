@@ -73,7 +73,8 @@ std::vector<Change> changes(const std::map<std::string, json>& a, const std::map
         if (c.a == c.b) continue;
         if (c.a.is_number() && c.b.is_number()) {
             c.delta = c.b.get<double>() - c.a.get<double>();
-            c.rel = c.a.get<double>() != 0 ? c.delta / std::fabs(c.a.get<double>()) : 0;
+            // From 0 to anything is the largest change there is (stale reads, stalls appearing).
+            c.rel = c.a.get<double>() != 0 ? c.delta / std::fabs(c.a.get<double>()) : HUGE_VAL;
         }
         v.push_back(std::move(c));
     }
@@ -91,6 +92,7 @@ std::string delta_text(const Change& c) {
     if (!c.a.is_number() || !c.b.is_number()) return "";
     std::string t = fmt::format("{:+.6g}", c.delta);
     if (c.a.get<double>() != 0) t += fmt::format(" ({:+.2f}%)", 100 * c.rel);
+    else t += " (from 0)";
     return t;
 }
 
@@ -109,6 +111,13 @@ std::string workload_of(const json& stats) {
     return w->value("kind", std::string()) + " " + w->value("file", std::string());
 }
 
+// A CSV field in quotes, its quotes doubled.
+std::string quoted(const std::string& s) {
+    std::string q = "\"";
+    for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
+
 void write_ops_csv(const std::string& file, const std::map<std::string, json>& a, const std::map<std::string, json>& b) {
     static const std::vector<std::string> fields = {"tasks", "cores", "flops", "bytes", "busy_ns", "compute_ns",
                                                     "transfer_ns", "event_wait_ns", "start_ns", "end_ns", "bound"};
@@ -123,7 +132,7 @@ void write_ops_csv(const std::string& file, const std::map<std::string, json>& a
     for (const auto& [k, v] : b) names.insert(k);
     const auto cell = [](const json& v) {
         if (v.is_null()) return std::string();
-        if (v.is_string()) return "\"" + v.get<std::string>() + "\"";
+        if (v.is_string()) return quoted(v.get<std::string>());
         return v.is_number_float() ? fmt::format("{:.6g}", v.get<double>()) : v.dump();
     };
     const auto rate = [](const std::map<std::string, json>& m, const std::string& n) {
@@ -133,7 +142,7 @@ void write_ops_csv(const std::string& file, const std::map<std::string, json>& a
         return busy > 0 ? fmt::format("{:.6g}", it->second["flops"].get<double>() / (busy * 1e-9)) : std::string();
     };
     for (const auto& n : names) {
-        os << "\"" << n << "\"";
+        os << quoted(n);
         for (const auto* m : {&a, &b}) {
             const auto it = m->find(n);
             for (const auto& f : fields) os << "," << (it == m->end() ? std::string() : cell(it->second.value(f, json())));
@@ -143,9 +152,22 @@ void write_ops_csv(const std::string& file, const std::map<std::string, json>& a
     out.commit();
 }
 
+int diff(const Args& args);
+
 }  // namespace
 
+// Malformed stats (a field of an unexpected type) are bad input, not an internal error.
 int diff_command(const Args& args) {
+    try {
+        return diff(args);
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(std::string("diff: a stats file is not as npusim run writes it: ") + e.what());
+    }
+}
+
+namespace {
+
+int diff(const Args& args) {
     std::vector<std::string> files;
     std::string json_file, csv_file;
     bool all = false;
@@ -234,5 +256,7 @@ int diff_command(const Args& args) {
     if (!csv_file.empty()) write_ops_csv(csv_file, oa, ob);
     return 0;
 }
+
+}  // namespace
 
 }  // namespace npusim::cli

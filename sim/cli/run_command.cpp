@@ -221,19 +221,20 @@ int run_command(const Args& args) {
         rest.push_back(args[i]);
     }
     if (!help) return run_once(rest);
-    const bool own_stats = stats.empty();
-    if (own_stats) {
-        stats = (std::filesystem::temp_directory_path() / fmt::format("npusim-run-{}.json", ::getpid())).string();
+    std::string own_dir;  // no --stats: the run's go to a folder of its own
+    if (stats.empty()) {
+        own_dir = (std::filesystem::temp_directory_path() / "npusim-run-XXXXXX").string();
+        if (!::mkdtemp(own_dir.data())) throw InputError("--what-would-help: cannot make a temporary folder");
+        stats = own_dir + "/stats.json";
         rest.insert(rest.end(), {"--stats", stats});
     }
     const int rc = run_once(rest);
-    if (rc != 0) return rc;
-    what_would_help(rest, stats, quiet);
-    if (own_stats) {
+    if (rc == 0) what_would_help(rest, stats, quiet);
+    if (!own_dir.empty()) {
         std::error_code ec;
-        std::filesystem::remove(stats, ec);
+        std::filesystem::remove_all(own_dir, ec);
     }
-    return 0;
+    return rc;
 }
 
 }  // namespace npusim::cli

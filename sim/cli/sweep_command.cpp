@@ -2,7 +2,9 @@
 // (sim/study/), locally or as a Slurm job array.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <iostream>
 #include <thread>
 
@@ -34,7 +36,15 @@ void check_graph_dims(const std::string& study_file) {
     const study::Study s = study::load_study(study_file);
     const std::vector<study::Point> points = study::expand_points(s);
     if (points.empty()) return;
-    const RunConfig cfg = RunConfig::load(s.chip_path, s.workload_path, points.front().set_args(s));
+    const std::vector<std::string> sets = points.front().set_args(s);
+    if (std::none_of(sets.begin(), sets.end(), [](const std::string& a) { return a.rfind("workload.dims.", 0) == 0; })) return;
+    std::optional<RunConfig> loaded;
+    try {
+        loaded.emplace(RunConfig::load(s.chip_path, s.workload_path, sets));
+    } catch (const InputError&) {
+        return;  // a bad value of the first point: that point fails on its own, the others go on
+    }
+    const RunConfig& cfg = *loaded;
     if (cfg.kind() != WorkloadKind::graph) return;
     const GraphWorkload& g = cfg.workload().graph;
     if (g.dims.empty()) return;

@@ -11,12 +11,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -99,6 +102,14 @@ struct Rerun {
     json result;
 };
 
+json read_stats(const std::string& file) {
+    try {
+        return json::parse(std::ifstream(file));
+    } catch (const json::exception& e) {
+        throw InputError(file + ": cannot read the run's statistics (" + e.what() + "); give --stats a regular file");
+    }
+}
+
 std::map<std::string, double> op_busy(const json& stats) {
     std::map<std::string, double> m;
     if (stats.contains("ops"))
@@ -109,11 +120,12 @@ std::map<std::string, double> op_busy(const json& stats) {
 }  // namespace
 
 int what_would_help(const Args& args, const std::string& stats_file, bool quiet) {
-    const json base = json::parse(std::ifstream(stats_file));
+    const json base = read_stats(stats_file);
     const bool ranks = base.contains("system") || (at_path(base, "config.chip.interconnect.ranks") &&
                                                     at_path(base, "config.chip.interconnect.ranks")->get<double>() > 1);
-    const fs::path dir = fs::temp_directory_path() / fmt::format("npusim-what-would-help-{}", ::getpid());
-    fs::create_directories(dir);
+    std::string pattern = (fs::temp_directory_path() / "npusim-what-would-help-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw InputError("--what-would-help: cannot make a temporary folder in " + fs::temp_directory_path().string());
+    const fs::path dir = pattern;
     const std::vector<std::string> common = without_outputs(args);
     const std::string self = study::self_executable();
     std::vector<Rerun> runs;
@@ -126,15 +138,16 @@ int what_would_help(const Args& args, const std::string& stats_file, bool quiet)
         x.from = v->get<double>();
         x.to = r.halve ? x.from / 2 : x.from * 2;
         if (v->is_number_integer()) x.to = std::max(1.0, std::round(x.to));
+        if (x.to == x.from) continue;  // (a cost of 1 cycle cannot halve)
         x.stats = (dir / fmt::format("{}.json", runs.size())).string();
         x.log = (dir / fmt::format("{}.log", runs.size())).string();
         runs.push_back(x);
     }
-    // Two at a time (the development machines have two cores).
+    // As many at a time as the machine has cores.
+    const std::size_t jobs = std::max(1u, std::thread::hardware_concurrency());
     std::size_t next = 0, running = 0;
-    std::vector<std::size_t> in_flight;
     while (next < runs.size() || running > 0) {
-        while (running < 2 && next < runs.size()) {
+        while (running < jobs && next < runs.size()) {
             Rerun& x = runs[next];
             std::vector<std::string> argv = {self, "run"};
             argv.insert(argv.end(), common.begin(), common.end());
@@ -143,15 +156,18 @@ int what_would_help(const Args& args, const std::string& stats_file, bool quiet)
             ++running;
             ++next;
         }
-        int status = 0;
-        const pid_t done = ::waitpid(-1, &status, 0);
-        if (done < 0) break;
-        for (Rerun& x : runs)
-            if (x.pid == done) {
-                x.code = study::exit_code_of(status);
-                x.pid = -1;
-                --running;
+        // The oldest re-run still going (each waited for by its own pid).
+        for (Rerun& x : runs) {
+            if (x.pid < 0) continue;
+            int status = 0;
+            pid_t done = -1;
+            while ((done = ::waitpid(x.pid, &status, 0)) < 0 && errno == EINTR) {
             }
+            x.code = done < 0 ? 128 : study::exit_code_of(status);
+            x.pid = -1;
+            --running;
+            break;
+        }
     }
     const double total = base.value("total_ns", 0.0);
     const auto busy0 = op_busy(base);
@@ -160,7 +176,7 @@ int what_would_help(const Args& args, const std::string& stats_file, bool quiet)
     for (Rerun& x : runs) {
         json e{{"key", x.r->key}, {"from", x.from}, {"to", x.to}};
         if (x.code == 0) {
-            x.result = json::parse(std::ifstream(x.stats));
+            x.result = read_stats(x.stats);
             const double t = x.result.value("total_ns", 0.0);
             e["total_ns"] = t;
             e["change"] = total > 0 ? t / total - 1 : 0.0;

@@ -3,7 +3,9 @@
 // most are alive at once (each from the node that writes it to the last
 // that reads it; graph outputs to the end; a view of a tensor as long as
 // the tensor). A runtime reuses freed activation memory; this is the peak
-// it cannot go below in this node order.
+// it cannot go below in this node order, with the intermediates of chains
+// the compiler fuses later (which never reach HBM) counted: an upper
+// estimate.
 #pragma once
 #include <cstdint>
 

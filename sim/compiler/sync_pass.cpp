@@ -82,7 +82,8 @@ std::vector<std::uint64_t> group_ancestors(const std::vector<std::vector<int>>& 
 }  // namespace
 
 std::size_t transitive_reduction(std::vector<std::vector<int>>& preds, const std::vector<int>* group) {
-    // Exact, in memory linear in tasks + edges: for each task, a walk up
+    // Exact, in memory linear in tasks + edges (and groups^2 bits with
+    // groups): for each task, a walk up
     // from its preds (through the already reduced preds of earlier tasks,
     // which keep the same ancestors) marks every pred reachable from another
     // one. Preds come before their task, so the walk never goes below the
@@ -204,8 +205,12 @@ SyncPlan insert_sync(const std::vector<TileTask>& tasks, const KernelPlan& plan,
     SyncPlan s;
     s.preds = data_dependences(tasks);
     for (const auto& p : s.preds) s.edges_before += p.size();
+    // Groups of consecutive kernels, at most kMaxSyncGroups (their
+    // reachability bits are groups^2): any grouping gives the same edges.
+    constexpr int kMaxSyncGroups = 4096;
+    const int per_group = (static_cast<int>(plan.kernels.size()) + kMaxSyncGroups - 1) / kMaxSyncGroups;
     std::vector<int> kernel_of(tasks.size());
-    for (std::size_t t = 0; t < tasks.size(); ++t) kernel_of[t] = std::max(0, tasks[t].kernel);
+    for (std::size_t t = 0; t < tasks.size(); ++t) kernel_of[t] = std::max(0, tasks[t].kernel) / std::max(1, per_group);
     transitive_reduction(s.preds, &kernel_of);
     s.wait.resize(tasks.size());
     s.signal.resize(tasks.size());

@@ -1,6 +1,7 @@
 #include "onnx/einsum.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -20,7 +21,10 @@ std::string parse_einsum(const std::string& eq, const std::vector<std::size_t>& 
         }
     if (t.in.size() != ranks.size()) return "operand count";
     std::size_t ellipsis = 0;
-    const std::string letters = "ZYXWVUTSRQPONM";  // ellipsis dims, last first
+    // The ellipsis' dims, last first: characters no equation holds (the
+    // index letters are a-z and A-Z).
+    std::string letters;
+    for (char c = 1; c <= 16; ++c) letters += c;
     for (std::size_t k = 0; k < t.in.size(); ++k) {
         std::string& term = t.in[k];
         const auto at = term.find("...");
@@ -35,6 +39,9 @@ std::string parse_einsum(const std::string& eq, const std::vector<std::size_t>& 
         term = term.substr(0, at) + dims + term.substr(at + 3);
     }
     std::string all;
+    for (const auto& term : t.in)
+        for (const char ch : term)
+            if (!std::isalpha(static_cast<unsigned char>(ch)) && letters.find(ch) == std::string::npos) return "index character";
     for (const auto& term : t.in) {
         if (std::set<char>(term.begin(), term.end()).size() != term.size()) return "a repeated index (diagonal)";
         all += term;
@@ -53,7 +60,7 @@ std::string parse_einsum(const std::string& eq, const std::vector<std::size_t>& 
         for (std::size_t i = ellipsis; i-- > 0;) once += letters[i];
         std::set<char> sorted;
         for (const char ch : all)
-            if (std::count(all.begin(), all.end(), ch) == 1 && letters.find(ch) == std::string::npos) sorted.insert(ch);
+            if (std::count(all.begin(), all.end(), ch) == 1 && letters.find(ch) == std::string::npos) sorted.insert(ch);  // ellipsis dims lead
         t.out = once + std::string(sorted.begin(), sorted.end());
     }
     for (const char ch : t.out)

@@ -205,12 +205,15 @@ void check_loaded(LoadedModel& m) {
     // The checker lets a zero stride through, and libonnx's Conv/Pool shape
     // inference then divides by it (SIGFPE): window attributes must be >= 1.
     for (const auto& n : m.model.graph().node())
-        for (const auto& a : n.attribute())
-            if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape")
-                for (const auto v : a.ints())
-                    if (v < 1)
-                        fail(file, fmt::format("node '{}' ({}): attribute {} must be >= 1, got {}", n.name(), n.op_type(),
-                                               a.name(), v));
+        for (const auto& a : n.attribute()) {
+            if (a.name() != "strides" && a.name() != "dilations" && a.name() != "kernel_shape" && a.name() != "blocksize")
+                continue;
+            std::vector<std::int64_t> values(a.ints().begin(), a.ints().end());
+            if (a.type() == ::onnx::AttributeProto::INT) values.push_back(a.i());
+            for (const auto v : values)
+                if (v < 1)
+                    fail(file, fmt::format("node '{}' ({}): attribute {} must be >= 1, got {}", n.name(), n.op_type(), a.name(), v));
+        }
     check_initializer_sizes(m);
     if (m.opset < kMinOpset) convert_opset(m);
 }

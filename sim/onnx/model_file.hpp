@@ -1,6 +1,6 @@
 // Reading an ONNX file into a ModelProto, and refusing (InputError, exit 2)
 // what is not a model npusim can import: not protobuf, truncated, no graph,
-// an opset outside 7..17 (7..10 converted to 11), external data that is not next to the model, or
+// an opset outside 1..17 (1..10 converted to 11), external data that is not next to the model, or
 // a model the ONNX checker rejects.
 #pragma once
 #include <string>

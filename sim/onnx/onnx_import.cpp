@@ -65,6 +65,7 @@ public:
         check_conv_windows(m_);  // before libonnx's inference, with the inputs' dims bound
         // Exporters' stored shapes may name the dims just bound; inference redoes them.
         g.clear_value_info();
+        make_einsum_explicit(g);
         for (auto& o : *g.mutable_output())
             if (o.type().has_tensor_type()) o.mutable_type()->mutable_tensor_type()->clear_shape();
         fold();
@@ -82,6 +83,24 @@ private:
     std::vector<std::string> inputs_;  // runtime graph inputs, in order
     ImportSummary sum_;
     std::string original_ops_;  // before folding removes nodes, for messages
+
+    // A scalar input that reaches a normalisation's data (directly or through
+    // one-input ops, which keep it a scalar) is refused.
+    void refuse_normalised_scalar(const std::string& input) {
+        const auto& g = m_.model.graph();
+        std::set<std::string> scalar = {input};
+        for (bool grew = true; grew;) {
+            grew = false;
+            for (const auto& n : g.node()) {
+                if (n.input_size() == 0 || !scalar.count(n.input(0))) continue;
+                if (n.op_type().find("Normalization") != std::string::npos)
+                    fail(m_.file, fmt::format("input '{}' is a scalar, normalised by {} '{}' (nothing to normalise); the "
+                                              "model's ops: {}", input, n.op_type(), n.name(), op_types_of(m_.model)));
+                if (n.input_size() == 1)
+                    for (const auto& o : n.output()) grew = scalar.insert(o).second || grew;
+            }
+        }
+    }
 
     // Symbolic input dims -> values: the leading dim is the batch.
     void bind_inputs() {
@@ -104,10 +123,7 @@ private:
             // a scalar where a normalisation needs an axis (LayerNormalization
             // of a rank-0 input is a SIGSEGV): refused there.
             if (in.type().tensor_type().shape().dim_size() == 0) {
-                for (const auto& n : g.node())
-                    if (n.input_size() > 0 && n.input(0) == in.name() && n.op_type().find("Normalization") != std::string::npos)
-                        fail(m_.file, fmt::format("input '{}' is a scalar, normalised by {} '{}' (nothing to normalise); the "
-                                                  "model's ops: {}", in.name(), n.op_type(), n.name(), op_types_of(m_.model)));
+                refuse_normalised_scalar(in.name());
                 continue;
             }
             auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();

@@ -1,6 +1,7 @@
 #include "onnx/shape_completion.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "onnx/einsum.hpp"
 #include "onnx/fold.hpp"
@@ -39,6 +40,25 @@ bool output_shape(const ::onnx::NodeProto& n, const ShapeLookup& known, std::vec
 
 }  // namespace
 
+void make_einsum_explicit(::onnx::GraphProto& g) {
+    for (auto& n : *g.mutable_node()) {
+        if (n.op_type() != "Einsum" || !(n.domain().empty() || n.domain() == "ai.onnx")) continue;
+        for (auto& a : *n.mutable_attribute()) {
+            if (a.name() != "equation" || a.s().find("->") != std::string::npos) continue;
+            // The letters that appear once, in alphabetical (ASCII) order,
+            // after the broadcast dims.
+            std::string eq;
+            for (const char ch : a.s())
+                if (ch != ' ') eq += ch;
+            std::string once;
+            for (const char ch : eq)
+                if (std::isalpha(static_cast<unsigned char>(ch)) && std::count(eq.begin(), eq.end(), ch) == 1) once += ch;
+            std::sort(once.begin(), once.end());
+            a.set_s(eq + "->" + (eq.find("...") != std::string::npos ? "..." : "") + once);
+        }
+    }
+}
+
 int complete_shapes(::onnx::GraphProto& g, const ShapeLookup& known) {
     int added = 0;
     for (const auto& n : g.node()) {
@@ -55,12 +75,18 @@ int complete_shapes(::onnx::GraphProto& g, const ShapeLookup& known) {
                 g.mutable_value_info()->DeleteSubrange(i, 1);
                 break;
             }
+        const auto set_type = [&](::onnx::ValueInfoProto* v) {
+            auto* tt = v->mutable_type()->mutable_tensor_type();
+            tt->set_elem_type(type);
+            auto* sh = tt->mutable_shape();
+            sh->clear_dim();
+            for (const auto d : shape) sh->add_dim()->set_dim_value(d);
+        };
         auto* v = g.add_value_info();
         v->set_name(n.output(0));
-        auto* tt = v->mutable_type()->mutable_tensor_type();
-        tt->set_elem_type(type);
-        auto* sh = tt->mutable_shape();
-        for (const auto d : shape) sh->add_dim()->set_dim_value(d);
+        set_type(v);
+        for (auto& o : *g.mutable_output())
+            if (o.name() == n.output(0)) set_type(&o);
         ++added;
     }
     return added;

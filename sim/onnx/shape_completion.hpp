@@ -20,6 +20,11 @@ using ShapeLookup = std::function<bool(const std::string&, std::vector<std::int6
 // does not know yet; returns how many it added.
 int complete_shapes(::onnx::GraphProto& g, const ShapeLookup& known);
 
+// Writes every implicit Einsum equation ("ij,jk") in its explicit form
+// ("ij,jk->ik"): libonnx 1.12 infers an implicit one with capital letters
+// as a scalar.
+void make_einsum_explicit(::onnx::GraphProto& g);
+
 // The com.microsoft op types whose output 0 has input 0's shape and type.
 const std::vector<std::string>& shape_preserving_contrib_ops();
 

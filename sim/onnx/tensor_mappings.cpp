@@ -137,6 +137,7 @@ std::string gather_rows(MapContext& c, bool nd) {
         const auto k = static_cast<std::size_t>(batch + idx.back());
         if (k > x.size()) return "GatherND (index depth)";
         row = product(x, k, x.size());
+        if (row == 0) return "GatherND (empty tensor)";
     }
     const std::int64_t picks = std::max<std::int64_t>(1, product(o, 0, o.size()) / row);
     const std::string data = reshaped(c, c.in(0), x, {product(x, 0, x.size()) / row, row}, ".rows");
@@ -160,6 +161,7 @@ std::string depth_space(MapContext& c, bool to_space) {
     if (!c.out_known() || c.shape(0).size() != 4) return c.node.op_type() + " (rank)";
     const Shape& x = c.shape(0);
     const std::int64_t b = attr_int(c.node, "blocksize", 1), n = x[0], ch = x[1], h = x[2], w = x[3];
+    if (b < 1 || (to_space ? ch % (b * b) : h % b + w % b) != 0) return c.node.op_type() + " (blocksize)";
     const bool crd = to_space && [&] {
         const auto* m = find_attr(c.node, "mode");
         return m && m->s() == "CRD";

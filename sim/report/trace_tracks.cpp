@@ -59,7 +59,7 @@ namespace {
 // and a plain one alike.
 class TraceLines {
 public:
-    explicit TraceLines(const std::string& file) : f_(gzopen(file.c_str(), "rb")) {
+    explicit TraceLines(const std::string& file) : file_(file), f_(gzopen(file.c_str(), "rb")) {
         if (!f_) throw InputError(file + ": cannot read trace for the report");
     }
     ~TraceLines() { gzclose(f_); }
@@ -75,10 +75,14 @@ public:
                 return true;
             }
         }
+        int err = Z_OK;
+        gzerror(f_, &err);
+        if (err != Z_OK && err != Z_STREAM_END) throw InputError(file_ + ": the trace is damaged (truncated gzip?); the report needs it whole");
         return !line.empty();
     }
 
 private:
+    std::string file_;
     gzFile f_;
 };
 

@@ -86,6 +86,7 @@ public:
             z_.next_out = reinterpret_cast<Bytef*>(buf_);
             z_.avail_out = sizeof buf_;
             rc = deflate(&z_, finish ? Z_FINISH : Z_NO_FLUSH);
+            if (rc == Z_STREAM_ERROR) throw std::runtime_error("zlib: deflate failed on the trace");
             out_.write(std::string_view(buf_, sizeof buf_ - z_.avail_out));
         } while (z_.avail_out == 0 || (finish && rc != Z_STREAM_END));
     }
