@@ -358,3 +358,26 @@ TEST_CASE("onnx export ops: DepthToSpace in both modes and GatherND move the byt
     CHECK(nodes_of(g, "Reshape").front()["attrs"]["shape"] == json::array({24, 8}));  // the data as rows
     CHECK(nodes_of(g, "Reshape").back()["attrs"]["shape"] == json::array({5, 8}));
 }
+
+TEST_CASE("onnx export ops: Hardmax before opset 13 takes every dim from its axis on as one row, as Softmax does",
+          "[onnx][import]") {
+    for (const int opset : {11, 13}) {
+        CAPTURE(opset);
+        ModelBuilder b(opset);
+        b.input("x", {2, 3, 4});
+        b.attr(b.node("Hardmax", {"x"}, {"y"}), "axis", std::int64_t{1});
+        b.output("y");
+        const json g = b.import();
+        const auto am = nodes_of(g, "ArgMax");
+        REQUIRE(am.size() == 1);
+        CHECK(am[0]["attrs"]["axis"] == 1);
+        // Opset 11: the argmax of each [3 x 4] block, seen as rows of 12.
+        const auto rows = nodes_of(g, "Reshape");
+        if (opset == 11) {
+            REQUIRE(!rows.empty());
+            CHECK(rows.front()["attrs"]["shape"] == json::array({2, 12}));
+        } else {
+            CHECK(rows.empty());
+        }
+    }
+}

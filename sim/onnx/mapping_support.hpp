@@ -23,6 +23,17 @@ std::string reshaped(const MapContext& c, const std::string& x, const Shape& fro
 // One graph node `op` of the node's input(s), to its output.
 std::string unary(MapContext& c, const char* op);
 std::string binary(MapContext& c, const char* op);
+// The rows the Softmax family (Softmax, LogSoftmax, Hardmax) works along:
+// from opset 13 one axis (default -1); before, every dim from `axis`
+// (default 1) on, as one row of a 2-D view (then `tensor` is that view).
+// False when the axis is out of range.
+struct SoftmaxRows {
+    std::string tensor;
+    Shape shape;
+    int axis = -1;  // in `shape`, from 0
+};
+bool softmax_rows(const MapContext& c, SoftmaxRows& r);
+
 // Input i in the simulated dtype of input `like`: itself, or a Cast of it.
 std::string same_dtype(const MapContext& c, std::size_t i, std::size_t like);
 

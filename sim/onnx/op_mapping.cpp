@@ -58,6 +58,20 @@ std::string same_dtype(const MapContext& c, std::size_t i, std::size_t like) {
     return t;
 }
 
+bool softmax_rows(const MapContext& c, SoftmaxRows& r) {
+    const Shape& x = c.shape(0);
+    const int axis = norm_axis(attr_int(c.node, "axis", c.opset >= 13 ? -1 : 1), x.size());
+    if (axis < 0 || axis >= static_cast<int>(x.size())) return false;
+    if (c.opset >= 13 || axis == static_cast<int>(x.size()) - 1) {
+        r = SoftmaxRows{c.in(0), x, axis};
+        return true;
+    }
+    r.shape = {product(x, 0, static_cast<std::size_t>(axis)), product(x, static_cast<std::size_t>(axis), x.size())};
+    r.tensor = reshaped(c, c.in(0), x, r.shape, ".rows");
+    r.axis = 1;
+    return true;
+}
+
 namespace {
 
 using TP = ::onnx::TensorProto;
@@ -317,17 +331,14 @@ std::string gemm(MapContext& c) {
 std::string softmax(MapContext& c) {
     const Shape& x = c.shape(0);
     if (x.empty()) return "Softmax (scalar)";
-    const std::int64_t fallback = c.opset >= 13 ? -1 : 1;
-    const int axis = norm_axis(attr_int(c.node, "axis", fallback), x.size());
-    if (c.opset >= 13 || axis == static_cast<int>(x.size()) - 1) {
-        c.emit("Softmax", {c.in(0)}, c.out(), ojson{{"axis", axis}});
+    SoftmaxRows r;
+    if (!softmax_rows(c, r)) return "Softmax (axis)";
+    if (r.shape == x) {
+        c.emit("Softmax", {r.tensor}, c.out(), ojson{{"axis", r.axis}});
         return "";
     }
-    // Before opset 13 Softmax normalises over all dims from `axis` on, as one row.
-    const Shape flat = {product(x, 0, static_cast<std::size_t>(axis)), product(x, static_cast<std::size_t>(axis), x.size())};
-    const std::string t = reshaped(c, c.in(0), x, flat, ".rows");
     const std::string s = c.b.temp_tensor(c.name + ".softmax");
-    c.emit("Softmax", {t}, s, ojson{{"axis", -1}});
+    c.emit("Softmax", {r.tensor}, s, ojson{{"axis", -1}});
     c.emit("Reshape", {s}, c.out(), ojson{{"shape", ints_json(x)}}, ".out");
     return "";
 }

@@ -57,21 +57,24 @@ std::string broadcast_copy(MapContext& c) {
     return "";
 }
 
-// Hardmax: the ArgMax along the axis, then the one-hot rows written (a
-// broadcast write of the output's size).
+// Hardmax: the ArgMax along its rows (as Softmax's), then the one-hot
+// rows written (a broadcast write of the output's size).
 std::string hardmax(MapContext& c) {
     const Shape& x = c.shape(0);
     if (x.empty()) return "Hardmax (scalar)";
-    const std::int64_t fallback = c.opset >= 13 ? -1 : 1;
-    const int axis = norm_axis(attr_int(c.node, "axis", fallback), x.size());
-    if (axis < 0 || axis >= static_cast<int>(x.size())) return "Hardmax (axis)";
-    Shape kept = x;
-    kept[static_cast<std::size_t>(axis)] = 1;
+    SoftmaxRows r;
+    if (!softmax_rows(c, r)) return "Hardmax (axis)";
     const std::string t = c.b.temp_tensor(c.name + ".argmax");
-    c.emit("ArgMax", {c.in(0)}, t, ojson{{"axis", axis}, {"keepdims", 1}}, ".argmax");
+    c.emit("ArgMax", {r.tensor}, t, ojson{{"axis", r.axis}, {"keepdims", 1}}, ".argmax");
     const std::string h = c.b.temp_tensor(c.name + ".as_x");
     c.emit("Cast", {t}, h, ojson{{"dtype", graph_dtype(c.elem_type(0))}}, ".cast");
-    c.emit("Resize", {h}, c.out(), ojson{{"sizes", ints_json(x)}, {"mode", "nearest"}});
+    if (r.shape == x) {
+        c.emit("Resize", {h}, c.out(), ojson{{"sizes", ints_json(x)}, {"mode", "nearest"}});
+        return "";
+    }
+    const std::string w = c.b.temp_tensor(c.name + ".rows_out");
+    c.emit("Resize", {h}, w, ojson{{"sizes", ints_json(r.shape)}, {"mode", "nearest"}}, ".write");
+    c.emit("Reshape", {w}, c.out(), ojson{{"shape", ints_json(x)}}, ".out");
     return "";
 }
 
