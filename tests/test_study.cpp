@@ -409,13 +409,41 @@ TEST_CASE("sweep: a point with an invalid value is reported and the others compl
     CHECK(resumed.code == 1);
     CHECK_THAT(resumed.out, Contains("2 finished points skipped") && Contains("running 1"));
 
-    // A different study cannot resume this folder.
+    // A different study cannot resume this folder; the refusal names what differs.
     nlohmann::ordered_json other = s;
-    other["metrics"] = {"total_ns"};
+    other["set"] = {{"chip.hbm.bandwidth_gbps", 800}};
     const std::string study2 = tmp.write("other.json", other.dump(2));
     const Result r2 = run_npusim(tmp, {"sweep", study2, "--out", out, "--resume"});
     CHECK(r2.code == 2);
-    CHECK_THAT(r2.err, Contains("different study"));
+    CHECK_THAT(r2.err, Contains("different study: \"set\" was {}, now {\"chip.hbm.bandwidth_gbps\":800}"));
+}
+
+TEST_CASE("sweep: --resume with a metric added reads it from each finished point's statistics and reruns none", "[sweep]") {
+    TempDir tmp;
+    const json axes = json::parse(R"({"chip.cores.cube.count": [2, 4], "chip.hbm.bandwidth_gbps": [200, 400]})");
+    const std::string out = tmp.path("out");
+    const Result first = run_npusim(tmp, {"sweep", study_file(tmp, "s.json", kAx300, kTileStream, axes), "--out", out, "-j", "2"});
+    REQUIRE(first.code == 0);
+    const std::string more = study_file(tmp, "s.json", kAx300, kTileStream, axes, json::array({"total_cycles", "units.cube.utilization"}));
+    const Result r = run_npusim(tmp, {"sweep", more, "--out", out, "-j", "2", "--resume"});
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("running 0") && Contains("metrics of 4 finished points read again"));
+    for (const auto& [id, n] : starts(out)) CHECK(n == 1);
+    const auto rows = read_jsonl(out + "/results.jsonl");
+    REQUIRE(rows.size() == 4);
+    for (const auto& row : rows) {
+        const json stats = read_json(out + "/points/" + row["id"].get<std::string>() + "/stats.json");
+        CHECK(row["metrics"]["units.cube.utilization"] == stats["units"]["cube"]["utilization"]);
+        CHECK(row["metrics"]["total_cycles"] == stats["total_cycles"]);
+    }
+    CHECK_THAT(lines_of(out + "/results.csv")[0], Contains("total_cycles,units.cube.utilization,status"));
+    // A metric the statistics lack is the study's mistake, named before anything runs.
+    const std::string bad = study_file(tmp, "s.json", kAx300, kTileStream, axes, json::array({"units.cube.utilisation"}));
+    const Result b = run_npusim(tmp, {"sweep", bad, "--out", out, "--resume"});
+    CHECK(b.code == 2);
+    CHECK_THAT(b.err, Contains("\"metrics\": metric 'units.cube.utilisation' is not in the statistics") &&
+                          Contains("did you mean 'units.cube.utilization'"));
 }
 
 TEST_CASE("sweep: bad study files and options exit 2 with the file named", "[sweep][errors]") {
@@ -433,14 +461,18 @@ TEST_CASE("sweep: bad study files and options exit 2 with the file named", "[swe
     CHECK_THAT(r3.err, Contains("--out"));
 }
 
-TEST_CASE("sweep: a metric missing from the statistics fails its points with a did-you-mean", "[sweep][errors]") {
+TEST_CASE("sweep: a metric missing from the statistics is exit 2 after the first point with a did-you-mean", "[sweep][errors]") {
     TempDir tmp;
-    const std::string study = study_file(tmp, "m.json", kAx300, kTileStream, json::parse(R"({"chip.hbm.bandwidth_gbps": [400]})"),
-                                         json::array({"units.cube.utilisation"}));
-    const Result r = run_npusim(tmp, {"sweep", study, "--out", tmp.path("o")});
+    const std::string study = study_file(tmp, "m.json", kAx300, kTileStream,
+                                         json::parse(R"({"chip.hbm.bandwidth_gbps": [400, 800, 1600, 3200]})"),
+                                         json::array({"total_cycles", "units.cube.utilisation"}));
+    const Result r = run_npusim(tmp, {"sweep", study, "--out", tmp.path("o"), "-j", "2"});
     SHOW(r);
-    CHECK(r.code == 1);
-    CHECK_THAT(r.out, Contains("did you mean 'units.cube.utilization'"));
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("m.json: \"metrics\": metric 'units.cube.utilisation' is not in the statistics") &&
+                          Contains("did you mean 'units.cube.utilization'"));
+    CHECK(starts(tmp.path("o")).size() == 1);  // the other three points never ran
+    CHECK(lines_of(tmp.path("o") + "/results.jsonl").empty());
 }
 
 TEST_CASE("report: run --report and sweep --report write self-contained pages", "[report]") {

@@ -37,8 +37,8 @@ struct Study {
 
     // "--set" arguments (PATH=VALUE) of the fixed part.
     std::vector<std::string> base_set_args() const;
-    // What --resume compares: everything but the axis values (adding a value
-    // to an axis keeps the finished points).
+    // A digest of what the points run (chip, workload, "set", axis paths,
+    // metrics), written to study.json for tools.
     std::string fingerprint() const;
     // The resolved study as JSON (written to DIR/study.json for tools).
     ojson to_json(std::size_t point_count) const;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -76,6 +77,72 @@ std::string shape_text(const Study& s, std::size_t points) {
     return s.axes.size() == 1 ? fmt::format("{} values", points) : "grid " + dims;
 }
 
+// What --resume refuses on: the first of chip, workload, "set" and axis
+// paths that differs from the folder's study.json ("" when none does).
+std::string differing_field(const ojson& before, const Study& now) {
+    const ojson after = now.to_json(0);
+    for (const char* key : {"chip", "workload", "set"})
+        if (before.value(key, ojson()) != after[key])
+            return fmt::format("\"{}\" was {}, now {}", key, before.value(key, ojson()).dump(), after[key].dump());
+    std::vector<std::string> was, is;
+    for (const auto& a : before.value("axes", ojson::array())) was.push_back(a.value("path", std::string()));
+    for (const auto& a : now.axes) is.push_back(a.path);
+    if (was != is) return fmt::format("axis paths were [{}], now [{}]", fmt::join(was, ", "), fmt::join(is, ", "));
+    return "";
+}
+
+// Finished points of an earlier run of the study with other metrics: each
+// row is rebuilt from the point's stored statistics; a point without them
+// runs again. A metric no statistics have is the study's mistake (exit 2).
+std::size_t reread_metrics(std::map<std::string, Row>& done, const Study& study, const std::string& dir,
+                           const std::map<std::string, const Point*>& by_id) {
+    std::size_t count = 0;
+    for (auto it = done.begin(); it != done.end();) {
+        std::vector<std::string> had;
+        for (auto m = it->second.metrics.begin(); m != it->second.metrics.end(); ++m) had.push_back(m.key());
+        if (had == study.metrics) {
+            ++it;
+            continue;
+        }
+        const PointFiles f = point_files(dir, it->first);
+        std::error_code ec;
+        if (!fs::exists(f.stats, ec)) {
+            it = done.erase(it);
+            continue;
+        }
+        Row r = make_row(*by_id.at(it->first), study.metrics, 0, it->second.elapsed_s, f);
+        if (!r.ok()) throw InputError(fmt::format("{}: \"metrics\": {}", study.file, r.error));
+        it->second = r;
+        ++count;
+        ++it;
+    }
+    return count;
+}
+
+// Runs pending points one at a time until one's run succeeds, and refuses
+// the study (exit 2) if that run's statistics lack a metric; returns how
+// many points ran. The rest then run side by side.
+std::size_t run_until_checked(const std::vector<PendingPoint>& pending, const SweepOptions& opt, const Study& study,
+                              SweepSink& sink) {
+    SweepOptions one = opt;
+    one.jobs = 1;
+    std::string metric_error;
+    std::optional<int> code;
+    SweepSink probe = sink;
+    probe.finished = [&](const PendingPoint& p, const Row& row) {
+        code = row.exit_code;
+        if (row.exit_code == 0 && !row.ok()) metric_error = row.error;
+        else sink.finished(p, row);
+    };
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+        code.reset();
+        run_local_backend({pending[i]}, one, study.metrics, probe);
+        if (!metric_error.empty()) throw InputError(fmt::format("{}: \"metrics\": {}", study.file, metric_error));
+        if (code && *code == 0) return i + 1;
+    }
+    return pending.size();
+}
+
 }  // namespace
 
 int run_sweep(const SweepOptions& opt, std::ostream& out) {
@@ -102,12 +169,12 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
         throw InputError(dir + ": already holds a sweep (study.json, results.jsonl); add --resume to continue it, "
                                "or choose another --out");
     if (opt.resume && fs::exists(study_json, ec)) {
-        const ojson before = read_json_object_file(study_json, "sweep description");
-        if (before.value("fingerprint", std::string()) != study.fingerprint())
-            throw InputError(fmt::format(
-                "{}: --resume: this folder holds a sweep of a different study (its chip, workload, \"set\", axis "
-                "paths or metrics differ from {}); use another --out",
-                study_json, opt.study_file));
+        const std::string differs = differing_field(read_json_object_file(study_json, "sweep description"), study);
+        if (!differs.empty())
+            throw InputError(fmt::format("{}: --resume: this folder holds a sweep of a different study: {} in {}; "
+                                         "use another --out (metrics may change: they are read again from each "
+                                         "point's statistics)",
+                                         study_json, differs, opt.study_file));
     }
     write_file_atomically(study_json, study.to_json(points.size()).dump(2) + "\n");
     SweepLog log(dir + "/sweep.log");
@@ -144,6 +211,7 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
             }
         }
     }
+    const std::size_t remeasured = reread_metrics(done, study, dir, by_id);
     {
         std::vector<Row> keep;
         for (auto& [id, r] : done) keep.push_back(r);
@@ -174,6 +242,9 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     if (!lock_note.empty()) out << "  (" << lock_note << ")\n";
     if (torn) out << fmt::format("  (ignored {} unreadable line{} of results.jsonl, e.g. torn by a kill)\n", torn, torn == 1 ? "" : "s");
     if (dropped) out << fmt::format("  (dropped {} row{} of points no longer in the study)\n", dropped, dropped == 1 ? "" : "s");
+    if (remeasured)
+        out << fmt::format("  (metrics of {} finished point{} read again from their statistics)\n", remeasured,
+                           remeasured == 1 ? "" : "s");
     out.flush();
     log.line(fmt::format("sweep {} points={} pending={} resumed={} backend={}", study.name, points.size(), pending.size(),
                          done.size(), opt.backend));
@@ -195,8 +266,16 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     install_interrupt_handlers();
     bool stopped = false;
     try {
-        if (opt.backend == "local") run_local_backend(pending, opt, study.metrics, sink);
-        else run_slurm_backend(pending, opt, study, sink, out);
+        if (opt.backend == "local") {
+            // Metric names are checked once, on the first statistics: run
+            // points alone until one succeeds unless a finished one exists.
+            std::size_t first = 0;
+            if (done.empty()) first = run_until_checked(pending, opt, study, sink);
+            run_local_backend(std::vector<PendingPoint>(pending.begin() + static_cast<std::ptrdiff_t>(first), pending.end()),
+                              opt, study.metrics, sink);
+        } else {
+            run_slurm_backend(pending, opt, study, sink, out);
+        }
     } catch (const SweepInterrupted&) {
         stopped = true;
     }
