@@ -8,11 +8,16 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "support/e2e.hpp"
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using namespace npusim::test;
 
 namespace {
@@ -80,4 +85,90 @@ TEST_CASE("python tools: the standard-library tools start without site-packages"
         CHECK(r.code == 0);
         CHECK_THAT(r.out, Contains("usage"));
     }
+}
+
+TEST_CASE("python tools: plot_sweep.py fixes, facets and draws speed-up on a three-axis sweep, with labels that say whose count",
+          "[slow][plot]") {
+    TempDir tmp;
+    if (run_program(tmp, "/usr/bin/python3", {"-c", "import matplotlib"}).code != 0) {
+        WARN("python3-matplotlib is not installed: plot test skipped");
+        return;
+    }
+    // Two axes end in `count`: a bare `count=2` in a legend would not say which.
+    nlohmann::ordered_json axes;
+    axes["chip.cores.cube.count"] = {2, 4};
+    axes["chip.cores.vector.count"] = {2, 4};
+    axes["chip.hbm.bandwidth_gbps"] = {200, 400};
+    nlohmann::ordered_json s;
+    s["chip"] = kSrc + "/configs/chips/ax300.json";
+    s["workload"] = kSrc + "/traces/convbnrelu_tile.jsonl";
+    s["axes"] = axes;
+    s["metrics"] = {"total_cycles"};
+    const std::string out = tmp.path("sw");
+    REQUIRE(run_npusim(tmp, {"sweep", tmp.write("s.json", s.dump(2)), "--out", out, "-j", "2"}).code == 0);
+    const auto plot = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), {kSrc + "/tools/plot_sweep.py", out});
+        return run_program(tmp, "/usr/bin/python3", args);
+    };
+    const auto refused = [](const Result& r) {
+        SHOW(r);
+        CHECK(r.code == 2);
+        CHECK(lines(r.err) == 1);
+        CHECK_THAT(r.err, StartsWith("plot_sweep: error: ") && !Contains("Traceback"));
+    };
+    const auto drawn = [&](const Result& r, const std::string& png) {
+        SHOW(r);
+        CHECK(r.code == 0);
+        CHECK(slurp(png).substr(1, 3) == "PNG");
+    };
+
+    // A heat map of three axes needs the third fixed or faceted, and says which.
+    const Result three = plot({"--kind", "heatmap"});
+    refused(three);
+    CHECK_THAT(three.err, Contains("fix or facet") && Contains("hbm.bandwidth_gbps"));
+    const std::string heat = tmp.path("heat.png"), facet = tmp.path("facet.png"), speed = tmp.path("speed.png");
+    drawn(plot({"--kind", "heatmap", "--fix", "hbm.bandwidth_gbps=400", "--out", heat}), heat);
+    drawn(plot({"--facet", "vector.count", "--out", facet}), facet);
+    const Result typo = plot({"--fix", "cube.cont=2"});
+    refused(typo);
+    CHECK_THAT(typo.err, Contains("did you mean 'cube.count'?"));
+
+    // Speed-up against one point; --table prints each drawn point as metric, panel, series, x, value.
+    const Result sp = plot({"--x", "hbm.bandwidth_gbps", "--speedup-vs", "cube.count=2,vector.count=2,hbm.bandwidth_gbps=200",
+                            "--table", "--out", speed});
+    drawn(sp, speed);
+    std::map<std::pair<std::string, std::string>, std::string> table;  // (series, x) -> value
+    std::istringstream in(sp.out);
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        std::vector<std::string> f;
+        std::istringstream fields(line);
+        for (std::string field; std::getline(fields, field, '\t');) f.push_back(field);
+        INFO(line);
+        REQUIRE(f.size() == 5);
+        CHECK(f[0] == "total_cycles");
+        CHECK_THAT(f[2], StartsWith("cube.count=") && Contains(", vector.count="));  // never a bare `count=`
+        table[{f[2], f[3]}] = f[4];
+    }
+    CHECK(table.size() == 8);
+    std::map<std::vector<int>, double> cycles;  // (cube, vector, hbm) -> total_cycles
+    std::istringstream rows(slurp(out + "/results.jsonl"));
+    for (std::string line; std::getline(rows, line);) {
+        if (line.empty()) continue;
+        const auto r = nlohmann::json::parse(line);
+        cycles[{r["axes"]["chip.cores.cube.count"].get<int>(), r["axes"]["chip.cores.vector.count"].get<int>(),
+                r["axes"]["chip.hbm.bandwidth_gbps"].get<int>()}] = r["metrics"]["total_cycles"].get<double>();
+    }
+    REQUIRE(cycles.size() == 8);
+    REQUIRE(table.count({"cube.count=2, vector.count=2", "200"}));
+    REQUIRE(table.count({"cube.count=4, vector.count=4", "400"}));
+    // Python prints the shortest text that reads back as the same double, and the cycle counts are exact in a
+    // double, so the quotients compare exactly.
+    CHECK(std::stod(table[{"cube.count=2, vector.count=2", "200"}]) == 1.0);
+    CHECK(std::stod(table[{"cube.count=4, vector.count=4", "400"}]) == cycles[{2, 2, 200}] / cycles[{4, 4, 400}]);
+
+    // A base that leaves the x axis out is not one point per line.
+    const Result vague = plot({"--x", "hbm.bandwidth_gbps", "--speedup-vs", "cube.count=2"});
+    refused(vague);
+    CHECK_THAT(vague.err, Contains("ambiguous") && Contains("hbm.bandwidth_gbps=VALUE"));
 }

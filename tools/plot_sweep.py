@@ -47,6 +47,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 from types import SimpleNamespace
 
 from debian_deps import require
@@ -255,8 +256,10 @@ def plan_roles(args, axes):
     ya = None
     if kind == "heatmap":
         ya = choose(axes, args.y, "--y", taken, [a for a in free_first if a is not xa])
-        if ya is None or ya is xa:
-            fail("--kind heatmap needs two different axes that are neither fixed nor faceted")
+        if ya is None:
+            fail("--kind heatmap needs two axes that are neither fixed nor faceted")
+        if ya is xa:
+            fail(f"--y {args.y}: {label(ya['path'])} is already the x axis")
     drawn = [a for a in (xa, ya) if a]
     rest = [a for a in open_ if a not in drawn and len(a["values"]) > 1]
     if kind == "heatmap" and rest:
@@ -285,7 +288,7 @@ def speedup_base(args, axes, plan, ok):
         return None
     raw = f"--speedup-vs {args.speedup_vs}"
     base = assignments(axes, split_base(args.speedup_vs), "--speedup-vs")
-    scope = "line" if plan.kind == "line" else "heat map"
+    scope = "line" if plan.kind == "line" else "heat-map panel"
     for a in (plan.xa, plan.ya):
         if a and a["path"] not in base and len(a["values"]) > 1:
             fail(f"{raw}: ambiguous: each {scope} has a point for every {label(a['path'])} "
@@ -299,7 +302,7 @@ def speedup_base(args, axes, plan, ok):
         if b is None:
             fail(f"{raw}: no finished point at {describe(want)} (the base of {describe(row['axes'])})")
         return b
-    return SimpleNamespace(of=base_of, text=describe(base))
+    return SimpleNamespace(of=base_of, text=describe(base), whole=len(base) == len(paths))
 
 
 def measure(metric, row, base):
@@ -393,9 +396,8 @@ def nudge(xa, n_series):
 
 
 def y_title(metric, base):
-    if base:
-        return f"{metric}: speed-up vs\n{base.text} (×)"
-    return with_unit(metric, metric_unit(metric))
+    # The base point itself is in the figure's title: in the y label it would not fit.
+    return f"{metric} speed-up (×)" if base else with_unit(metric, metric_unit(metric))
 
 
 def draw_line(ax, metric, series, plan, base, n_series, legend):
@@ -460,7 +462,7 @@ def draw_heatmap(fig, ax, metric, series, plan, base, vrange):
             ax.text(j, i, cell, ha="center", va="center", fontsize=8,
                     color="black" if (np.isnan(v) or t > 0.6) else "white")
     bar = fig.colorbar(im, ax=ax)
-    bar.set_label(y_title(metric, base).replace("\n", " "), fontsize=8)
+    bar.set_label(y_title(metric, base), fontsize=8)
 
 
 def layout(n_metrics, n_facets, faceted):
@@ -507,9 +509,23 @@ def draw(panels, metrics, plan, base, fig_title):
         for c in range(cols):
             if (r, c) not in used:
                 grid[r][c].axis("off")
-    fig.suptitle(fig_title, fontsize=11)
+    if plan.facet and plan.kind == "line":
+        share_y(panels, [grid[r][c] for r, c in (place(*divmod(n, n_facets)) for n in range(len(panels)))])
+    # Wrapped to the figure's width: a one-panel figure would cut a long subtitle off.
+    width = max(50, int(5.6 * cols * 12))
+    fig.suptitle("\n".join(textwrap.fill(t, width) for t in fig_title.split("\n")), fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def share_y(panels, axs):
+    """One y range for all panels of a metric, so facets compare by height."""
+    for metric in dict.fromkeys(m for m, _, _ in panels):
+        mine = [ax for (m, _, series), ax in zip(panels, axs) if m == metric and series]
+        if mine:
+            lims = [ax.get_ylim() for ax in mine]
+            for ax in mine:
+                ax.set_ylim(min(lo for lo, _ in lims), max(hi for _, hi in lims))
 
 
 def figure_title(args, study, plan, base, shown_n, failed):
@@ -521,9 +537,9 @@ def figure_title(args, study, plan, base, shown_n, failed):
     held = dict(plan.fixed, **{a["path"]: a["values"][0] for a in plan.single if a["values"]})
     notes = [f"fixed: {describe(held)}"] if held else []
     if base:
-        how = "base / value for time, value / base otherwise; axes not given are each point's own"
+        how = "time: base / value, others: value / base" + ("" if base.whole else "; axes not given: each point's own")
         notes.append(f"speed-up vs {base.text} ({how})")
-    return "\n".join(lines + ["; ".join(notes)] if notes else lines)
+    return "\n".join(lines + notes)
 
 
 def main():
