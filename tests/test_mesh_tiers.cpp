@@ -66,7 +66,7 @@ WriteRequest data_write(int src, int dst, Addr addr, std::uint64_t bytes) {
 struct Rig {
     GlobalMemory mem;
     Mesh mesh;
-    Rig(const ChipParams& chip, const char* name) : mem(chip.interconnect.ranks, 512), mesh(name, chip, mem, nullptr, 0) {}
+    Rig(const ChipParams& chip, const char* name) : mem(chip.interconnect.ranks, 512), mesh(name, chip, mem, nullptr, {}) {}
 };
 
 // `senders` each stream `writes` writes of `bytes` to `receiver_of(sender)`,

@@ -233,7 +233,7 @@ TEST_CASE("mesh: its report alone gives per-plane and per-link bytes, the totals
     chip.interconnect.datablock_bytes = 512;
     chip.interconnect.header_bytes = 32;
     GlobalMemory mem(2, 512);
-    Mesh mesh("mesh", chip, mem, nullptr, 0);
+    Mesh mesh("mesh", chip, mem, nullptr, {});
     WriteRequest w;
     w.src_rank = 0;
     w.dst_rank = 1;

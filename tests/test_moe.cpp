@@ -81,7 +81,7 @@ std::uint64_t ceil_ps(double bytes, double gbps) { return static_cast<std::uint6
 TEST_CASE("mesh: a lone write lands latency + its plane share / bandwidth after issue on every plane", "[moe][mesh]") {
     const ChipParams chip = small_chip(2, 1);
     GlobalMemory mem(2, 512);
-    Mesh mesh("mesh", chip, mem, nullptr, 0);
+    Mesh mesh("mesh", chip, mem, nullptr, {});
     WriteRequest w;
     w.src_rank = 0;
     w.dst_rank = 1;
@@ -107,7 +107,7 @@ TEST_CASE("mesh: a lone write lands latency + its plane share / bandwidth after 
 TEST_CASE("mesh: a plane is a FIFO with its own bandwidth and planes are unordered against each other", "[moe][mesh]") {
     const ChipParams chip = small_chip(2, 1);
     GlobalMemory mem(2, 512);
-    Mesh mesh("mesh", chip, mem, nullptr, 0);
+    Mesh mesh("mesh", chip, mem, nullptr, {});
     // Two blocks on the same plane and one on another plane.
     Addr a = 0x200000, same = 0, other = 0;
     const int pa = mesh.plane_of(1, a);
@@ -140,7 +140,7 @@ TEST_CASE("mesh: DataBlocks land whole and a read of one not landed is a stale r
           "[moe][mesh]") {
     const ChipParams chip = small_chip(2, 1);
     GlobalMemory mem(2, 512);
-    Mesh mesh("mesh", chip, mem, nullptr, 0);
+    Mesh mesh("mesh", chip, mem, nullptr, {});
     WriteRequest w;
     w.src_rank = 0;
     w.dst_rank = 1;

@@ -15,6 +15,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/what_would_help.hpp"
+#include "cli/critical_ranks.hpp"
 #include "cli/llm_run.hpp"
 #include "cli/parse_options.hpp"
 #include "cli/report_trace.hpp"
@@ -37,6 +38,7 @@
 #include "tasks/stream_checks.hpp"
 #include "tasks/stream_fit.hpp"
 #include "tasks/stream_reader.hpp"
+#include "trace/trace_filter.hpp"
 #include "trace/trace_writer.hpp"
 
 namespace npusim::cli {
@@ -49,6 +51,7 @@ int run_once(const Args& args) {
     std::string chip_file, workload_file, stats_file, trace_file, report_file;
     std::string profile_file;  // kind moe: per-core phase profile
     std::string trace_ranks;   // cross-rank runs: which ranks the trace keeps
+    std::string trace_window, trace_ops, trace_cores;
     std::vector<std::string> sets;
     bool quiet = false, trace_tasks_only = false, fail_on_stale = false;
     int threads = 0;
@@ -63,7 +66,11 @@ int run_once(const Args& args) {
         ("profile", po::value(&profile_file), "kernel programs (Dispatch, Combine): per-core phase timestamps (CSV, one row per rank/core)")
         ("trace-tasks-only", po::bool_switch(&trace_tasks_only), "trace tasks but not per-tile pipe activity")
         ("trace-ranks", po::value(&trace_ranks),
-         "runs on several ranks: the ranks whose dies go into the trace, e.g. 0,3,8-15 (default: the first 8)")
+         "runs on several ranks: the ranks whose dies go into the trace, e.g. 0,3,8-15, or 'critical': those the "
+         "critical path runs on (found by a first run without trace; default: the first 8)")
+        ("trace-window", po::value(&trace_window), "trace only T0:T1, in microseconds of simulated time (e.g. 100:250, :50, 400:)")
+        ("trace-ops", po::value(&trace_ops), "on the cores' tracks, trace only these ops (comma-separated shell globs, e.g. 'layer1.*,fc')")
+        ("trace-cores", po::value(&trace_cores), "trace only these cores' tracks (e.g. cube0,vector3); other tracks stay")
         ("report", po::value(&report_file), "write a self-contained HTML report here (summary, utilisation, timeline)")
         ("threads", po::value(&threads),
          "runs on several ranks: the dies run on 1 or 2 threads (default 2 on a machine with two cores; a traced run uses "
@@ -79,6 +86,13 @@ int run_once(const Args& args) {
 
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
     for (const auto& w : cfg.warnings()) std::cerr << "npusim: warning: " << w << "\n";
+    TraceFilter filter;
+    if (!trace_window.empty()) parse_trace_window(trace_window, filter);
+    if (!trace_ops.empty()) filter.ops = parse_trace_list(trace_ops, "--trace-ops");
+    if (!trace_cores.empty()) filter.cores = parse_trace_list(trace_cores, "--trace-cores");
+    check_trace_cores(filter.cores, cfg.chip().cube.count, cfg.chip().vector.count);
+    if (filter.active() && trace_file.empty() && report_file.empty())
+        throw InputError(filter.options() + ": filters a trace; give --trace FILE (or --report)");
     if (!profile_file.empty()) {
         std::error_code ec;
         const auto dir = std::filesystem::path(profile_file).parent_path();
@@ -98,7 +112,7 @@ int run_once(const Args& args) {
     std::optional<compiler::CompileResult> compiled;
     // A run of a System of dies (every rank a die) takes these.
     SystemRunOptions sys{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only,
-                         fail_on_stale, {}, {}, report_file, sets, threads};
+                         fail_on_stale, {}, {}, report_file, sets, threads, filter};
     if (cfg.kind() == WorkloadKind::llm) {
         phase.reset();
         return run_llm(cfg, sys);
@@ -169,6 +183,7 @@ int run_once(const Args& args) {
     const std::string& trace_path = report_trace.path();
     std::unique_ptr<TraceWriter> trace =
         trace_path.empty() ? std::make_unique<TraceWriter>() : std::make_unique<TraceWriter>(trace_path);
+    trace->set_filter(filter);
     Die die("die0", chip, stream, trace.get(), !trace_tasks_only);
     if (host) host->attach(die, trace.get());
     die.run();
@@ -187,8 +202,10 @@ int run_once(const Args& args) {
     }
     trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{},"version":"{}"}})", json_escape(chip.name),
                              json_escape(workload_file), stats.number("total_ns"), json_escape(version())));
+    warn_if_selected_nothing(*trace, filter);
     if (!report_file.empty()) {
-        report::write_run_report(report_file, nlohmann::json::parse(stats.to_json()), trace_path, workload_file, sets);
+        report::write_run_report(report_file, nlohmann::json::parse(stats.to_json()),
+                                 trace->selected_nothing() ? std::string() : trace_path, workload_file, sets);
     }
     if (!quiet) {
         if (compiled)
@@ -220,6 +237,7 @@ int run_command(const Args& args) {
         if (args[i].rfind("--stats=", 0) == 0) stats = args[i].substr(8);
         rest.push_back(args[i]);
     }
+    resolve_critical_ranks(rest);
     if (!help) return run_once(rest);
     std::string own_dir;  // no --stats: the run's go to a folder of its own
     if (stats.empty()) {

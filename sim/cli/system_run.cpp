@@ -161,6 +161,7 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
     const std::string& trace_path = report_trace.path();
     std::unique_ptr<TraceWriter> trace =
         trace_path.empty() ? std::make_unique<TraceWriter>() : std::make_unique<TraceWriter>(trace_path);
+    trace->set_filter(opt.trace_filter);
     System system("system", chip, std::move(per_rank), trace.get(), traced, !opt.trace_tasks_only);
     system.set_threads(opt.threads > 0 ? opt.threads : std::thread::hardware_concurrency() >= 2 ? 2 : 1);
     system.run();
@@ -172,12 +173,15 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
     std::string workload_summary = opt.workload_stats ? opt.workload_stats(stats) : "";
     if (opt.system_stats) workload_summary += opt.system_stats(stats, system);
     system.trace_critical_path();
+    system.trace_fabric();
     if (!opt.stats_file.empty()) write_output_file(opt.stats_file, stats.to_json());
     if (!opt.profile_file.empty()) write_output_file(opt.profile_file, system.phase_csv());
     trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{},"version":"{}"}})", json_escape(chip.name),
                              json_escape(opt.workload_file), stats.number("total_ns"), json_escape(version())));
+    warn_if_selected_nothing(*trace, opt.trace_filter);
     if (!opt.report_file.empty()) {
-        report::write_run_report(opt.report_file, nlohmann::json::parse(stats.to_json()), trace_path, opt.workload_file,
+        report::write_run_report(opt.report_file, nlohmann::json::parse(stats.to_json()),
+                                 trace->selected_nothing() ? std::string() : trace_path, opt.workload_file,
                                  opt.sets);
     }
     if (!opt.quiet) {
@@ -203,6 +207,12 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
         return 1;
     }
     return 0;
+}
+
+void warn_if_selected_nothing(const TraceWriter& trace, const TraceFilter& filter) {
+    if (trace.selected_nothing())
+        std::cerr << fmt::format("npusim: warning: {} selected no slice on the traced tracks; no trace written\n",
+                                 filter.options());
 }
 
 void print_warnings(const compiler::SpmdCompile& spmd) {

@@ -9,10 +9,12 @@
 #include "compiler/spmd.hpp"
 #include "config/run_config.hpp"
 #include "tasks/task.hpp"
+#include "trace/trace_filter.hpp"
 
 namespace npusim {
 class Stats;
 class System;
+class TraceWriter;
 }
 
 namespace npusim::cli {
@@ -34,7 +36,13 @@ struct SystemRunOptions {
     // --threads: the dies run on this many threads (1 or 2; 0: 2 when the
     // machine has a second core). The results do not depend on it.
     int threads = 0;
+    // --trace-window, --trace-ops, --trace-cores.
+    TraceFilter trace_filter;
 };
+
+// After a filtered trace is closed: a filter that selected no slice wrote
+// no file; say so on stderr.
+void warn_if_selected_nothing(const TraceWriter& trace, const TraceFilter& filter);
 
 // The compile warnings of every distinct rank program, once each, to stderr.
 void print_warnings(const compiler::SpmdCompile& spmd);

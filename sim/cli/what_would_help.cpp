@@ -60,22 +60,6 @@ const std::vector<Resource>& resources() {
     return r;
 }
 
-// The arguments of the re-runs: the user's, without the outputs.
-std::vector<std::string> without_outputs(const Args& args) {
-    static const std::vector<std::string> valued = {"--stats", "--trace", "--report", "--profile", "--trace-ranks"};
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (std::find(valued.begin(), valued.end(), a) != valued.end()) {
-            ++i;  // and its value
-            continue;
-        }
-        if (std::any_of(valued.begin(), valued.end(), [&](const std::string& o) { return a.rfind(o + "=", 0) == 0; })) continue;
-        if (a == "-q" || a == "--quiet" || a == "--trace-tasks-only") continue;
-        out.push_back(a);
-    }
-    return out;
-}
 
 const json* at_path(const json& j, const std::string& path) {
     const json* cur = &j;
@@ -119,6 +103,23 @@ std::map<std::string, double> op_busy(const json& stats) {
 
 }  // namespace
 
+std::vector<std::string> run_args_without_outputs(const Args& args) {
+    static const std::vector<std::string> valued = {"--stats", "--trace", "--report", "--profile", "--trace-ranks",
+                                                    "--trace-window", "--trace-ops", "--trace-cores"};
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (std::find(valued.begin(), valued.end(), a) != valued.end()) {
+            ++i;  // and its value
+            continue;
+        }
+        if (std::any_of(valued.begin(), valued.end(), [&](const std::string& o) { return a.rfind(o + "=", 0) == 0; })) continue;
+        if (a == "-q" || a == "--quiet" || a == "--trace-tasks-only") continue;
+        out.push_back(a);
+    }
+    return out;
+}
+
 int what_would_help(const Args& args, const std::string& stats_file, bool quiet) {
     const json base = read_stats(stats_file);
     const bool ranks = base.contains("system") || (at_path(base, "config.chip.interconnect.ranks") &&
@@ -126,7 +127,7 @@ int what_would_help(const Args& args, const std::string& stats_file, bool quiet)
     std::string pattern = (fs::temp_directory_path() / "npusim-what-would-help-XXXXXX").string();
     if (!::mkdtemp(pattern.data())) throw InputError("--what-would-help: cannot make a temporary folder in " + fs::temp_directory_path().string());
     const fs::path dir = pattern;
-    const std::vector<std::string> common = without_outputs(args);
+    const std::vector<std::string> common = run_args_without_outputs(args);
     const std::string self = study::self_executable();
     std::vector<Rerun> runs;
     for (const Resource& r : resources()) {

@@ -294,12 +294,17 @@ bool AiCore::begin_stage(int stage, std::uint64_t tile) {
     pipes_[stage].bytes += w.bytes;
     stage_transfer_[stage] = w.kind == StageWork::Kind::transfer || w.kind == StageWork::Kind::link;
     if (stage_transfer_[stage]) task_bytes_ += w.bytes;
+    StageDid& did = stage_did_[stage];
+    did = StageDid{w.bytes, 0, 0, w.flops, false};
     if (w.kind == StageWork::Kind::compute || w.kind == StageWork::Kind::link) {
         ctx_.scheduler->at(now_ps() + ctx_.cycles_to_ps(w.cycles), *this, static_cast<std::uint64_t>(stage));
     } else {
         // L2 hits move at the core's L2 rate; the engine's cap is for misses.
         w.transfer.l2_cap_bytes_per_ps = w.transfer.write ? l2_write_cap_ : l2_read_cap_;
-        ctx_.memory->transfer(w.transfer, this, static_cast<std::uint64_t>(stage));
+        const MemorySystem::Served served = ctx_.memory->transfer(w.transfer, this, static_cast<std::uint64_t>(stage));
+        did.read = !w.transfer.write && w.transfer.space == Space::hbm;
+        did.l2_hit = served.l2;
+        did.l2_miss = served.hbm;
     }
     return true;
 }
@@ -349,14 +354,18 @@ void AiCore::record_stage(int stage) {
     task_stage_ps_[stage] += now - stage_start_[stage];
     if (ctx_.tracing && ctx_.trace_pipes) {
         const Task& t = ctx_.stream.tasks[task_];
+        const StageDid& did = stage_did_[stage];
+        std::string args = fmt::format(R"("task":"{}","tile":{})", json_escape(t.id), stage_tile_[stage]);
+        if (did.bytes) args += fmt::format(R"(,"bytes":{})", did.bytes);
+        if (did.flops > 0) args += fmt::format(R"(,"flops":{:.0f})", did.flops);
+        if (did.read) args += fmt::format(R"(,"l2_hit_bytes":{},"l2_miss_bytes":{})", did.l2_hit, did.l2_miss);
         ctx_.trace->complete(ctx_.trace_pid, pipe_tids_[static_cast<std::size_t>(stage)], task_label(t), "pipe", stage_start_[stage],
-                             now - stage_start_[stage],
-                             fmt::format(R"("task":"{}","tile":{})", json_escape(t.id), stage_tile_[stage]));
+                             now - stage_start_[stage], args);
     }
 }
 
 std::string AiCore::task_label(const Task& t) const {
-    return t.op ? ctx_.stream.name(t.op) : std::string(to_string(t.kernel));
+    return ctx_.stream.label(t);
 }
 
 void AiCore::finish_task() {

@@ -35,6 +35,7 @@ struct StageWork {
     double cycles = 0;         // compute, link
     TransferRequest transfer;  // transfer
     std::uint64_t bytes = 0;   // bytes this stage moves (for per-tier traffic)
+    double flops = 0;          // compute: multiply-adds x 2 (the Cube's M stage), for the trace
 };
 
 struct PipeStats {
@@ -147,6 +148,13 @@ private:
     std::uint64_t macro_runs_ = 0, macro_tiles_ = 0;
     std::array<std::uint64_t, TilePipeline::kMaxStages> stage_start_{};
     std::array<std::uint64_t, TilePipeline::kMaxStages> stage_tile_{};
+    // What a traced pipe slice says it did: bytes, FLOPs, L2 hits and misses.
+    struct StageDid {
+        std::uint64_t bytes = 0, l2_hit = 0, l2_miss = 0;
+        double flops = 0;
+        bool read = false;
+    };
+    std::array<StageDid, TilePipeline::kMaxStages> stage_did_{};
     // This task's busy time per stage and which stages move bytes through
     // the GM port: what bound it (TaskTiming::compute_ps / transfer_ps).
     std::array<std::uint64_t, TilePipeline::kMaxStages> task_stage_ps_{};

@@ -303,7 +303,7 @@ void report_critical_path(Stats& s, const std::vector<const SimContext*>& contex
         if (p.task != UINT32_MAX) {
             const Task& t = ctx.stream.tasks[p.task];
             j["task"] = t.id;
-            j["op"] = t.op ? ctx.stream.name(t.op) : std::string(to_string(t.kernel));
+            j["op"] = ctx.stream.label(t);
         } else {
             j["task"] = nullptr;
             j["op"] = nullptr;
@@ -322,6 +322,16 @@ void report_critical_path(Stats& s, const std::vector<const SimContext*>& contex
                          {"by_kind", kinds},
                          {"segments", segs},
                          {"segments_omitted", path.size() - segs.size()}};
+    if (contexts.size() > 1) {  // the ranks the path runs on, most time first (--trace-ranks critical)
+        std::map<int, std::uint64_t> on_rank;
+        for (const PathSegment& p : path)
+            if (p.kind != PathKind::idle) on_rank[p.rank] += p.end_ps - p.start_ps;
+        std::vector<std::pair<int, std::uint64_t>> by_time(on_rank.begin(), on_rank.end());
+        std::stable_sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+        nlohmann::json ranks = nlohmann::json::array();
+        for (const auto& [rank, ps] : by_time) ranks.push_back({{"rank", rank}, {"ns", ns(ps)}});
+        cp["ranks"] = ranks;
+    }
     if (!host_stages.empty()) {
         nlohmann::json hs = nlohmann::json::object();
         for (const auto& [stage, ps] : host_stages) hs[stage] = ns(ps);
@@ -341,7 +351,7 @@ void trace_path_segment(TraceWriter& trace, int pid, int tid, const SimContext& 
     std::string name = to_string(p.kind), args = fmt::format(R"("kind":"{}")", to_string(p.kind));
     if (p.task != UINT32_MAX) {
         const Task& t = ctx.stream.tasks[p.task];
-        name = fmt::format("{} {}", t.op ? ctx.stream.name(t.op) : std::string(to_string(t.kernel)), to_string(p.kind));
+        name = fmt::format("{} {}", ctx.stream.label(t), to_string(p.kind));
         args += fmt::format(R"(,"task":"{}")", json_escape(t.id));
     }
     if (!p.after.empty()) args += fmt::format(R"(,"after":"{}")", json_escape(p.after));

@@ -79,6 +79,7 @@ StageWork CubeCore::work(const Task& t, int stage, std::uint64_t tile) {
         case m:
             w.kind = StageWork::Kind::compute;
             w.cycles = c.m_cycles;
+            w.flops = 2.0 * static_cast<double>(c.tm) * static_cast<double>(c.tn) * static_cast<double>(c.tk);
             return w;
         case fixpipe: {
             if (c.out_bytes == 0) return w;  // accumulating in L0C

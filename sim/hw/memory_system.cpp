@@ -114,9 +114,11 @@ MemorySystem::Split MemorySystem::account(const TransferRequest& req, bool take_
     return s;
 }
 
-void MemorySystem::transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag) {
-    start(account(req), req.write, req.cap_bytes_per_ps, req.l2_cap_bytes_per_ps > 0 ? req.l2_cap_bytes_per_ps : req.cap_bytes_per_ps,
+MemorySystem::Served MemorySystem::transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag) {
+    const Split s = account(req);
+    start(s, req.write, req.cap_bytes_per_ps, req.l2_cap_bytes_per_ps > 0 ? req.l2_cap_bytes_per_ps : req.cap_bytes_per_ps,
           client, tag);
+    return Served{s.l2, s.hbm};
 }
 
 MemorySystem::Batch MemorySystem::prepare_batch(const std::vector<TransferRequest>& parts) {

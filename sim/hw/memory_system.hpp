@@ -97,7 +97,12 @@ class MemorySystem : public sc_core::sc_module, private Wakeable {
 public:
     MemorySystem(sc_core::sc_module_name name, WakeScheduler& scheduler, const ChipParams& chip, TraceWriter* trace, int trace_pid);
 
-    void transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag);
+    // Returns the bytes the L2 serves (hits) and those from HBM (misses) of
+    // a read; of a write, those written to L2 and those written through.
+    struct Served {
+        std::uint64_t l2 = 0, hbm = 0;
+    };
+    Served transfer(const TransferRequest& req, TransferClient* client, std::uint64_t tag);
     // Many transfers of one engine as one flow (a long run of a task's
     // tiles in closed form, hw/ai_core): prepare_batch runs each part's
     // addresses through the L2 model and says how many bytes come from HBM

@@ -200,6 +200,14 @@ void ScalarCore::make_ready(std::uint32_t s) {
     if (ready_[q].heads.empty() && std::find(ready_used_.begin(), ready_used_.end(), q) == ready_used_.end())
         ready_used_.push_back(static_cast<std::uint32_t>(q));
     ready_[q].heads.push(ReadyHead{ready_key(d.priority, ready_seq_++), s, d.task, d.signal_begin, d.signal_end});
+    if (ctx_.tracing) count_ready(d.type, 1);
+}
+
+void ScalarCore::count_ready(CoreType type, int delta) {
+    std::uint32_t& n = ready_count_[static_cast<std::size_t>(type)];
+    n = static_cast<std::uint32_t>(static_cast<int>(n) + delta);
+    static constexpr const char* kNames[] = {"ready tasks (cube)", "ready tasks (vector)", "ready tasks (scalar)"};  // CoreType order
+    ctx_.trace->counter(ctx_.trace_pid, kNames[static_cast<std::size_t>(type)], now_ps(), n);
 }
 
 bool ScalarCore::core_available(const ReadyQueue& q) const {
@@ -249,6 +257,7 @@ void ScalarCore::try_dispatch() {
         const ReadyHead head = best->heads.top();
         const std::uint32_t s = head.stream, t = head.task;
         best->heads.pop();
+        if (ctx_.tracing) count_ready(best->type, -1);
         AiCore* core = claim_core(*best);
         const std::size_t desc = streams_[s].head++;
         slot_busy_[slot] = 1;
@@ -367,8 +376,9 @@ void ScalarCore::emit_flows(std::uint32_t task) {
         const EventState& ev = events_[e];
         if (ev.fired_by == UINT32_MAX) continue;  // released by the host
         const TaskTiming& from = ctx_.timing[ev.fired_by];
-        ctx_.trace->flow(next_flow_id_++, {ctx_.trace_pid, from.trace_tid, from.start_ps, from.end_ps},
-                         {ctx_.trace_pid, to.trace_tid, to.start_ps, to.end_ps});
+        const std::string from_op = ctx_.stream.label(ctx_.stream.tasks[ev.fired_by]), to_op = ctx_.stream.label(ctx_.stream.tasks[task]);
+        ctx_.trace->flow(next_flow_id_++, {ctx_.trace_pid, from.trace_tid, from.start_ps, from.end_ps, from_op},
+                         {ctx_.trace_pid, to.trace_tid, to.start_ps, to.end_ps, to_op});
     }
 }
 

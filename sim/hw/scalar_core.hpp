@@ -5,6 +5,7 @@
 // so dispatch overlaps the core's work; a core takes its next task from
 // its queue the moment it finishes one.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <queue>
@@ -167,6 +168,9 @@ private:
     std::vector<ReadyQueue> ready_;          // indexed by queue_index()
     std::vector<std::uint32_t> ready_used_;  // queues that ever held a head
     std::uint64_t ready_seq_ = 0;
+    // Traced: tasks ready and waiting for a core, per type (a queue-depth counter).
+    std::array<std::uint32_t, 3> ready_count_{};
+    void count_ready(CoreType type, int delta);
     std::size_t queue_index(const Desc& d) const;
     std::vector<Desc> descs_;
     std::vector<EventIndex> waits_;

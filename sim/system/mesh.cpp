@@ -1,6 +1,7 @@
 #include "system/mesh.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <cmath>
 #include <stdexcept>
 
@@ -17,12 +18,12 @@ namespace npusim {
 const char* to_string(MeshTier t) { return t == MeshTier::intra ? "intra" : "inter"; }
 
 Mesh::Mesh(sc_core::sc_module_name name, const ChipParams& chip, GlobalMemory& memory, TraceWriter* trace,
-           int traced_ranks)
+           const std::vector<int>& traced)
     : sc_core::sc_module(name),
       chip_(chip),
       memory_(memory),
       trace_(trace && trace->enabled() ? trace : nullptr),
-      traced_ranks_(std::min(traced_ranks, chip.interconnect.ranks)),
+      traced_(static_cast<std::size_t>(chip.interconnect.ranks), 0),
       ranks_(chip.interconnect.ranks),
       planes_(chip.interconnect.planes),
       node_size_(std::max(chip.interconnect.node_size, 1)),
@@ -32,11 +33,14 @@ Mesh::Mesh(sc_core::sc_module_name name, const ChipParams& chip, GlobalMemory& m
       seed_(static_cast<std::uint64_t>(chip.interconnect.reorder_seed)),
       egress_(static_cast<std::size_t>(ranks_ * planes_)),
       ingress_(static_cast<std::size_t>(ranks_ * planes_)),
-      track_named_(static_cast<std::size_t>(std::max(traced_ranks_, 0) * kMeshTiers * 2 * planes_), 0),
+      track_named_(trace_ ? static_cast<std::size_t>(ranks_ * kMeshTiers * 2 * planes_) : 0, 0),
       plane_bytes_(static_cast<std::size_t>(planes_), 0),
       plane_land_(static_cast<std::size_t>(planes_), 0),
       plane_blocks_(static_cast<std::size_t>(planes_), 0),
       order_(static_cast<std::size_t>(ranks_) * planes_ * ranks_) {
+    for (const int r : traced)
+        if (trace_ && r >= 0 && r < ranks_) traced_[static_cast<std::size_t>(r)] = 1;
+    if (trace_) sent_.resize(static_cast<std::size_t>(ranks_ * kMeshTiers));
     const InterconnectParams& ic = chip.interconnect;
     for (const MeshTier t : {MeshTier::intra, MeshTier::inter}) {
         const LinkTier& p = t == MeshTier::intra ? ic.intra_node : ic.inter_node;
@@ -177,11 +181,11 @@ PostedWrite Mesh::post(const WriteRequest& w, std::uint64_t t_ps) {
         plane_land_[static_cast<std::size_t>(p)] = land;
         ++sim_events_total();
         if (trace_) {
-            if (w.src_rank < traced_ranks_) {
+            if (traced_[static_cast<std::size_t>(w.src_rank)]) {
                 trace_slice(w.src_rank, true, tier, p, "chunk out", start, dur, w.dst_rank, wire);
                 if (held) trace_slice(w.src_rank, true, tier, p, "held by receiver", start + dur, held, w.dst_rank, wire);
             }
-            if (w.dst_rank < traced_ranks_) trace_slice(w.dst_rank, false, tier, p, "chunk in", land - dur, dur, w.src_rank, wire);
+            if (traced_[static_cast<std::size_t>(w.dst_rank)]) trace_slice(w.dst_rank, false, tier, p, "chunk in", land - dur, dur, w.src_rank, wire);
         }
     }
     count.bytes += write_wire_bytes(w, block_);
@@ -212,6 +216,41 @@ void Mesh::trace_slice(int rank, bool tx, MeshTier tier, int plane, const char* 
     }
     trace_->complete(rank + 1, tid, what, "link", start_ps, dur_ps,
                      fmt::format(R"("{}":{},"bytes":{})", tx ? "dst" : "src", peer, bytes));
+    if (tx && dur_ps > 0 && std::string_view(what) == "chunk out")
+        sent_[static_cast<std::size_t>(rank * kMeshTiers + t)].push_back({start_ps, start_ps + dur_ps, bytes});
+}
+
+void Mesh::trace_link_counters() {
+    if (!trace_) return;
+    for (int rank = 0; rank < ranks_; ++rank)
+        for (int t = 0; t < kMeshTiers; ++t) {
+            auto& chunks = sent_[static_cast<std::size_t>(rank * kMeshTiers + t)];
+            if (chunks.empty()) continue;
+            // Rate changes at each chunk's start and end (bytes per ps).
+            struct Step {
+                std::uint64_t t;
+                double rate;
+                int in_flight;
+            };
+            std::vector<Step> steps;
+            for (const Chunk& c : chunks) {
+                const double rate = static_cast<double>(c.bytes) / static_cast<double>(c.end_ps - c.start_ps);
+                steps.push_back({c.start_ps, rate, 1});
+                steps.push_back({c.end_ps, -rate, -1});
+            }
+            std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.t < b.t; });
+            const std::string name = fmt::format("{} tx (GB/s)", to_string(static_cast<MeshTier>(t)));
+            double rate = 0;
+            int in_flight = 0;
+            for (std::size_t i = 0; i < steps.size(); ++i) {
+                rate += steps[i].rate;
+                in_flight += steps[i].in_flight;
+                if (in_flight == 0) rate = 0;  // no rounding residue on an idle link
+                if (i + 1 < steps.size() && steps[i + 1].t == steps[i].t) continue;
+                trace_->counter(rank + 1, name, steps[i].t, rate * 1000.0);  // B/ps -> GB/s
+            }
+            std::vector<Chunk>().swap(chunks);
+        }
 }
 
 void Mesh::report(Stats& s, const RunSpan& span) const {

@@ -54,11 +54,15 @@ const char* to_string(MeshTier t);  // "intra", "inter"
 
 class Mesh : public sc_core::sc_module {
 public:
-    // `trace` may be null; ranks below `traced_ranks` get plane tracks per
-    // tier (pid = rank + 1; tid 1000 + 100 * tier + plane for egress, 2000 +
-    // 100 * tier + plane for ingress; named like "inter.plane3.tx").
+    // `trace` may be null; the ranks in `traced` get plane tracks per tier
+    // (pid = rank + 1; tid 1000 + 100 * tier + plane for egress, 2000 + 100
+    // * tier + plane for ingress; named like "inter.plane3.tx") and, after
+    // the run (trace_link_counters), a counter of each tier's egress rate.
     Mesh(sc_core::sc_module_name name, const ChipParams& chip, GlobalMemory& memory, TraceWriter* trace,
-         int traced_ranks);
+         const std::vector<int>& traced);
+    // Counters "intra tx (GB/s)", "inter tx (GB/s)" on each traced rank: the
+    // summed rate of its chunks in flight on the tier's planes.
+    void trace_link_counters();
 
     // A write to another rank whose first byte may leave at t_ps (>= the
     // issue time of every write posted before it).
@@ -111,7 +115,12 @@ private:
     const ChipParams& chip_;
     GlobalMemory& memory_;
     TraceWriter* trace_;
-    int traced_ranks_;
+    std::vector<char> traced_;  // per rank
+    // Per traced (rank, tier): the chunks sent, for the rate counters.
+    struct Chunk {
+        std::uint64_t start_ps, end_ps, bytes;
+    };
+    std::vector<std::vector<Chunk>> sent_;
     int ranks_, planes_, node_size_;
     std::uint32_t block_, header_;
     bool mix_;
@@ -119,7 +128,7 @@ private:
     std::uint64_t seed_;
 
     std::vector<Link> egress_, ingress_;
-    std::vector<char> track_named_;  // per traced (rank, tier, direction, plane)
+    std::vector<char> track_named_;  // per (rank, tier, direction, plane) of traced ranks
     std::vector<std::uint64_t> plane_bytes_;  // scratch: a write's share per plane
     std::vector<std::uint64_t> plane_land_;   // scratch: when that share lands
     std::vector<std::uint32_t> plane_blocks_; // scratch: blocks in that share

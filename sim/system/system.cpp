@@ -59,9 +59,7 @@ System::System(sc_core::sc_module_name name, const ChipParams& chip, std::vector
     const bool tracing = trace && trace->enabled();
     memory_ = std::make_unique<GlobalMemory>(ranks, static_cast<std::uint32_t>(chip.interconnect.datablock_bytes));
     memory_->set_fire(&System::on_fire, this);
-    // The mesh traces planes of the ranks below the highest traced one.
-    const int mesh_traced = tracing && !traced_.empty() ? traced_.back() + 1 : 0;
-    mesh_ = std::make_unique<Mesh>("mesh", chip, *memory_, tracing ? trace : nullptr, mesh_traced);
+    mesh_ = std::make_unique<Mesh>("mesh", chip, *memory_, tracing ? trace : nullptr, traced_);
     remote_ranges_ = landing_ranges(streams_, ranks, static_cast<std::uint64_t>(chip.interconnect.datablock_bytes));
     // Nothing posted at t lands before t + the shorter of the own L2's latency
     // and a plane's; a fence's acknowledgement takes the slowest tier's.
@@ -75,6 +73,7 @@ System::System(sc_core::sc_module_name name, const ChipParams& chip, std::vector
     hub_.set_window(window);
     hub_.set_listener(this);
     tracing_ = tracing;
+    trace_ = tracing ? trace : nullptr;
     min_landing_ps_ = std::min(ns_to_ps(chip.l2.latency_ns), link_min - window);
     max_latency_ps_ = ns_to_ps(chip.interconnect.max_latency_ns());
     dies_.reserve(streams_.size());

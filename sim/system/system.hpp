@@ -68,6 +68,10 @@ public:
     // the functional memory.
     void collect(Stats& s) const;
     void trace_critical_path();
+    // After the run, into the trace: an arrow from each task's writer on a
+    // traced rank to the task its memory wait released (the write that
+    // landed last), and the mesh's per-tier egress rate counters.
+    void trace_fabric();
     // The chain of steps that set the end, across ranks: walked back on the
     // rank that ends last, and on from a task a memory wait released to the
     // rank and task whose write landed last (docs/statistics.md).
@@ -112,6 +116,7 @@ private:
     // Per rank, the [begin, end) GM ranges copies write into it.
     std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> remote_ranges_;
     std::vector<int> traced_;
+    TraceWriter* trace_ = nullptr;  // null when not tracing
     std::uint64_t min_landing_ps_ = 0, max_latency_ps_ = 0;
     std::uint64_t events_ = 0;
     mutable WakeHub hub_;  // serialize() from const fabric calls

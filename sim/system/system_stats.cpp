@@ -189,13 +189,34 @@ void System::trace_critical_path() {
     }
     // A process of its own after the dies' (pid = rank + 1), whichever
     // ranks are traced: the path crosses ranks, each slice names its rank.
-    TraceWriter* trace = die(0).context().trace;
-    if (!trace || !trace->enabled()) return;
+    TraceWriter* trace = trace_;
+    if (!trace) return;
     const int pid = ranks() + 1;
     trace->process(pid, "critical path (all ranks)", -1);
     trace->thread(pid, 1, "critical path", -1);
     for (const PathSegment& p : critical_path())
         trace_path_segment(*trace, pid, 1, die(p.rank).context(), p, fmt::format("r{} ", p.rank));
+}
+
+void System::trace_fabric() {
+    TraceWriter* trace = trace_;
+    if (!trace) return;
+    mesh_->trace_link_counters();
+    // Ids apart from the dies' own (rank << 40 onwards): bit 62 set.
+    std::uint64_t id = std::uint64_t{1} << 62;
+    for (const int rank : traced_) {
+        const SimContext& to = die(rank).context();
+        for (std::uint32_t i = 0; i < to.stream.tasks.size(); ++i) {
+            const TaskTiming& w = to.timing[i];
+            if (!w.done || w.mem_rank < 0 || w.mem_task == UINT32_MAX || !traced(w.mem_rank)) continue;
+            const SimContext& from = die(w.mem_rank).context();
+            const TaskTiming& f = from.timing[w.mem_task];
+            if (!f.done) continue;
+            const std::string from_op = from.stream.label(from.stream.tasks[w.mem_task]), to_op = to.stream.label(to.stream.tasks[i]);
+            trace->flow(id++, {from.trace_pid, f.trace_tid, f.start_ps, f.end_ps, from_op},
+                        {to.trace_pid, w.trace_tid, w.start_ps, w.end_ps, to_op}, "landed", "memory");
+        }
+    }
 }
 
 }  // namespace npusim

@@ -191,6 +191,8 @@ struct TaskStream {
 
     NameIndex intern(const std::string& s);
     const std::string& name(NameIndex i) const { return names[i]; }
+    // What traces and the critical path call a task: its op, or its kernel.
+    std::string label(const Task& t) const { return t.op ? names[t.op] : std::string(to_string(t.kernel)); }
 };
 
 }  // namespace npusim

@@ -130,8 +130,38 @@ void TraceWriter::process(int pid, std::string_view name, int sort_index) {
     put(R"({{"ph":"M","pid":{},"tid":0,"name":"process_sort_index","args":{{"sort_index":{}}}}})", pid, sort_index);
 }
 
+void TraceWriter::set_filter(TraceFilter f) {
+    filter_ = std::move(f);
+    filtering_ = filter_.active();
+}
+
+namespace {
+std::uint64_t track_key(int pid, int tid) {
+    return static_cast<std::uint64_t>(static_cast<std::uint32_t>(pid)) << 32 | static_cast<std::uint32_t>(tid);
+}
+}  // namespace
+
+TraceWriter::Track TraceWriter::track(int pid, int tid) const {
+    const auto it = tracks_.find(track_key(pid, tid));
+    return it == tracks_.end() ? Track{} : it->second;
+}
+
+bool TraceWriter::keeps(int pid, int tid, std::string_view op, std::uint64_t start_ps, std::uint64_t end_ps) const {
+    if (!filtering_) return true;
+    const Track t = track(pid, tid);
+    return t.kept && (!t.core || op.empty() || filter_.keeps_op(op)) && filter_.in_window(start_ps, end_ps);
+}
+
 void TraceWriter::thread(int pid, int tid, std::string_view name, int sort_index) {
     if (!out_) return;
+    if (filtering_) {
+        Track t;
+        const std::string core = TraceFilter::core_of_track(name);
+        t.core = !core.empty();
+        t.kept = !t.core || filter_.keeps_core(core);
+        tracks_[track_key(pid, tid)] = t;
+        if (!t.kept) return;
+    }
     begin_event();
     put(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":"{}"}}}})", pid, tid, json_escape(name));
     begin_event();
@@ -146,24 +176,38 @@ void TraceWriter::complete(int pid, int tid, std::string_view name, std::string_
     // (A zero-length slice beside a namesake also trips speedscope's
     // matching of ends.)
     if (end == start) return;
+    if (filtering_) {
+        const Track t = track(pid, tid);
+        if (!keeps(pid, tid, t.core ? name : std::string_view(), ts_ps, ts_ps + dur_ps)) return;
+        // Selected: with an op or core filter, a slice on a core's track.
+        if (t.core || (filter_.ops.empty() && filter_.cores.empty())) ++slices_kept_;
+    }
     begin_event();
     put(R"({{"ph":"X","pid":{},"tid":{},"name":"{}","cat":"{}","ts":{},"dur":{},"args":{{{}}}}})", pid, tid,
                json_escape(name), cat, us_at(start), us_between(start, end), args);
 }
 
-void TraceWriter::flow(std::uint64_t id, const SliceAt& from, const SliceAt& to) {
+void TraceWriter::flow(std::uint64_t id, const SliceAt& from, const SliceAt& to, std::string_view name,
+                       std::string_view cat) {
     if (!out_) return;
     if (to_ns(from.start_ps) == to_ns(from.end_ps) || to_ns(to.start_ps) == to_ns(to.end_ps)) return;  // not written
+    if (!keeps(from.pid, from.tid, from.op, from.start_ps, from.end_ps) || !keeps(to.pid, to.tid, to.op, to.start_ps, to.end_ps))
+        return;
     begin_event();
-    put(R"({{"ph":"s","id":{},"pid":{},"tid":{},"name":"release","cat":"event","ts":{}}})", id, from.pid,
-               from.tid, us_at(inside_from(from.end_ps)));
+    put(R"({{"ph":"s","id":{},"pid":{},"tid":{},"name":"{}","cat":"{}","ts":{}}})", id, from.pid, from.tid, name, cat,
+        us_at(inside_from(from.end_ps)));
     begin_event();
-    put(R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"name":"release","cat":"event","ts":{}}})", id,
-               to.pid, to.tid, us_at(inside_to(to.start_ps, to.end_ps)));
+    put(R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"name":"{}","cat":"{}","ts":{}}})", id, to.pid, to.tid, name,
+        cat, us_at(inside_to(to.start_ps, to.end_ps)));
 }
 
 void TraceWriter::counter(int pid, std::string_view name, std::uint64_t ts_ps, double value) {
     if (!out_) return;
+    if (filtering_ && ts_ps < filter_.from_ps) {
+        counter_before_[{pid, std::string(name)}] = value;  // counters are written in time order
+        return;
+    }
+    if (filtering_ && ts_ps > filter_.to_ps) return;
     begin_event();
     put(R"({{"ph":"C","pid":{},"tid":0,"name":"{}","ts":{},"args":{{"value":{}}}}})", pid, json_escape(name),
                us(ts_ps), value);
@@ -171,6 +215,7 @@ void TraceWriter::counter(int pid, std::string_view name, std::uint64_t ts_ps, d
 
 void TraceWriter::instant(int pid, int tid, std::string_view name, std::uint64_t ts_ps, std::string_view args) {
     if (!out_) return;
+    if (!keeps(pid, tid, {}, ts_ps, ts_ps)) return;
     begin_event();
     put(R"({{"ph":"i","s":"t","pid":{},"tid":{},"name":"{}","ts":{},"args":{{{}}}}})", pid, tid,
                json_escape(name), us(ts_ps), args);
@@ -178,6 +223,21 @@ void TraceWriter::instant(int pid, int tid, std::string_view name, std::uint64_t
 
 void TraceWriter::close(std::string_view other_data_json) {
     if (!out_) return;
+    if (filtering_) {
+        for (const auto& [key, value] : counter_before_) {
+            begin_event();
+            put(R"({{"ph":"C","pid":{},"tid":0,"name":"{}","ts":{},"args":{{"value":{}}}}})", key.first,
+                json_escape(key.second), us(filter_.from_ps), value);
+        }
+        counter_before_.clear();
+        if (slices_kept_ == 0) {
+            selected_nothing_ = true;
+            gzip_.reset();
+            const std::unique_ptr<OutputFile> f = std::move(out_);
+            f->discard();
+            return;
+        }
+    }
     std::string tail = "\n]";
     if (!other_data_json.empty()) tail += fmt::format(",\"otherData\":{}", other_data_json);
     tail += "}\n";

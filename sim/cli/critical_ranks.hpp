@@ -1,0 +1,14 @@
+// `npusim run --trace-ranks critical`: the ranks the critical path runs on
+// are known only when the run is done, so a first run without a trace (in a
+// child process: SystemC cannot restart) finds them, and the traced run
+// keeps those. Runs are deterministic: the second run is the first again.
+#pragma once
+#include "cli/commands.hpp"
+
+namespace npusim::cli {
+
+// Replaces the value "critical" of --trace-ranks in `args` by the ranks the
+// critical path spends time on (most first, at most 8); no-op without it.
+void resolve_critical_ranks(Args& args);
+
+}  // namespace npusim::cli
