@@ -183,7 +183,7 @@ TEST_CASE("trace: ready-task counters rise and fall with the queue and end at ze
     for (const auto& [name, v] : last) CHECK(v == 0);
 }
 
-TEST_CASE("trace: a supernode run's link counters stay within the planes and integrate to the bytes sent; landings draw arrows across ranks", "[trace][system]") {
+TEST_CASE("trace: a supernode run's link counters stay within the planes and integrate to the bytes sent, and landings draw arrows across ranks", "[trace][system]") {
     TempDir tmp;
     const Trace t = traced_run(tmp, "a.json", {"--chip", kSuper, "--workload", kSrc + "/models/collective_allreduce.json", "--set",
                                                "chip.interconnect.ranks=4", "--set", "workload.bytes=1048576", "--trace-ranks", "0-3"});

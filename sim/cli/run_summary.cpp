@@ -24,6 +24,16 @@ std::string critical_path_summary(const Stats& s) {
     std::string out = fmt::format("  critical path {:.3f} us:", total / 1000.0);
     for (const auto& [ns, k] : kinds) out += fmt::format("  {} {:.1f}%", k, ns / total * 100.0);
     out += "\n";
+    if (cp.contains("binds") && !cp["binds"].empty()) {
+        out += "    binds:";
+        for (std::size_t i = 0; i < cp["binds"].size() && i < 3; ++i) {
+            const auto& b = cp["binds"][i];
+            const std::string key = b.value("key", std::string());
+            out += fmt::format("{} {} {:.1f}%{}", i ? "," : "", b.value("resource", std::string()), 100 * b.value("share", 0.0),
+                               key.empty() ? "" : " (" + key + ")");
+        }
+        out += "\n";
+    }
     std::vector<const nlohmann::json*> segs;
     std::map<std::string, double> by_op;
     for (const auto& g : cp["segments"]) {
@@ -79,7 +89,10 @@ std::string ops_summary(const Stats& s) {
         if (name.size() > 26) name = name.substr(0, 25) + "~";
         out += fmt::format("    {:<26} {:>6} {:>5} {:>12.3f} {:>10.3f}  {}\n", name, o["tasks"].get<std::uint64_t>(),
                            o["cores"].get<std::uint64_t>(), o["busy_ns"].get<double>() / 1000.0,
-                           o["bytes"].get<double>() / 1e6, o["bound"].get<std::string>());
+                           o["bytes"].get<double>() / 1e6,
+                           o["bound"].get<std::string>() + (o.contains("resource") && o["bound"] != "sync"
+                                                                 ? " (" + o["resource"].get<std::string>() + ")"
+                                                                 : std::string()));
     }
     return out;
 }

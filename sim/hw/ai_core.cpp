@@ -51,6 +51,9 @@ void AiCore::start(std::uint32_t task) {
     last_task_ = task;
     task_stage_ps_.fill(0);
     task_bytes_ = 0;
+    task_hit_port_ps_ = task_miss_port_ps_ = 0;
+    hbm_saturated_at_start_ = ctx_.memory->hbm_saturated_ps();
+    l2_saturated_at_start_ = ctx_.memory->l2_saturated_ps();
     ctx_.scheduler->at(now_ps() + ctx_.cycles_to_ps(task_start_cycles()), *this, kStarted);
 }
 
@@ -305,6 +308,9 @@ bool AiCore::begin_stage(int stage, std::uint64_t tile) {
         did.read = !w.transfer.write && w.transfer.space == Space::hbm;
         did.l2_hit = served.l2;
         did.l2_miss = served.hbm;
+        // The engine moves misses at its port's rate, hits at the L2 rate.
+        if (w.transfer.cap_bytes_per_ps > 0) task_miss_port_ps_ += static_cast<double>(served.hbm) / w.transfer.cap_bytes_per_ps;
+        if (w.transfer.l2_cap_bytes_per_ps > 0) task_hit_port_ps_ += static_cast<double>(served.l2) / w.transfer.l2_cap_bytes_per_ps;
     }
     return true;
 }
@@ -364,6 +370,31 @@ void AiCore::record_stage(int stage) {
     }
 }
 
+BoundBy AiCore::bound_by(std::uint64_t task_ps) const {
+    std::size_t busiest = 0;
+    for (std::size_t p = 1; p < pipe_names_.size(); ++p)
+        if (task_stage_ps_[p] > task_stage_ps_[busiest]) busiest = p;
+    const std::uint64_t busy = task_stage_ps_[busiest];
+    if (2 * busy < task_ps || busy == 0) return BoundBy::latency;
+    const bool cube = type_ == CoreType::cube;
+    const std::string& pipe = pipe_names_[busiest];
+    if (!stage_transfer_[busiest]) {
+        if (pipe == "m") return BoundBy::cube_m;
+        if (pipe == "mte1") return BoundBy::mte1;
+        if (pipe == "fixpipe") return BoundBy::fixpipe;
+        return BoundBy::vector_v;
+    }
+    // A transfer pipe: a shared rate saturated for most of the pipe's time
+    // held it; else its own port: the miss (GM) port or the hit (L2) port,
+    // whichever its bytes took longer on.
+    const std::uint64_t hbm = ctx_.memory->hbm_saturated_ps() - hbm_saturated_at_start_;
+    const std::uint64_t l2 = ctx_.memory->l2_saturated_ps() - l2_saturated_at_start_;
+    if (2 * hbm >= busy && hbm >= l2) return BoundBy::hbm;
+    if (2 * l2 >= busy) return BoundBy::l2;
+    if (task_hit_port_ps_ > task_miss_port_ps_) return cube ? BoundBy::cube_l2_port : BoundBy::vector_l2_port;
+    return cube ? BoundBy::cube_gm_port : BoundBy::vector_gm_port;
+}
+
 std::string AiCore::task_label(const Task& t) const {
     return ctx_.stream.label(t);
 }
@@ -378,6 +409,7 @@ void AiCore::finish_task() {
         bound = std::max(bound, task_stage_ps_[p]);
     }
     tm.bytes = task_bytes_;
+    tm.bound = bound_by(now - tm.start_ps);
     busy_ps_ += now - tm.start_ps;
     ++tasks_run_;
     running_ = false;

@@ -124,6 +124,10 @@ private:
     void finish_task();
     void check_gm_reads(const Task& t);
     std::string task_label(const Task& t) const;
+    // What held the task that ends now (hw/bound_by.hpp), `task_ps` long.
+    BoundBy bound_by(std::uint64_t task_ps) const;
+    double task_hit_port_ps_ = 0, task_miss_port_ps_ = 0;  // the task's bytes at their ports' rates
+    std::uint64_t hbm_saturated_at_start_ = 0, l2_saturated_at_start_ = 0;
 
     CoreType type_;
     int index_;

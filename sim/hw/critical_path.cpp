@@ -282,6 +282,20 @@ std::vector<PathSegment> critical_path(const PathWalk& w) {
     return path;
 }
 
+// The resource a segment of the path spent its time on: a task's own
+// (hw/bound_by.hpp) for its compute and data movement, else its kind's.
+std::string segment_resource(const PathSegment& p, const SimContext& ctx) {
+    switch (p.kind) {
+        case PathKind::compute:
+        case PathKind::data_movement: {
+            const BoundBy b = p.task != UINT32_MAX ? ctx.timing[p.task].bound : BoundBy::none;
+            return b == BoundBy::none ? std::string(to_string(p.kind)) : std::string(to_string(b));
+        }
+        case PathKind::sync: return "sync wait";
+        default: return to_string(p.kind);  // dispatch, host, mesh, idle
+    }
+}
+
 void report_critical_path(Stats& s, const SimContext& ctx, const std::vector<PathSegment>& path) {
     report_critical_path(s, std::vector<const SimContext*>{&ctx}, path);
 }
@@ -292,13 +306,16 @@ void report_critical_path(Stats& s, const std::vector<const SimContext*>& contex
     constexpr std::size_t kMaxSegments = 10000;
     auto ns = [](std::uint64_t ps) { return static_cast<double>(ps) / 1000.0; };
     std::array<std::uint64_t, 7> by_kind{};
-    std::map<std::string, std::uint64_t> host_stages;
+    std::map<std::string, std::uint64_t> host_stages, by_resource;
     nlohmann::json segs = nlohmann::json::array();
     for (const PathSegment& p : path) {
         by_kind[static_cast<std::size_t>(p.kind)] += p.end_ps - p.start_ps;
+        const SimContext& on = *contexts[contexts.size() > 1 ? static_cast<std::size_t>(p.rank) : 0];
+        const std::string resource = segment_resource(p, on);
+        by_resource[resource] += p.end_ps - p.start_ps;
         if (!p.stage.empty()) host_stages[p.stage] += p.end_ps - p.start_ps;
         if (segs.size() >= kMaxSegments) continue;
-        nlohmann::json j = {{"kind", to_string(p.kind)}, {"start_ns", ns(p.start_ps)}, {"end_ns", ns(p.end_ps)}};
+        nlohmann::json j = {{"kind", to_string(p.kind)}, {"resource", resource}, {"start_ns", ns(p.start_ps)}, {"end_ns", ns(p.end_ps)}};
         const SimContext& ctx = *contexts[contexts.size() > 1 ? static_cast<std::size_t>(p.rank) : 0];
         if (p.task != UINT32_MAX) {
             const Task& t = ctx.stream.tasks[p.task];
@@ -318,8 +335,21 @@ void report_critical_path(Stats& s, const std::vector<const SimContext*>& contex
     nlohmann::json kinds = nlohmann::json::object();
     for (std::size_t k = 0; k < by_kind.size(); ++k)
         if (by_kind[k]) kinds[to_string(static_cast<PathKind>(k))] = ns(by_kind[k]);
+    nlohmann::json resources = nlohmann::json::object();
+    for (const auto& [r, ps] : by_resource) resources[r] = ns(ps);
+    // The same, most first, each with its share and the key that sets it.
+    std::vector<std::pair<std::uint64_t, std::string>> order;
+    for (const auto& [r, ps] : by_resource) order.emplace_back(ps, r);
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    const double end_ps = path.empty() ? 0.0 : static_cast<double>(path.back().end_ps);
+    nlohmann::json binds = nlohmann::json::array();
+    for (const auto& [ps, r] : order)
+        binds.push_back({{"resource", r}, {"ns", ns(ps)}, {"share", end_ps > 0 ? static_cast<double>(ps) / end_ps : 0.0},
+                         {"key", resource_key(r)}});
     nlohmann::json cp = {{"total_ns", ns(path.empty() ? 0 : path.back().end_ps)},
                          {"by_kind", kinds},
+                         {"by_resource", resources},
+                         {"binds", binds},
                          {"segments", segs},
                          {"segments_omitted", path.size() - segs.size()}};
     if (contexts.size() > 1) {  // the ranks the path runs on, most time first (--trace-ranks critical)

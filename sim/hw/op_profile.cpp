@@ -1,7 +1,9 @@
 #include "hw/op_profile.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <string>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +28,7 @@ struct OpRow {
     std::uint64_t tasks = 0, busy = 0, compute = 0, transfer = 0, wait = 0, bytes = 0;
     double flops = 0;
     std::set<std::pair<int, int>> cores;  // (core type, index)
+    std::array<std::uint64_t, kBoundByCount> by_bound{};  // task time by what held it
 };
 
 // What bound an op, from its tasks' pipe times: `sync` when its cores sat
@@ -39,6 +42,16 @@ const char* bound(const OpRow& r) {
     if (2.0 * static_cast<double>(r.busy) < capacity && r.wait > r.busy) return "sync";
     if (2 * std::max(r.compute, r.transfer) < r.busy) return "latency";
     return r.transfer > r.compute ? "memory" : "compute";
+}
+
+// The resource that held the op's tasks longest (hw/bound_by.hpp); a
+// `sync`-bound op waited on its inputs instead.
+std::string resource(const OpRow& r) {
+    if (std::string(bound(r)) == "sync") return "sync wait";
+    std::size_t best = 0;
+    for (std::size_t b = 1; b < r.by_bound.size(); ++b)
+        if (r.by_bound[b] > r.by_bound[best]) best = b;
+    return r.by_bound[best] ? to_string(static_cast<BoundBy>(best)) : "none";
 }
 
 }  // namespace
@@ -64,6 +77,7 @@ void report_ops(Stats& s, const SimContext& ctx) {
         r.transfer += tm.transfer_ps;
         r.bytes += tm.bytes;
         r.flops += task_flops(t);
+        r.by_bound[static_cast<std::size_t>(tm.bound)] += tm.end_ps - tm.start_ps;
         r.cores.emplace(static_cast<int>(t.core_type), t.core_type == CoreType::scalar ? 0 : tm.core);
     }
     // Event waits inside each op's span (waits before it began are the
@@ -96,6 +110,7 @@ void report_ops(Stats& s, const SimContext& ctx) {
             merged.wait += other.wait;
             merged.bytes += other.bytes;
             merged.flops += other.flops;
+            for (std::size_t b = 0; b < merged.by_bound.size(); ++b) merged.by_bound[b] += other.by_bound[b];
             merged.cores.insert(other.cores.begin(), other.cores.end());
             slot = &merged;
         }
@@ -116,7 +131,8 @@ void report_ops(Stats& s, const SimContext& ctx) {
                        {"event_wait_ns", ns(r->wait)},
                        {"bytes", r->bytes},
                        {"flops", r->flops},
-                       {"bound", bound(*r)}});
+                       {"bound", bound(*r)},
+                       {"resource", resource(*r)}});
     s.set_json("ops", ops.dump());
 
     // The chip's roofs: every Cube core doing a fractal MAC per cycle (two

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "hw/bound_by.hpp"
 #include "chip/chip_params.hpp"
 #include "tasks/task.hpp"
 
@@ -45,6 +46,7 @@ struct TaskTiming {
     // landed last (the critical path goes on there).
     std::int32_t mem_rank = -1;
     std::uint32_t mem_task = UINT32_MAX;
+    BoundBy bound = BoundBy::none;  // what held it (hw/bound_by.hpp)
 };
 
 struct SimContext {

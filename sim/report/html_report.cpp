@@ -151,6 +151,21 @@ json host_rows(const json& stats) {
     return rows;
 }
 
+// What the critical path spent its time on, by resource, most first, each
+// with the chip key that sets its capacity (hw/bound_by.hpp).
+json bind_rows(const json& stats) {
+    json rows = json::array();
+    const json* binds = at_path(stats, "critical_path.binds");
+    if (!binds || !binds->is_array()) return rows;
+    for (const auto& b : *binds) {
+        const std::string key = b.value("key", std::string());
+        rows.push_back({b.value("resource", std::string()),
+                        fmt::format("{:.1f}% of the critical path ({:.3f} µs){}", 100 * b.value("share", 0.0),
+                                    b.value("ns", 0.0) / 1000.0, key.empty() ? "" : "; set by " + key)});
+    }
+    return rows;
+}
+
 }  // namespace
 
 void write_run_report(const std::string& out_file, const json& stats, const std::string& trace_file,
@@ -188,6 +203,7 @@ void write_run_report(const std::string& out_file, const json& stats, const std:
     d["serving"] = serving_rows(stats);
     for (const char* key : {"ops", "roofline", "critical_path"})
         if (const json* v = at_path(stats, key)) d[key] = *v;
+    d["binds"] = bind_rows(stats);
     if (!trace_file.empty()) {
         json tracks = json::array();
         for (const auto& t : report_tracks(trace_file, 20)) {

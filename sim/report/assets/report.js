@@ -243,7 +243,8 @@ var OP_COLUMNS = [
   {key: 'flops', label: 'GFLOP', f: function (o) { return o.flops / 1e9; }},
   {key: 'intensity', label: 'FLOP/B', f: intensity},
   {key: 'rate', label: 'TFLOP/s', f: function (o) { return achieved(o) / 1e12; }},
-  {key: 'bound', label: 'bound', text: true}];
+  {key: 'bound', label: 'bound', text: true},
+  {key: 'resource', label: 'resource', text: true}];
 function intensity(o) { return o.bytes > 0 ? o.flops / o.bytes : null; }
 function achieved(o) { return o.end_ns > o.start_ns ? o.flops / ((o.end_ns - o.start_ns) * 1e-9) : 0; }
 function opTable(ops) {
@@ -513,6 +514,14 @@ if (D.kind === 'run') {
         'rank that ends last; the timeline shows the traced ranks (npusim run --trace-ranks).'));
     app.appendChild(kvTable(D.system));
   }
+  if (D.binds && D.binds.length) {
+    app.appendChild(h('h2', {}, 'What binds'));
+    app.appendChild(h('p', {class: 'note'}, 'The critical path’s time by the resource that held each step: for a task, its ' +
+        'busiest pipe, and for a transfer pipe HBM or L2 when that share was saturated for most of it, else the core’s own ' +
+        'port (GM for misses, L2 for hits, whichever its bytes took longer on). npusim run --what-would-help measures the ' +
+        'same by re-running with each resource doubled.'));
+    app.appendChild(kvTable(D.binds));
+  }
   if (D.critical_path) {
     app.appendChild(h('h2', {}, 'Critical path'));
     app.appendChild(h('p', {class: 'note'}, 'The chain of steps that set the end time, walked back from the last finish through ' +
@@ -524,7 +533,7 @@ if (D.kind === 'run') {
     app.appendChild(h('h2', {}, 'Ops'));
     app.appendChild(h('p', {class: 'note'}, 'One row per op of the stream; click a heading to sort. Busy time sums the op’s tasks; ' +
         'bound: sync when its tasks waited on events longer than they ran, latency when no pipe was busy for half their run, ' +
-        'else memory or compute by the busier pipe class.'));
+        'else memory or compute by the busier pipe class; resource: what held its tasks longest (as under What binds).'));
     app.appendChild(opTable(D.ops));
     app.appendChild(roofline(D.ops, D.roofline));
   }
