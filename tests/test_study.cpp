@@ -152,7 +152,18 @@ TEST_CASE("study: grid varies the first axis slowest, zip pairs values, ids are 
     REQUIRE(z.size() == 3);
     CHECK(z[2].values["chip.hbm.bandwidth_gbps"] == 3200);
     CHECK(z[2].values["chip.buffers.ub_kb"] == 256);
-    CHECK(z[2].label() == "bandwidth_gbps=3200 ub_kb=256");
+    CHECK(z[2].label() == "hbm.bandwidth_gbps=3200 buffers.ub_kb=256");
+    // Two axes with the same leaf: each names its core type.
+    study::Point p;
+    p.values["chip.cores.cube.count"] = 4;
+    p.values["chip.cores.vector.count"] = 8;
+    p.values["workload.dims.seq"] = 128;
+    CHECK(p.label() == "cube.count=4 vector.count=8 dims.seq=128");
+    // A two-segment suffix another axis also ends with takes a third.
+    study::Point q;
+    q.values["a.x.count"] = 1;
+    q.values["b.x.count"] = 2;
+    CHECK(q.label() == "a.x.count=1 b.x.count=2");
 }
 
 TEST_CASE("study: bad study files name the file and key, with a did-you-mean", "[study][errors]") {

@@ -29,25 +29,35 @@ std::vector<std::string> Point::set_args(const Study& s) const {
 }
 
 std::string Point::label() const {
-    // The last path segment of each axis, or the last two when that is ambiguous
-    // (chip.hbm.bandwidth_gbps and chip.l2.bandwidth_gbps).
+    // Each axis by the shortest suffix of its path, of at least two segments,
+    // that no other axis ends with: cube.count and vector.count, never a
+    // bare count (tools/plot_sweep.py labels the same way).
     auto tail = [](const std::string& path, int segments) {
         std::size_t at = path.size();
         for (int i = 0; i < segments; ++i) {
-            const auto dot = path.rfind('.', at == 0 ? 0 : at - 1);
-            if (dot == std::string::npos || at == 0) return path;
+            if (at == 0) return path;
+            const auto dot = path.rfind('.', at - 1);
+            if (dot == std::string::npos) return path;
             at = dot;
         }
         return path.substr(at + 1);
     };
-    std::vector<std::string> last;
-    for (auto it = values.begin(); it != values.end(); ++it) last.push_back(tail(it.key(), 1));
+    auto ends_with = [](const std::string& path, const std::string& suffix) {
+        return path == suffix ||
+               (path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+                path[path.size() - suffix.size() - 1] == '.');
+    };
     std::string out;
-    std::size_t i = 0;
-    for (auto it = values.begin(); it != values.end(); ++it, ++i) {
-        const bool clash = std::count(last.begin(), last.end(), last[i]) > 1;
-        out += (out.empty() ? "" : " ") + tail(it.key(), clash ? 2 : 1) + "=" +
-               (it->is_string() ? it->get<std::string>() : it->dump());
+    for (auto it = values.begin(); it != values.end(); ++it) {
+        std::string name;
+        for (int k = 2;; ++k) {
+            name = tail(it.key(), k);
+            bool unique = true;
+            for (auto o = values.begin(); o != values.end(); ++o)
+                if (o.key() != it.key() && ends_with(o.key(), name)) unique = false;
+            if (unique || name == it.key()) break;
+        }
+        out += (out.empty() ? "" : " ") + name + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
     }
     return out;
 }

@@ -17,7 +17,8 @@ struct Point {
 
     // The --set arguments of this point: the study's "set", then the axes.
     std::vector<std::string> set_args(const Study& s) const;
-    // "ub_kb=128 bandwidth_gbps=800" (last path segment of each axis).
+    // "buffers.ub_kb=128 hbm.bandwidth_gbps=800": each axis by the shortest
+    // suffix of two or more segments no other axis ends with.
     std::string label() const;
 };
 
