@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -30,17 +31,19 @@ const char* kProbeHead =
 const char* kProbeEnd = R"(<script>(function(){
 var wide=[];document.querySelectorAll("body *").forEach(function(e){
   var o=getComputedStyle(e).overflowX;if(o!=="visible"&&e.scrollWidth>e.clientWidth+1)wide.push(e.tagName+"."+e.className);});
-var charts={};document.querySelectorAll("svg[aria-label]").forEach(function(svg){
-  charts[svg.getAttribute("aria-label")]=Array.prototype.map.call(svg.querySelectorAll("text"),function(t){return t.textContent;});});
+var charts={},tips=[];document.querySelectorAll("svg[aria-label]").forEach(function(svg){
+  charts[svg.getAttribute("aria-label")]=Array.prototype.map.call(svg.querySelectorAll("text"),function(t){return t.textContent;});
+  svg.querySelectorAll("title").forEach(function(t){tips.push(t.textContent);});});
 var p=document.createElement("pre");p.id="probe";
 p.textContent=JSON.stringify({errors:window.__errors,scroll_width:document.documentElement.scrollWidth,
-  client_width:document.documentElement.clientWidth,wide:wide,charts:charts,
+  client_width:document.documentElement.clientWidth,wide:wide,charts:charts,tips:tips,
   headings:Array.prototype.map.call(document.querySelectorAll("h2"),function(h){return h.textContent;}),
   text:document.body.innerText});
 document.body.appendChild(p);})();</script>)";
 
-// Renders `report` at 1400 px and returns what the probe measured.
-json render(const TempDir& tmp, const std::string& report) {
+// Renders `report` at 1400 px (with `hash` after its address) and returns
+// what the probe measured.
+json render(const TempDir& tmp, const std::string& report, const std::string& hash = "") {
     std::string page = slurp(report);
     REQUIRE(page.find("<head>") != std::string::npos);
     page.replace(page.find("<head>"), 6, std::string("<head>") + kProbeHead);
@@ -49,7 +52,7 @@ json render(const TempDir& tmp, const std::string& report) {
     const Result r = run_program(tmp, "timeout 120 chromium",
                                  {"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                                   "--user-data-dir=" + tmp.path("chromium-profile"), "--window-size=1400,1000",
-                                  "--virtual-time-budget=5000", "--dump-dom", "file://" + probe});
+                                  "--virtual-time-budget=5000", "--dump-dom", "file://" + probe + hash});
     INFO("chromium exit " << r.code << "\nstderr:\n" << r.err.substr(0, 2000));
     REQUIRE(r.code == 0);
     const std::string open = "<pre id=\"probe\">";
@@ -150,6 +153,48 @@ TEST_CASE("report in Chromium: a sweep report draws its charts from zero without
     // The y axis of total cycles (all well above zero) starts at 0.
     const auto& texts = p["charts"]["total_cycles"];
     CHECK(std::find(texts.begin(), texts.end(), "0") != texts.end());
+}
+
+TEST_CASE("report in Chromium: a sweep report of three axes fixes one and facets another and draws the speed-up against a base point", "[slow][report][browser]") {
+    if (!have_chromium()) {
+        WARN("SKIPPED: chromium is not installed (apt-get install chromium); the report is not rendered");
+        return;
+    }
+    TempDir tmp;
+    nlohmann::ordered_json study;
+    study["chip"] = kAx300;
+    study["workload"] = kSrc + "/traces/convbnrelu_tile.jsonl";
+    study["axes"] = {{"chip.cores.cube.count", {2, 4}}, {"chip.cores.vector.count", {2, 4}}, {"chip.hbm.bandwidth_gbps", {200, 400}}};
+    study["metrics"] = {"total_cycles"};
+    const std::string file = tmp.write("study.json", study.dump(2)), out = tmp.path("sweep");
+    const Result r = run_npusim(tmp, {"sweep", file, "--out", out, "--report"});
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    // Point 0 (cube 2, vector 2, hbm 200) is the base; the view holds hbm at
+    // 400 and draws a panel per vector count.
+    const json p = render(tmp, out + "/report.html", "#hbm.bandwidth_gbps=400;vector.count=facet;base=0");
+    check_clean(p);
+    INFO(p["tips"].dump());
+    REQUIRE(p["charts"].contains("total_cycles"));
+    const auto& texts = p["charts"]["total_cycles"];  // the last panel's
+    CHECK(std::find(texts.begin(), texts.end(), "speed-up of total_cycles vs cube.count, vector.count = 4") != texts.end());
+    // Its point at cube 4 is the base's cycles over its own, as results.jsonl has them.
+    double base = 0, point = 0;
+    std::ifstream rows(out + "/results.jsonl");
+    for (std::string line; std::getline(rows, line);) {
+        const json row = json::parse(line);
+        const json& a = row["axes"];
+        if (row["index"] == 0) base = row["metrics"]["total_cycles"];
+        if (a["chip.cores.cube.count"] == 4 && a["chip.cores.vector.count"] == 4 && a["chip.hbm.bandwidth_gbps"] == 400)
+            point = row["metrics"]["total_cycles"];
+    }
+    REQUIRE(point > 0);
+    const std::string want = fmt::format("cube.count=4: {:.5g}x", base / point);  // as the page rounds (5 digits)
+    bool found = false;
+    for (const auto& t : p["tips"]) found = found || t.get<std::string>().find(want) != std::string::npos;
+    CHECK(found);
+    // No point with hbm 200 is drawn: every tip is of a 400 line.
+    for (const auto& t : p["tips"]) CHECK(t.get<std::string>().find("hbm.bandwidth_gbps=200") == std::string::npos);
 }
 
 TEST_CASE("report in Chromium: an LLM step on 16 dies shows its serving figures, ranks and mesh beside the die's sections",

@@ -3,6 +3,7 @@
 var D = JSON.parse(document.getElementById('data').textContent);
 var app = document.getElementById('app');
 var NS = 'http://www.w3.org/2000/svg';
+var DASHES = ['', '6 3', '2 2', '8 3 2 3', '1 3'];
 var PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
 
 function add(e, kids) {
@@ -49,9 +50,17 @@ function shown(m, v) { return (typeof v === 'number' && isFraction(m)) ? v * 100
 function withUnit(path, unit) { return unit ? path + ' (' + unit + ')' : path; }
 function tail(path, n) { var p = path.split('.'); return p.slice(Math.max(0, p.length - n)).join('.'); }
 // An axis by its last path segment, or its last two when two axes share the last.
+// An axis by the shortest suffix of two or more segments that no other axis
+// ends with (cube.count, never a bare count), as npusim sweep and
+// tools/plot_sweep.py label it.
 function short(path) {
-  var clash = (D.axes || []).filter(function (a) { return a.path !== path && tail(a.path, 1) === tail(path, 1); }).length;
-  return tail(path, clash ? 2 : 1);
+  var n = path.split('.').length;
+  for (var k = 2; k < n; k++) {
+    var t = tail(path, k);
+    var clash = (D.axes || []).some(function (a) { return a.path !== path && (a.path === t || a.path.slice(-t.length - 1) === '.' + t); });
+    if (!clash) return t;
+  }
+  return path;
 }
 function valText(v) { return typeof v === 'string' ? v : JSON.stringify(v); }
 function niceTicks(lo, hi, n) {
@@ -351,6 +360,48 @@ function roofline(ops, roof) {
 function okRows(metric) {
   return D.rows.filter(function (r) { return r.status === 'ok' && typeof r.metrics[metric] === 'number'; });
 }
+// What the sweep charts show (the controls above them set it): the x axis,
+// each other axis as lines, a panel per value (facet) or one value (fixed),
+// and an optional base point the values are divided by (speed-up).
+var VIEW = null;
+// The page's address may set the view: report.html#x=cube.count;hbm.bandwidth_gbps=400;vector.count=facet;base=3
+// (an axis by its label or path; = a value, facet or lines; base: a point's index).
+function initView() {
+  VIEW = {x: D.axes[0] ? D.axes[0].path : null, role: {}, base: null};
+  var find = function (name) { return D.axes.filter(function (a) { return a.path === name || short(a.path) === name; })[0]; };
+  var items = decodeURIComponent((location.hash || '').slice(1)).split(';');
+  items.forEach(function (kv) { var k = kv.split('=')[0], a = find(kv.slice(k.length + 1)); if (k === 'x' && a) VIEW.x = a.path; });
+  D.axes.forEach(function (a) { if (a.path !== VIEW.x) VIEW.role[a.path] = 'lines'; });
+  items.forEach(function (kv) {
+    var k = kv.split('=')[0], v = kv.slice(k.length + 1), a = find(k);
+    if (k === 'base') VIEW.base = D.rows.filter(function (r) { return String(r.index) === v && r.status === 'ok'; })[0] || null;
+    else if (a && a.path !== VIEW.x && (v === 'facet' || v === 'lines')) VIEW.role[a.path] = v;
+    else if (a && a.path !== VIEW.x && a.values.some(function (x) { return valText(x) === v; })) VIEW.role[a.path] = 'fix:' + v;
+  });
+}
+function axisOf(path) { return D.axes.filter(function (a) { return a.path === path; })[0]; }
+function lineAxes() { return D.axes.filter(function (a) { return a.path !== VIEW.x && VIEW.role[a.path] === 'lines'; }); }
+function facetAxis() { return D.axes.filter(function (a) { return a.path !== VIEW.x && VIEW.role[a.path] === 'facet'; })[0] || null; }
+function viewRows(metric, facetValue) {
+  var fa = facetAxis();
+  return okRows(metric).filter(function (r) {
+    return D.axes.every(function (a) {
+      var role = VIEW.role[a.path];
+      if (a.path === VIEW.x || !role || role === 'lines') return true;
+      if (role === 'facet') return valText(r.axes[a.path]) === valText(facetValue);
+      return valText(r.axes[a.path]) === role.slice(4);  // 'fix:' + value
+    });
+  });
+}
+// Time-like metrics speed up as they shrink: base / value; others value / base.
+function isTime(m) { var leaf = tail(m, 1); return /_(cycles|ns|ps)$/.test(leaf) || /^total_/.test(leaf); }
+function viewed(metric, r) {
+  var v = shown(metric, r.metrics[metric]);
+  if (!VIEW.base) return v;
+  var b = shown(metric, VIEW.base.metrics[metric]);
+  if (typeof b !== 'number' || b === 0 || v === 0) return null;
+  return isTime(metric) ? b / v : v / b;
+}
 function xScale(values, x0, x1) {
   var numeric = values.every(function (v) { return typeof v === 'number'; });
   if (!numeric) {
@@ -365,15 +416,17 @@ function xScale(values, x0, x1) {
   var from = (!log && lo === 0) ? 0 : a - pad;
   return {pos: function (v) { return x0 + (f(v) - from) / ((b + pad) - from) * (x1 - x0); }, log: log};
 }
-function lineChart(metric) {
-  var axes = D.axes, xa = axes[0], others = axes.slice(1);
-  var rows = okRows(metric);
+function lineChart(metric, facetValue) {
+  var xa = axisOf(VIEW.x), others = lineAxes(), fa = facetAxis();
+  var rows = viewRows(metric, facetValue).filter(function (r) { return viewed(metric, r) !== null; });
   var W = 560, H = 330, L = 78, R = 14, T = 26, B = 48;
   var svg = s('svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': metric});
   var unit = metricUnit(metric);
-  svg.appendChild(s('text', {x: L, y: 14, class: 'title'}, metric + ' vs ' + short(xa.path)));
+  svg.appendChild(s('text', {x: L, y: 14, class: 'title'}, (VIEW.base ? 'speed-up of ' : '') + metric + ' vs ' + short(xa.path) +
+      (fa ? ', ' + short(fa.path) + ' = ' + valText(facetValue) : '')));
   if (!rows.length) { svg.appendChild(s('text', {x: W / 2, y: H / 2, 'text-anchor': 'middle'}, 'no finished points')); return [svg]; }
-  var ys = rows.map(function (r) { return shown(metric, r.metrics[metric]); });
+  var ys = rows.map(function (r) { return viewed(metric, r); });
+  if (VIEW.base) ys.push(1);
   var lo = Math.min.apply(null, ys), hi = Math.max.apply(null, ys);
   // Axes start at zero, so a bar of change reads as its true size.
   if (lo >= 0) lo = 0;
@@ -397,7 +450,8 @@ function lineChart(metric) {
   svg.appendChild(s('text', {x: L + (W - R - L) / 2, y: H - 10, 'text-anchor': 'middle'},
       withUnit(xa.path, xa.unit) + (X.log ? ', log scale' : '')));
   svg.appendChild(s('text', {x: 14, y: T + (H - T - B) / 2, 'text-anchor': 'middle',
-      transform: 'rotate(-90 14 ' + (T + (H - T - B) / 2) + ')'}, withUnit(metric, unit)));
+      transform: 'rotate(-90 14 ' + (T + (H - T - B) / 2) + ')'}, VIEW.base ? 'speed-up vs the base point (x)' : withUnit(metric, unit)));
+  if (VIEW.base) svg.appendChild(s('line', {x1: L, x2: W - R, y1: Y(1), y2: Y(1), stroke: '#555', 'stroke-dasharray': '4 3'}));
   // One line per combination of the other axes.
   var series = {}, order = [];
   rows.forEach(function (r) {
@@ -410,29 +464,33 @@ function lineChart(metric) {
     var c = PALETTE[i % PALETTE.length];
     var pts = series[key].slice().sort(function (a, b) { return X.pos(a.axes[xa.path]) - X.pos(b.axes[xa.path]); });
     var name = others.map(function (a) { return short(a.path) + '=' + valText(pts[0].axes[a.path]); }).join(', ') || metric;
-    svg.appendChild(s('polyline', {fill: 'none', stroke: c, 'stroke-width': 2,
-        points: pts.map(function (r) { return X.pos(r.axes[xa.path]) + ',' + Y(shown(metric, r.metrics[metric])); }).join(' ')}));
+    svg.appendChild(s('polyline', {fill: 'none', stroke: c,
+        'stroke-dasharray': DASHES[i % DASHES.length], 'stroke-width': Math.max(1, 3 - 0.4 * i),
+        points: pts.map(function (r) { return X.pos(r.axes[xa.path]) + ',' + Y(viewed(metric, r)); }).join(' ')}));
     pts.forEach(function (r) {
-      var dot = s('circle', {cx: X.pos(r.axes[xa.path]), cy: Y(shown(metric, r.metrics[metric])), r: 3.5, fill: c});
+      var dot = s('circle', {cx: X.pos(r.axes[xa.path]), cy: Y(viewed(metric, r)), r: Math.max(2, 4 - 0.4 * i), fill: c});
       dot.appendChild(s('title', {}, name + ', ' + short(xa.path) + '=' + valText(r.axes[xa.path]) + ': ' +
-          fmt(shown(metric, r.metrics[metric])) + (unit ? ' ' + unit : '')));
+          fmt(viewed(metric, r)) + (VIEW.base ? 'x' : unit ? ' ' + unit : '')));
       svg.appendChild(dot);
     });
     legend.appendChild(h('span', {}, h('span', {class: 'sw', style: 'background:' + c}), name));
   });
   return [svg, others.length ? legend : null];
 }
-function heatMap(metric) {
-  var xa = D.axes[0], ya = D.axes[1], rows = okRows(metric);
+function heatMap(metric, facetValue) {
+  var xa = axisOf(VIEW.x), ya = lineAxes()[0];
+  var rows = viewRows(metric, facetValue).filter(function (r) { return viewed(metric, r) !== null; });
   var cw = Math.max(52, Math.min(92, 380 / xa.values.length)), ch = 30, L = 96, T = 26;
   var W = L + cw * xa.values.length + 90, H = T + ch * ya.values.length + 48;
   var unit = metricUnit(metric);
   var svg = s('svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': metric + ' heat map'});
-  svg.appendChild(s('text', {x: L, y: 14, class: 'title'}, withUnit(metric, unit)));
-  var vals = rows.map(function (r) { return shown(metric, r.metrics[metric]); });
+  var fa = facetAxis();
+  svg.appendChild(s('text', {x: L, y: 14, class: 'title'}, (VIEW.base ? 'speed-up of ' + metric : withUnit(metric, unit)) +
+      (fa ? ', ' + short(fa.path) + ' = ' + valText(facetValue) : '')));
+  var vals = rows.map(function (r) { return viewed(metric, r); });
   var lo = Math.min.apply(null, vals), hi = Math.max.apply(null, vals);
   var cell = {};
-  rows.forEach(function (r) { cell[valText(r.axes[xa.path]) + '|' + valText(r.axes[ya.path])] = shown(metric, r.metrics[metric]); });
+  rows.forEach(function (r) { cell[valText(r.axes[xa.path]) + '|' + valText(r.axes[ya.path])] = viewed(metric, r); });
   ya.values.forEach(function (yv, j) {
     var y = T + j * ch;
     svg.appendChild(s('text', {x: L - 6, y: y + ch / 2 + 4, 'text-anchor': 'end'}, valText(yv)));
@@ -451,12 +509,12 @@ function heatMap(metric) {
   xa.values.forEach(function (xv, i) {
     svg.appendChild(s('text', {x: L + i * cw + (cw - 2) / 2, y: T + ch * ya.values.length + 14, 'text-anchor': 'middle'}, valText(xv)));
   });
-  svg.appendChild(s('text', {x: L + cw * xa.values.length / 2, y: H - 10, 'text-anchor': 'middle'}, withUnit(xa.path, xa.unit)));
+  svg.appendChild(s('text', {x: L + cw * xa.values.length / 2, y: H - 10, 'text-anchor': 'middle'}, withUnit(short(xa.path), xa.unit)));
   var my = T + ch * ya.values.length / 2;
   svg.appendChild(s('text', {x: 12, y: my, 'text-anchor': 'middle', transform: 'rotate(-90 12 ' + my + ')'}, withUnit(short(ya.path), ya.unit)));
   // Colour scale.
   var gx = L + cw * xa.values.length + 16, gh = ch * ya.values.length;
-  var defs = s('defs', {}), grad = s('linearGradient', {id: 'g' + metric.replace(/[^a-z0-9]/gi, ''), x1: 0, y1: 1, x2: 0, y2: 0});
+  var defs = s('defs', {}), grad = s('linearGradient', {id: 'g' + metric.replace(/[^a-z0-9]/gi, '') + valText(facetValue).replace(/[^a-z0-9]/gi, ''), x1: 0, y1: 1, x2: 0, y2: 0});
   VIRIDIS.forEach(function (c, k) { grad.appendChild(s('stop', {offset: (k / (VIRIDIS.length - 1)), 'stop-color': 'rgb(' + c.join(',') + ')'})); });
   defs.appendChild(grad); svg.appendChild(defs);
   svg.appendChild(s('rect', {x: gx, y: T, width: 12, height: gh, fill: 'url(#' + grad.getAttribute('id') + ')'}));
@@ -493,6 +551,65 @@ function utilTable() {
     t.appendChild(tr);
   });
   return h('div', {class: 'scroll'}, t);
+}
+
+// The controls: the x axis; per other axis lines, a panel per value or one
+// value; the base point of a speed-up.
+function sweepControls() {
+  var box = h('div', {class: 'controls'});
+  var redraw = function () { drawSweepCharts(document.getElementById('charts')); };
+  var xs = h('select', {'aria-label': 'x axis'});
+  D.axes.forEach(function (a) { xs.appendChild(h('option', {value: a.path}, short(a.path))); });
+  xs.addEventListener('change', function () {
+    VIEW.role[VIEW.x] = 'lines';
+    VIEW.x = xs.value;
+    delete VIEW.role[VIEW.x];
+    box.replaceWith(sweepControls());
+    redraw();
+  });
+  xs.value = VIEW.x;
+  box.appendChild(h('label', {}, 'x: ', xs));
+  D.axes.forEach(function (a) {
+    if (a.path === VIEW.x) return;
+    var sel = h('select', {'aria-label': short(a.path)});
+    sel.appendChild(h('option', {value: 'lines'}, 'a line per value'));
+    sel.appendChild(h('option', {value: 'facet'}, 'a panel per value'));
+    a.values.forEach(function (v) { sel.appendChild(h('option', {value: 'fix:' + valText(v)}, '= ' + valText(v))); });
+    sel.value = VIEW.role[a.path];
+    sel.addEventListener('change', function () {
+      // One facet axis at a time: another one goes back to lines.
+      if (sel.value === 'facet') D.axes.forEach(function (o) { if (VIEW.role[o.path] === 'facet') VIEW.role[o.path] = 'lines'; });
+      VIEW.role[a.path] = sel.value;
+      box.replaceWith(sweepControls());
+      redraw();
+    });
+    box.appendChild(h('label', {}, short(a.path) + ': ', sel));
+  });
+  var base = h('select', {'aria-label': 'speed-up base'});
+  base.appendChild(h('option', {value: ''}, 'values'));
+  D.rows.forEach(function (r, i) {
+    if (r.status !== 'ok') return;
+    base.appendChild(h('option', {value: String(i)}, 'speed-up vs ' + D.axes.map(function (a) { return short(a.path) + '=' + valText(r.axes[a.path]); }).join(' ')));
+  });
+  base.value = VIEW.base ? String(D.rows.indexOf(VIEW.base)) : '';
+  base.addEventListener('change', function () { VIEW.base = base.value === '' ? null : D.rows[Number(base.value)]; redraw(); });
+  box.appendChild(h('label', {}, 'show: ', base));
+  return box;
+}
+function drawSweepCharts(charts) {
+  while (charts.firstChild) charts.removeChild(charts.firstChild);
+  var fa = facetAxis(), panels = fa ? fa.values : [null];
+  D.metrics.forEach(function (m) {
+    charts.appendChild(h('h3', {}, VIEW.base ? 'speed-up of ' + m : withUnit(m, metricUnit(m))));
+    var box = h('div', {class: 'charts'});
+    panels.forEach(function (pv) {
+      var col = h('div', {});
+      lineChart(m, pv).forEach(function (e) { if (e) col.appendChild(e); });
+      box.appendChild(col);
+      if (lineAxes().length === 1 && viewRows(m, pv).length) box.appendChild(heatMap(m, pv));
+    });
+    charts.appendChild(box);
+  });
 }
 
 // ---- page ---------------------------------------------------------------------
@@ -547,15 +664,11 @@ if (D.kind === 'run') {
   }
 } else {
   app.appendChild(h('h2', {}, 'Metrics'));
-  D.metrics.forEach(function (m) {
-    app.appendChild(h('h3', {}, withUnit(m, metricUnit(m))));
-    var box = h('div', {class: 'charts'});
-    var lc = lineChart(m), col = h('div', {});
-    lc.forEach(function (e) { if (e) col.appendChild(e); });
-    box.appendChild(col);
-    if (D.axes.length === 2 && okRows(m).length) box.appendChild(heatMap(m));
-    app.appendChild(box);
-  });
+  initView();
+  app.appendChild(sweepControls());
+  var charts = h('div', {id: 'charts'});
+  app.appendChild(charts);
+  drawSweepCharts(charts);
   app.appendChild(h('h2', {}, 'Results'));
   app.appendChild(resultsTable());
   app.appendChild(h('h2', {}, 'Utilisation per unit and point'));
