@@ -165,9 +165,27 @@ TEST_CASE("trace: pipe slices carry their bytes, FLOPs and L2 hits and misses, w
     CHECK(miss == l2["miss_bytes"].get<double>());
 }
 
-TEST_CASE("trace: ready-task counters rise and fall with the queue and end at zero", "[trace]") {
+TEST_CASE("trace: ready-task and buffer counters rise and fall and end at zero, buffers within the chip's", "[trace]") {
     TempDir tmp;
     const Trace t = traced_run(tmp, "q.json", {"--chip", kAx300, "--workload", kConvBnRelu});
+    const json chip = read_json(kAx300);
+    const double l1_kb = chip["buffers"]["l1_kb"], ub_kb = chip["buffers"]["ub_kb"];
+    std::map<std::string, double> buffer_last, buffer_peak;
+    for (const auto& c : t.counters) {
+        const std::string name = c["name"];
+        if (name.find(" in use (KB)") == std::string::npos) continue;
+        const double v = c["args"]["value"];
+        CHECK(v >= 0);
+        CHECK(v <= (name.find(" L1 ") != std::string::npos ? l1_kb : ub_kb));
+        buffer_last[name] = v;
+        buffer_peak[name] = std::max(buffer_peak[name], v);
+    }
+    CHECK(buffer_last.size() == 8);  // 4 Cube cores' L1, 4 Vector cores' UB
+    for (const auto& [name, v] : buffer_last) {
+        INFO(name);
+        CHECK(v == 0);
+        CHECK(buffer_peak[name] > 0);
+    }
     std::map<std::string, double> last;
     std::size_t n = 0;
     for (const auto& c : t.counters) {

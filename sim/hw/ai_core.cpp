@@ -38,7 +38,26 @@ AiCore::AiCore(sc_core::sc_module_name name, CoreType type, int index, SimContex
                 ctx_.trace->thread(ctx_.trace_pid, ctx_.next_tid, core + "." + p, ctx_.next_tid);
                 ++ctx_.next_tid;
             }
+        in_buffer_counter_ = fmt::format("{} {} in use (KB)", core, type_ == CoreType::cube ? "L1" : "UB");
     }
+}
+
+// A tile's input buffer is taken when its load (the first stage) begins and
+// given back when the second stage (MTE1, or the Vector unit) is done with
+// it: the double buffers' fill, as a counter per core.
+void AiCore::take_in_buffer(std::uint64_t tile, std::uint64_t bytes) {
+    std::uint64_t& slot = in_buffer_bytes_[tile % in_buffer_bytes_.size()];
+    in_buffer_total_ += bytes - slot;
+    slot = bytes;
+    ctx_.trace->counter(ctx_.trace_pid, in_buffer_counter_, now_ps(), static_cast<double>(in_buffer_total_) / 1024.0);
+}
+
+void AiCore::give_in_buffer(std::uint64_t tile) {
+    std::uint64_t& slot = in_buffer_bytes_[tile % in_buffer_bytes_.size()];
+    if (slot == 0) return;
+    in_buffer_total_ -= slot;
+    slot = 0;
+    ctx_.trace->counter(ctx_.trace_pid, in_buffer_counter_, now_ps(), static_cast<double>(in_buffer_total_) / 1024.0);
 }
 
 void AiCore::start(std::uint32_t task) {
@@ -299,6 +318,7 @@ bool AiCore::begin_stage(int stage, std::uint64_t tile) {
     if (stage_transfer_[stage]) task_bytes_ += w.bytes;
     StageDid& did = stage_did_[stage];
     did = StageDid{w.bytes, 0, 0, w.flops, false};
+    if (stage == 0 && ctx_.tracing && ctx_.trace_pipes && w.bytes) take_in_buffer(tile, w.bytes);
     if (w.kind == StageWork::Kind::compute || w.kind == StageWork::Kind::link) {
         ctx_.scheduler->at(now_ps() + ctx_.cycles_to_ps(w.cycles), *this, static_cast<std::uint64_t>(stage));
     } else {
@@ -359,6 +379,7 @@ void AiCore::record_stage(int stage) {
     pipes_[stage].busy_ps += now - stage_start_[stage];
     task_stage_ps_[stage] += now - stage_start_[stage];
     if (ctx_.tracing && ctx_.trace_pipes) {
+        if (stage == 1) give_in_buffer(stage_tile_[stage]);
         const Task& t = ctx_.stream.tasks[task_];
         const StageDid& did = stage_did_[stage];
         std::string args = fmt::format(R"("task":"{}","tile":{})", json_escape(t.id), stage_tile_[stage]);
@@ -412,6 +433,9 @@ void AiCore::finish_task() {
     tm.bound = bound_by(now - tm.start_ps);
     busy_ps_ += now - tm.start_ps;
     ++tasks_run_;
+    // A tile whose data the second stage never took (no work there) frees at the task's end.
+    if (ctx_.tracing && ctx_.trace_pipes)
+        for (std::uint64_t i = 0; i < in_buffer_bytes_.size(); ++i) give_in_buffer(i);
     running_ = false;
     if (ctx_.tracing) {
         const Task& t = ctx_.stream.tasks[task_];

@@ -127,6 +127,13 @@ private:
     // What held the task that ends now (hw/bound_by.hpp), `task_ps` long.
     BoundBy bound_by(std::uint64_t task_ps) const;
     double task_hit_port_ps_ = 0, task_miss_port_ps_ = 0;  // the task's bytes at their ports' rates
+    // Traced: bytes of each tile's input buffer in use (a tile's slot by its
+    // index; double buffering keeps at most a few in flight).
+    void take_in_buffer(std::uint64_t tile, std::uint64_t bytes);
+    void give_in_buffer(std::uint64_t tile);
+    std::array<std::uint64_t, 16> in_buffer_bytes_{};
+    std::uint64_t in_buffer_total_ = 0;
+    std::string in_buffer_counter_;
     std::uint64_t hbm_saturated_at_start_ = 0, l2_saturated_at_start_ = 0;
 
     CoreType type_;
