@@ -561,14 +561,16 @@ TEST_CASE("cli: README's sample summary and the statistics reference's examples 
     // docs/statistics.md's examples of the run and overlap keys.
     const std::string stats_md = slurp(kSrc + "/docs/statistics.md");
     for (const char* key : {"total_ps", "total_cycles", "overlap.cube_busy_cycles", "overlap.vector_busy_cycles",
-                            "overlap.both_busy_cycles"}) {
+                            "overlap.both_busy_cycles", "memory.hbm.addressed_bytes"}) {
         CAPTURE(key);
         const auto row = stats_md.find(std::string("| `") + key + "` |");
         REQUIRE(row != std::string::npos);
         const std::string line = stats_md.substr(row, stats_md.find('\n', row) - row);
         const std::string example = line.substr(line.rfind("| ", line.size() - 3) + 2, std::string::npos);
         const std::string k = key;
-        const json& v = k.find('.') == std::string::npos ? tile[k] : tile["overlap"][k.substr(k.find('.') + 1)];
+        const json& v = k.find('.') == std::string::npos ? tile[k]
+                         : k.rfind("overlap.", 0) == 0 ? tile["overlap"][k.substr(k.find('.') + 1)]
+                                                       : tile["memory"]["hbm"]["addressed_bytes"];
         CHECK(example.substr(0, example.find(' ')) == v.dump());
     }
 }

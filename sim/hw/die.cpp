@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "tasks/stream_footprint.hpp"
 #include "common/errors.hpp"
 #include "hw/op_profile.hpp"
 #include "stats/intervals.hpp"
@@ -99,6 +100,7 @@ void Die::collect(Stats& s, std::uint64_t span_ps) const {
     s.set("total_ns", static_cast<double>(end) / 1000.0);
     s.set("total_cycles", span.cycles(static_cast<double>(end)));
     s.set("clock_ghz", chip.clock_ghz);
+    s.set("memory.hbm.addressed_bytes", gm_addressed_bytes(ctx_.stream));
 
     // Each module reports what it counted.
     auto cores = [](const auto& owned) {

@@ -120,6 +120,7 @@ void System::collect(Stats& s) const {
         s.set(r + "cube_utilization", one.number("units.cube.utilization"));
         s.set(r + "vector_utilization", one.number("units.vector.utilization"));
         s.set(r + "hbm_bytes", static_cast<std::uint64_t>(one.number("memory.hbm.read_bytes") + one.number("memory.hbm.write_bytes")));
+        s.set(r + "hbm_addressed_bytes", static_cast<std::uint64_t>(one.number("memory.hbm.addressed_bytes")));
         min_rank_end = std::min(min_rank_end, d->end_ps());
         sum_rank_end += d->end_ps();
     }

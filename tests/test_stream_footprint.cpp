@@ -1,0 +1,33 @@
+// memory.hbm.addressed_bytes (tasks/stream_footprint.hpp): the GM a stream
+// addresses, each byte once however many tasks touch it.
+#include <catch2/catch.hpp>
+
+#include "support/e2e.hpp"
+#include "tasks/stream_footprint.hpp"
+
+using namespace npusim;
+using namespace npusim::test;
+
+TEST_CASE("stream footprint: overlapping and strided GM regions count each byte once, local buffers not at all", "[tasks]") {
+    TaskStream s;
+    Task a;
+    a.reads.push_back(Region{Space::hbm, 0, 100, 0, 1});
+    a.writes.push_back(Region{Space::hbm, 50, 100, 0, 1});  // [50, 150): 50 new
+    Task b;
+    b.reads.push_back(Region{Space::hbm, 1000, 10, 100, 3});  // rows at 1000, 1100, 1200
+    b.writes.push_back(Region{Space::ub, 0, 4096, 0, 1});     // on-core: not GM
+    Task c;  // a copy named by its base addresses
+    c.params.has_addr = c.params.has_out_addr = true;
+    c.params.addr = 140;
+    c.params.bytes = 20;  // [140, 160): 10 new
+    c.params.out_addr = 5000;
+    s.tasks = {a, b, c};
+    CHECK(gm_addressed_bytes(s) == 150 + 30 + 10 + 20);
+}
+
+TEST_CASE("stream footprint: the 384 MiB copy addresses its source and its destination", "[tasks][e2e]") {
+    TempDir tmp;
+    const auto stats = run_for_stats(tmp, std::string(NPUSIM_SOURCE_DIR) + "/configs/chips/a2.json",
+                                     std::string(NPUSIM_SOURCE_DIR) + "/traces/copy_48core.jsonl");
+    CHECK(stats["memory"]["hbm"]["addressed_bytes"] == 2 * 192ull * 1024 * 1024);
+}
