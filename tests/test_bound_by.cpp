@@ -96,6 +96,22 @@ TEST_CASE("what binds: BERT on a2 names the Cube GM port and doubling it saves m
     for (const auto& seg : base["critical_path"]["segments"]) CHECK(seg.contains("resource"));
 }
 
+TEST_CASE("what binds: a ring allreduce's sends are held by the mesh inside the node and twice its planes' bandwidth nearly halves it", "[whatif][binds]") {
+    TempDir tmp;
+    const std::string chip = kSrc + "/configs/chips/a3-supernode.json", coll = kSrc + "/models/collective_allreduce.json";
+    const json base = run_for_stats(tmp, chip, coll, {"chip.interconnect.ranks=8"});
+    const json top = top_bind(base);
+    REQUIRE(top.is_object());
+    INFO(base["critical_path"]["binds"].dump());
+    CHECK(top["resource"] == "mesh.intra_node");
+    CHECK(top["key"] == "chip.interconnect.intra_node.plane_bandwidth_gbps");
+    const double t = base["total_ns"].get<double>();
+    const double planes = run_for_stats(tmp, chip, coll, {"chip.interconnect.ranks=8", "chip.interconnect.intra_node.plane_bandwidth_gbps=56"})["total_ns"];
+    const double port = run_for_stats(tmp, chip, coll, {"chip.interconnect.ranks=8", "chip.cores.vector.l2_read_bytes_per_cycle=512"})["total_ns"];
+    CHECK(planes < 0.6 * t);
+    CHECK(port > 0.98 * t);
+}
+
 TEST_CASE("what binds: the summary names the resource and its key", "[whatif][binds][cli]") {
     TempDir tmp;
     const Result r = run_npusim(tmp, {"run", "--chip", kA2, "--workload", kSrc + "/traces/copy_48core.jsonl"});

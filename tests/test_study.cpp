@@ -484,6 +484,10 @@ TEST_CASE("sweep: a metric missing from the statistics is exit 2 after the first
                           Contains("did you mean 'units.cube.utilization'"));
     CHECK(starts(tmp.path("o")).size() == 1);  // the other three points never ran
     CHECK(lines_of(tmp.path("o") + "/results.jsonl").empty());
+    // The refused study leaves no study.json: the folder takes the mended study without --resume.
+    CHECK_FALSE(std::filesystem::exists(tmp.path("o/study.json")));
+    const std::string mended = study_file(tmp, "m.json", kAx300, kTileStream, json::parse(R"({"chip.hbm.bandwidth_gbps": [400, 800]})"));
+    CHECK(run_npusim(tmp, {"sweep", mended, "--out", tmp.path("o"), "-j", "2"}).code == 0);
 }
 
 TEST_CASE("report: run --report and sweep --report write self-contained pages", "[report]") {

@@ -108,12 +108,54 @@ TEST_CASE("trace filters: a window, ops and cores keep only what they select, ar
     for (const auto& [key, name] : cores.tracks) kept.insert(key);
     for (const auto& f : cores.flows) CHECK(kept.count({f["pid"].get<int>(), f["tid"].get<int>()}));
 
-    // A filter that selects nothing: a warning and no file.
-    const std::string none = tmp.path("none.json");
-    const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kConvBnRelu, "--trace", none, "--trace-ops", "nosuchop", "-q"});
+    // Every arrow of a filtered trace starts and ends inside a kept slice.
+    for (const char* f : {"w.json", "o.json", "c.json"}) {
+        const Result check = run_program(tmp, "/usr/bin/python3", {kSrc + "/tools/check_trace.py", tmp.path(f), "--quiet"});
+        INFO(f);
+        SHOW(check);
+        CHECK(check.code == 0);
+    }
+
+    // A filter that selects nothing: a warning, no file (an older one at the
+    // path removed), and the summary does not point at one.
+    const std::string none = tmp.write("none.json", "{\"stale\": true}");
+    const Result r = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kConvBnRelu, "--trace", none, "--trace-ops", "nosuchop"});
     CHECK(r.code == 0);
     CHECK_THAT(r.err, Contains("--trace-ops selected no slice") && Contains("no trace written"));
     CHECK_FALSE(std::filesystem::exists(none));
+    CHECK_THAT(r.out, !Contains("trace  ->"));
+}
+
+TEST_CASE("trace filters: --trace-ops keeps a host's launch arrows and a kernel program's phases with their ops", "[trace]") {
+    TempDir tmp;
+    const Trace host = traced_run(tmp, "h.json", {"--chip", kA2, "--workload", kSrc + "/models/host_smallops.json", "--trace-ops", "b0.mul"});
+    CHECK(!host.flows.empty());
+    const Result check = run_program(tmp, "/usr/bin/python3", {kSrc + "/tools/check_trace.py", tmp.path("h.json"), "--quiet"});
+    SHOW(check);
+    CHECK(check.code == 0);  // no arrow ends on a slice the filter removed
+    const Trace moe = traced_run(tmp, "m.json", {"--chip", kSuper, "--workload", kSrc + "/models/moe_dispatch.json", "--set",
+                                                 "chip.interconnect.ranks=16", "--trace-ranks", "0", "--trace-ops", "dispatch"});
+    std::set<std::string> phases;
+    for (const auto& s : moe.slices)
+        if (s.value("cat", "") == "phase") phases.insert(s["name"].get<std::string>());
+    CHECK(phases.count("send"));
+    CHECK(phases.size() >= 3);
+}
+
+TEST_CASE("trace: --trace-ranks critical needs a trace and passes on a failing first run's message and exit code", "[trace][errors]") {
+    TempDir tmp;
+    const Result untraced = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", kSrc + "/models/moe_dispatch.json",
+                                             "--trace-ranks", "critical"});
+    CHECK(untraced.code == 2);
+    CHECK_THAT(untraced.err, Contains("--trace-ranks critical") && Contains("give --trace FILE"));
+    const Result bad = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", kSrc + "/models/moe_dispatch.json", "--set",
+                                        "chip.interconnect.ranks=0", "--trace", tmp.path("t.json"), "--trace-ranks", "critical"});
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.err, Contains("chip.interconnect.ranks"));
+    const Result one = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kConvBnRelu, "--trace", tmp.path("u.json"),
+                                        "--trace-ranks", "critical"});
+    CHECK(one.code == 2);
+    CHECK_THAT(one.err, Contains("only a run on several ranks"));
 }
 
 TEST_CASE("trace filters: bad values exit 2 naming the option", "[trace][errors]") {

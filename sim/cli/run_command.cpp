@@ -83,6 +83,8 @@ int run_once(const Args& args) {
          "runs on several ranks: exit 1 when any read on the mesh saw stale data (memory_model.stale_reads > 0)");
     if (!parse_options(args, opts)) return 0;
     if (threads != 0 && threads != 1 && threads != 2) throw InputError(fmt::format("--threads {}: expected 1 or 2", threads));
+    if (trace_ranks == "critical")  // an abbreviated option name: resolve_critical_ranks looks for it in full
+        throw InputError("--trace-ranks critical: write the option name in full");
 
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
     for (const auto& w : cfg.warnings()) std::cerr << "npusim: warning: " << w << "\n";
@@ -212,7 +214,7 @@ int run_once(const Args& args) {
             std::cout << fmt::format("compiled {}: {} kernels -> {} tasks, {} events, {} FormatConvert tasks\n",
                                      workload_file, compiled->kernels, stats.number("compile.tasks"), compiled->events,
                                      compiled->format_converts);
-        std::cout << run_summary(stats, chip, stats_file, trace_file);
+        std::cout << run_summary(stats, chip, stats_file, trace->selected_nothing() ? std::string() : trace_file);
         if (host) std::cout << host->summary(stats);
         if (!report_file.empty()) std::cout << "  report -> " << report_file << "\n";
     }
@@ -237,7 +239,7 @@ int run_command(const Args& args) {
         if (args[i].rfind("--stats=", 0) == 0) stats = args[i].substr(8);
         rest.push_back(args[i]);
     }
-    resolve_critical_ranks(rest);
+    if (const std::optional<int> failed = resolve_critical_ranks(rest)) return *failed;
     if (!help) return run_once(rest);
     std::string own_dir;  // no --stats: the run's go to a folder of its own
     if (stats.empty()) {

@@ -185,7 +185,8 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
                                  opt.sets);
     }
     if (!opt.quiet) {
-        std::cout << run_summary(stats, chip, opt.stats_file, opt.trace_file) << phase_summary(stats) << workload_summary;
+        const std::string traced_to = trace->selected_nothing() ? std::string() : opt.trace_file;
+        std::cout << run_summary(stats, chip, opt.stats_file, traced_to) << phase_summary(stats) << workload_summary;
         if (!opt.profile_file.empty())
             std::cout << "  profile -> " << opt.profile_file << "  (tools/plot_phases.py draws it)\n";
         int busy = 0;
@@ -196,7 +197,7 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
             system.ranks(), busy, system.threads(), system.threads() == 1 ? "" : "s", system.last_rank(),
             stats.number("mesh.bytes") / 1e6, system.mesh().writes(), stats.number("memory_model.stale_reads"), system.events());
         if (!opt.report_file.empty()) std::cout << "  report -> " << opt.report_file << "\n";
-        if (!opt.trace_file.empty())
+        if (!traced_to.empty())
             std::cout << fmt::format("  traced ranks {}{}\n", traced.size() <= 16 ? fmt::format("{}", fmt::join(traced, ",")) :
                                                                     fmt::format("{} of them", traced.size()),
                                      traced.size() < static_cast<std::size_t>(system.ranks()) ? " (--trace-ranks LIST for others)" : "");

@@ -560,12 +560,15 @@ void HostRuntime::emit_flows() {
     for (const Submit& s : submits_) {
         const auto& tasks = gated_.batch_tasks[static_cast<std::size_t>(s.op)][s.batch];
         const TaskTiming* first = nullptr;
+        std::uint32_t first_task = 0;
         for (std::uint32_t t : tasks) {
             const TaskTiming& tm = ctx.timing[t];
-            if (tm.done && (!first || tm.start_ps < first->start_ps)) first = &tm;
+            if (tm.done && (!first || tm.start_ps < first->start_ps)) first = &tm, first_task = t;
         }
         if (!first) continue;
-        trace_->flow(id++, {kTracePid, s.tid, s.start_ps, s.end_ps}, {ctx.trace_pid, first->trace_tid, first->start_ps, first->end_ps});
+        const std::string op = ctx.stream.label(ctx.stream.tasks[first_task]);
+        trace_->flow(id++, {kTracePid, s.tid, s.start_ps, s.end_ps},
+                     {ctx.trace_pid, first->trace_tid, first->start_ps, first->end_ps, op});
     }
 }
 

@@ -70,9 +70,10 @@ void AiCore::start(std::uint32_t task) {
     last_task_ = task;
     task_stage_ps_.fill(0);
     task_bytes_ = 0;
-    task_hit_port_ps_ = task_miss_port_ps_ = 0;
-    hbm_saturated_at_start_ = ctx_.memory->hbm_saturated_ps();
-    l2_saturated_at_start_ = ctx_.memory->l2_saturated_ps();
+    task_link_stage_ = -1;
+    task_hit_port_ps_ = task_hit_write_port_ps_ = task_miss_port_ps_ = 0;
+    hbm_saturated_at_start_ = ctx_.memory->hbm_saturated_ps(now_ps());
+    l2_saturated_at_start_ = ctx_.memory->l2_saturated_ps(now_ps());
     ctx_.scheduler->at(now_ps() + ctx_.cycles_to_ps(task_start_cycles()), *this, kStarted);
 }
 
@@ -315,6 +316,7 @@ bool AiCore::begin_stage(int stage, std::uint64_t tile) {
     stage_tile_[stage] = tile;
     pipes_[stage].bytes += w.bytes;
     stage_transfer_[stage] = w.kind == StageWork::Kind::transfer || w.kind == StageWork::Kind::link;
+    if (w.kind == StageWork::Kind::link) task_link_stage_ = stage;
     if (stage_transfer_[stage]) task_bytes_ += w.bytes;
     StageDid& did = stage_did_[stage];
     did = StageDid{w.bytes, 0, 0, w.flops, false};
@@ -330,7 +332,9 @@ bool AiCore::begin_stage(int stage, std::uint64_t tile) {
         did.l2_miss = served.hbm;
         // The engine moves misses at its port's rate, hits at the L2 rate.
         if (w.transfer.cap_bytes_per_ps > 0) task_miss_port_ps_ += static_cast<double>(served.hbm) / w.transfer.cap_bytes_per_ps;
-        if (w.transfer.l2_cap_bytes_per_ps > 0) task_hit_port_ps_ += static_cast<double>(served.l2) / w.transfer.l2_cap_bytes_per_ps;
+        if (w.transfer.l2_cap_bytes_per_ps > 0)
+            (w.transfer.write ? task_hit_write_port_ps_ : task_hit_port_ps_) +=
+                static_cast<double>(served.l2) / w.transfer.l2_cap_bytes_per_ps;
     }
     return true;
 }
@@ -398,22 +402,27 @@ BoundBy AiCore::bound_by(std::uint64_t task_ps) const {
     const std::uint64_t busy = task_stage_ps_[busiest];
     if (2 * busy < task_ps || busy == 0) return BoundBy::latency;
     const bool cube = type_ == CoreType::cube;
-    const std::string& pipe = pipe_names_[busiest];
+    if (static_cast<int>(busiest) == task_link_stage_) {  // a send the mesh held
+        const Task& t = ctx_.stream.tasks[task_];
+        return ctx_.chip.interconnect.same_node(ctx_.place.rank, t.remote.dst_rank) ? BoundBy::mesh_intra : BoundBy::mesh_inter;
+    }
     if (!stage_transfer_[busiest]) {
-        if (pipe == "m") return BoundBy::cube_m;
-        if (pipe == "mte1") return BoundBy::mte1;
-        if (pipe == "fixpipe") return BoundBy::fixpipe;
+        const std::string& pipe = pipe_names_[busiest];
+        if (cube) return pipe == "m" ? BoundBy::cube_m : pipe == "mte1" ? BoundBy::mte1 : BoundBy::fixpipe;
         return BoundBy::vector_v;
     }
-    // A transfer pipe: a shared rate saturated for most of the pipe's time
-    // held it; else its own port: the miss (GM) port or the hit (L2) port,
-    // whichever its bytes took longer on.
-    const std::uint64_t hbm = ctx_.memory->hbm_saturated_ps() - hbm_saturated_at_start_;
-    const std::uint64_t l2 = ctx_.memory->l2_saturated_ps() - l2_saturated_at_start_;
-    if (2 * hbm >= busy && hbm >= l2) return BoundBy::hbm;
-    if (2 * l2 >= busy) return BoundBy::l2;
-    if (task_hit_port_ps_ > task_miss_port_ps_) return cube ? BoundBy::cube_l2_port : BoundBy::vector_l2_port;
-    return cube ? BoundBy::cube_gm_port : BoundBy::vector_gm_port;
+    // A transfer pipe. Its bytes took longest at one of the core's ports
+    // (misses at the GM port, hits at the L2 read or write port); the share
+    // behind that port (HBM behind misses, L2 behind hits) held it instead
+    // when saturated for at least half the pipe's busy time in the task.
+    const std::uint64_t now = now_ps();
+    if (task_miss_port_ps_ >= std::max(task_hit_port_ps_, task_hit_write_port_ps_)) {
+        if (2 * (ctx_.memory->hbm_saturated_ps(now) - hbm_saturated_at_start_) >= busy) return BoundBy::hbm;
+        return cube ? BoundBy::cube_gm_port : BoundBy::vector_gm_port;
+    }
+    if (2 * (ctx_.memory->l2_saturated_ps(now) - l2_saturated_at_start_) >= busy) return BoundBy::l2;
+    if (task_hit_write_port_ps_ > task_hit_port_ps_) return cube ? BoundBy::cube_l2_write_port : BoundBy::vector_l2_write_port;
+    return cube ? BoundBy::cube_l2_port : BoundBy::vector_l2_port;
 }
 
 std::string AiCore::task_label(const Task& t) const {

@@ -126,7 +126,9 @@ private:
     std::string task_label(const Task& t) const;
     // What held the task that ends now (hw/bound_by.hpp), `task_ps` long.
     BoundBy bound_by(std::uint64_t task_ps) const;
-    double task_hit_port_ps_ = 0, task_miss_port_ps_ = 0;  // the task's bytes at their ports' rates
+    // The task's bytes at their ports' rates: L2 read hits, L2 write hits, misses.
+    double task_hit_port_ps_ = 0, task_hit_write_port_ps_ = 0, task_miss_port_ps_ = 0;
+    int task_link_stage_ = -1;  // the stage that sends over the mesh, if any
     // Traced: bytes of each tile's input buffer in use (a tile's slot by its
     // index; double buffering keeps at most a few in flight).
     void take_in_buffer(std::uint64_t tile, std::uint64_t bytes);

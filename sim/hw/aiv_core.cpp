@@ -455,7 +455,8 @@ void AivCore::timestamp(const char* phase) {
     rt_.spans().push_back(PhaseSpan{task_, id, t, mesh_wait_ps_, sync_wait_ps_, memory_wait_ps_});
     mesh_wait_ps_ = sync_wait_ps_ = memory_wait_ps_ = 0;
     if (ctx_.tracing)
-        ctx_.trace->complete(ctx_.trace_pid, core_.trace_tid(), phase, "phase", last_stamp_ps_, t - last_stamp_ps_);
+        ctx_.trace->complete(ctx_.trace_pid, core_.trace_tid(), phase, "phase", last_stamp_ps_, t - last_stamp_ps_, {},
+                             ctx_.stream.label(ctx_.stream.tasks[task_]));
     last_stamp_ps_ = t;
 }
 

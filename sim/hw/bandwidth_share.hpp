@@ -42,6 +42,10 @@ public:
     // bound: the flows wanted more than it, so some moved below their own
     // caps. A resource that never binds cannot speed a run up by growing.
     std::uint64_t saturated_ps() const { return saturated_ps_; }
+    // The same up to `now_ps`: the share's state holds from its last event on.
+    std::uint64_t saturated_ps(std::uint64_t now_ps) const {
+        return saturated_ps_ + (saturated_ && now_ps > last_ps_ ? now_ps - last_ps_ : 0);
+    }
 
 private:
     struct Flow {

@@ -38,6 +38,7 @@ public:
     std::uint64_t latency_ps();
     double current_rate() { return share_.current_rate(); }
     std::uint64_t saturated_ps() const { return share_.saturated_ps(); }
+    std::uint64_t saturated_ps(std::uint64_t now_ps) const { return share_.saturated_ps(now_ps); }
     double peak_bytes_per_ps() const { return peak_; }
     // Cap for `bytes` spread over the channels from their interleaving.
     double channel_cap(std::uint64_t bytes) const;

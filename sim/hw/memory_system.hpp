@@ -119,9 +119,9 @@ public:
     // How long after its last byte moves a transfer's data arrives: from
     // HBM (at today's load) or from L2.
     std::uint64_t hbm_latency_ps() { return hbm_.latency_ps(); }
-    // Time so far during which the HBM (L2) share bound its flows.
-    std::uint64_t hbm_saturated_ps() const { return hbm_.saturated_ps(); }
-    std::uint64_t l2_saturated_ps() const { return l2_bw_.saturated_ps(); }
+    // Time up to `now_ps` during which the HBM (L2) share bound its flows.
+    std::uint64_t hbm_saturated_ps(std::uint64_t now_ps) const { return hbm_.saturated_ps(now_ps); }
+    std::uint64_t l2_saturated_ps(std::uint64_t now_ps) const { return l2_bw_.saturated_ps(now_ps); }
     std::uint64_t l2_latency_ps() const { return l2_latency_ps_; }
     // A write that arrives from outside the die's cores (a remote rank's
     // memory-semantic write landing in this die's GM): the write-back L2

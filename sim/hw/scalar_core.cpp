@@ -376,7 +376,9 @@ void ScalarCore::emit_flows(std::uint32_t task) {
         const EventState& ev = events_[e];
         if (ev.fired_by == UINT32_MAX) continue;  // released by the host
         const TaskTiming& from = ctx_.timing[ev.fired_by];
-        const std::string from_op = ctx_.stream.label(ctx_.stream.tasks[ev.fired_by]), to_op = ctx_.stream.label(ctx_.stream.tasks[task]);
+        const bool by_op = ctx_.trace->filters_ops();
+        const std::string from_op = by_op ? ctx_.stream.label(ctx_.stream.tasks[ev.fired_by]) : std::string(),
+                          to_op = by_op ? ctx_.stream.label(ctx_.stream.tasks[task]) : std::string();
         ctx_.trace->flow(next_flow_id_++, {ctx_.trace_pid, from.trace_tid, from.start_ps, from.end_ps, from_op},
                          {ctx_.trace_pid, to.trace_tid, to.start_ps, to.end_ps, to_op});
     }

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <regex>
@@ -105,8 +106,13 @@ std::size_t reread_metrics(std::map<std::string, Row>& done, const Study& study,
             continue;
         }
         const PointFiles f = point_files(dir, it->first);
-        std::error_code ec;
-        if (!fs::exists(f.stats, ec)) {
+        bool readable = true;
+        try {
+            read_stats(f.stats);
+        } catch (const InputError&) {
+            readable = false;
+        }
+        if (!readable) {  // missing or damaged: the point runs again
             it = done.erase(it);
             continue;
         }
@@ -119,7 +125,8 @@ std::size_t reread_metrics(std::map<std::string, Row>& done, const Study& study,
     return count;
 }
 
-// Runs pending points one at a time until one's run succeeds, and refuses
+// Runs pending points one at a time until one's run succeeds (at most a
+// few: a study whose points all fail still runs side by side), and refuses
 // the study (exit 2) if that run's statistics lack a metric; returns how
 // many points ran. The rest then run side by side.
 std::size_t run_until_checked(const std::vector<PendingPoint>& pending, const SweepOptions& opt, const Study& study,
@@ -134,13 +141,14 @@ std::size_t run_until_checked(const std::vector<PendingPoint>& pending, const Sw
         if (row.exit_code == 0 && !row.ok()) metric_error = row.error;
         else sink.finished(p, row);
     };
-    for (std::size_t i = 0; i < pending.size(); ++i) {
+    constexpr std::size_t kMaxProbes = 4;
+    for (std::size_t i = 0; i < pending.size() && i < kMaxProbes; ++i) {
         code.reset();
         run_local_backend({pending[i]}, one, study.metrics, probe);
         if (!metric_error.empty()) throw InputError(fmt::format("{}: \"metrics\": {}", study.file, metric_error));
         if (code && *code == 0) return i + 1;
     }
-    return pending.size();
+    return std::min(pending.size(), kMaxProbes);
 }
 
 }  // namespace
@@ -176,6 +184,19 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
                                          "point's statistics)",
                                          study_json, differs, opt.study_file));
     }
+    // A study refused for its metrics leaves study.json as it found it.
+    std::string study_before;
+    const bool had_study = fs::exists(study_json, ec);
+    if (had_study) {
+        std::ifstream in(study_json, std::ios::binary);
+        study_before.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const auto refused = [&](const InputError& e) -> InputError {
+        std::error_code rc;
+        if (had_study) write_file_atomically(study_json, study_before);
+        else fs::remove(study_json, rc);
+        return e;
+    };
     write_file_atomically(study_json, study.to_json(points.size()).dump(2) + "\n");
     SweepLog log(dir + "/sweep.log");
 
@@ -211,7 +232,12 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
             }
         }
     }
-    const std::size_t remeasured = reread_metrics(done, study, dir, by_id);
+    std::size_t remeasured = 0;
+    try {
+        remeasured = reread_metrics(done, study, dir, by_id);
+    } catch (const InputError& e) {
+        throw refused(e);
+    }
     {
         std::vector<Row> keep;
         for (auto& [id, r] : done) keep.push_back(r);
@@ -270,7 +296,11 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
             // Metric names are checked once, on the first statistics: run
             // points alone until one succeeds unless a finished one exists.
             std::size_t first = 0;
-            if (done.empty()) first = run_until_checked(pending, opt, study, sink);
+            try {
+                if (done.empty()) first = run_until_checked(pending, opt, study, sink);
+            } catch (const InputError& e) {
+                throw refused(e);
+            }
             run_local_backend(std::vector<PendingPoint>(pending.begin() + static_cast<std::ptrdiff_t>(first), pending.end()),
                               opt, study.metrics, sink);
         } else {

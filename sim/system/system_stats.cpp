@@ -213,7 +213,9 @@ void System::trace_fabric() {
             const SimContext& from = die(w.mem_rank).context();
             const TaskTiming& f = from.timing[w.mem_task];
             if (!f.done) continue;
-            const std::string from_op = from.stream.label(from.stream.tasks[w.mem_task]), to_op = to.stream.label(to.stream.tasks[i]);
+            const bool by_op = trace->filters_ops();
+            const std::string from_op = by_op ? from.stream.label(from.stream.tasks[w.mem_task]) : std::string(),
+                              to_op = by_op ? to.stream.label(to.stream.tasks[i]) : std::string();
             trace->flow(id++, {from.trace_pid, f.trace_tid, f.start_ps, f.end_ps, from_op},
                         {to.trace_pid, w.trace_tid, w.start_ps, w.end_ps, to_op}, "landed", "memory");
         }

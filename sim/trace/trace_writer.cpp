@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -169,7 +170,7 @@ void TraceWriter::thread(int pid, int tid, std::string_view name, int sort_index
 }
 
 void TraceWriter::complete(int pid, int tid, std::string_view name, std::string_view cat, std::uint64_t ts_ps,
-                           std::uint64_t dur_ps, std::string_view args) {
+                           std::uint64_t dur_ps, std::string_view args, std::string_view op) {
     if (!out_) return;
     const std::uint64_t start = to_ns(ts_ps), end = to_ns(ts_ps + dur_ps);
     // Shorter than the trace's resolution: its time is in the statistics.
@@ -178,7 +179,7 @@ void TraceWriter::complete(int pid, int tid, std::string_view name, std::string_
     if (end == start) return;
     if (filtering_) {
         const Track t = track(pid, tid);
-        if (!keeps(pid, tid, t.core ? name : std::string_view(), ts_ps, ts_ps + dur_ps)) return;
+        if (!keeps(pid, tid, t.core ? (op.empty() ? name : op) : std::string_view(), ts_ps, ts_ps + dur_ps)) return;
         // Selected: with an op or core filter, a slice on a core's track.
         if (t.core || (filter_.ops.empty() && filter_.cores.empty())) ++slices_kept_;
     }
@@ -231,10 +232,14 @@ void TraceWriter::close(std::string_view other_data_json) {
         }
         counter_before_.clear();
         if (slices_kept_ == 0) {
+            // Nothing to show: no file, and none left from an earlier run
+            // that a viewer would take for this one.
             selected_nothing_ = true;
             gzip_.reset();
             const std::unique_ptr<OutputFile> f = std::move(out_);
             f->discard();
+            std::error_code ec;
+            if (std::filesystem::is_regular_file(f->path(), ec)) std::filesystem::remove(f->path(), ec);
             return;
         }
     }

@@ -35,9 +35,13 @@ public:
     void process(int pid, std::string_view name, int sort_index);
     // Names a thread (a track) and orders it within its process.
     void thread(int pid, int tid, std::string_view name, int sort_index);
-    // `args` is a JSON object body without braces, e.g. "\"id\":\"t1\"".
+    // `args` is a JSON object body without braces, e.g. "\"id\":\"t1\"";
+    // `op`: the op a slice on a core's track belongs to, when its name is
+    // not the op's (a kernel program's phase), for --trace-ops.
     void complete(int pid, int tid, std::string_view name, std::string_view cat, std::uint64_t ts_ps,
-                  std::uint64_t dur_ps, std::string_view args = {});
+                  std::uint64_t dur_ps, std::string_view args = {}, std::string_view op = {});
+    // Whether slices are kept by op (callers skip building op names if not).
+    bool filters_ops() const { return filtering_ && !filter_.ops.empty(); }
     // A slice already written (or about to be), as [start, end) in ps, and
     // its op (for --trace-ops; empty: not an op's slice).
     struct SliceAt {
