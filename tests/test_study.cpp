@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -24,6 +25,7 @@
 
 #include "common/errors.hpp"
 #include "study/golden.hpp"
+#include "study/point_run.hpp"
 #include "study/points.hpp"
 #include "study/results_store.hpp"
 #include "study/study.hpp"
@@ -472,7 +474,7 @@ TEST_CASE("sweep: bad study files and options exit 2 with the file named", "[swe
     CHECK_THAT(r3.err, Contains("--out"));
 }
 
-TEST_CASE("sweep: a metric missing from the statistics is exit 2 after the first point with a did-you-mean", "[sweep][errors]") {
+TEST_CASE("sweep: a metric missing from the statistics is exit 2 before any point runs with a did-you-mean", "[sweep][errors]") {
     TempDir tmp;
     const std::string study = study_file(tmp, "m.json", kAx300, kTileStream,
                                          json::parse(R"({"chip.hbm.bandwidth_gbps": [400, 800, 1600, 3200]})"),
@@ -482,10 +484,13 @@ TEST_CASE("sweep: a metric missing from the statistics is exit 2 after the first
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Contains("m.json: \"metrics\": metric 'units.cube.utilisation' is not in the statistics") &&
                           Contains("did you mean 'units.cube.utilization'"));
-    CHECK(starts(tmp.path("o")).size() == 1);  // the other three points never ran
-    CHECK(lines_of(tmp.path("o") + "/results.jsonl").empty());
-    // The refused study leaves no study.json: the folder takes the mended study without --resume.
-    CHECK_FALSE(std::filesystem::exists(tmp.path("o/study.json")));
+    CHECK_FALSE(std::filesystem::exists(tmp.path("o")));  // no point ran, nothing was written
+    // A key only some runs have (the host time on the critical path) is the points' to report.
+    const std::string later = study_file(tmp, "l.json", kAx300, kTileStream, json::parse(R"({"chip.hbm.bandwidth_gbps": [400]})"),
+                                         json::array({"critical_path.by_kind.host"}));
+    const Result l = run_npusim(tmp, {"sweep", later, "--out", tmp.path("l")});
+    CHECK(l.code == 1);
+    CHECK_THAT(l.out, Contains("metric 'critical_path.by_kind.host' is not in the statistics"));
     const std::string mended = study_file(tmp, "m.json", kAx300, kTileStream, json::parse(R"({"chip.hbm.bandwidth_gbps": [400, 800]})"));
     CHECK(run_npusim(tmp, {"sweep", mended, "--out", tmp.path("o"), "-j", "2"}).code == 0);
 }
@@ -619,4 +624,29 @@ TEST_CASE("sweep: a graph dimension the graph does not have is exit 2 before any
     // The graph's own dimension sweeps.
     const std::string ok = study_file(tmp, "ok.json", kAx300, kSrc + "/models/convbnrelu.json", json{{"workload.dims.batch", {1, 2}}});
     CHECK(run_npusim(tmp, {"sweep", ok, "--out", tmp.path("out2"), "-j", "2"}).code == 0);
+}
+
+TEST_CASE("run --elaborate-only: the statistics' keys of a run, nothing simulated", "[study][cli]") {
+    TempDir tmp;
+    const std::string dry = tmp.path("dry.json"), real = tmp.path("real.json");
+    REQUIRE(run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kSrc + "/models/convbnrelu.json", "--stats", dry, "--elaborate-only"}).code == 0);
+    REQUIRE(run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kSrc + "/models/convbnrelu.json", "--stats", real, "-q"}).code == 0);
+    const json d = read_json(dry), r = read_json(real);
+    CHECK(d["total_cycles"] == 0);
+    CHECK(r["total_cycles"].get<double>() > 0);
+    // Every key but what the run's path went through is there.
+    std::function<void(const json&, const json&, const std::string&)> same = [&](const json& a, const json& b, const std::string& at) {
+        if (!b.is_object()) return;
+        for (auto it = b.begin(); it != b.end(); ++it) {
+            const std::string key = at.empty() ? it.key() : at + "." + it.key();
+            if (study::outcome_dependent_metric(key + ".")) continue;
+            INFO(key);
+            REQUIRE(a.contains(it.key()));
+            same(a[it.key()], it.value(), key);
+        }
+    };
+    same(d, r, "");
+    const Result t = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kTileStream, "--elaborate-only", "--trace", tmp.path("t.json")});
+    CHECK(t.code == 2);
+    CHECK_THAT(t.err, Contains("--elaborate-only: nothing is simulated"));
 }

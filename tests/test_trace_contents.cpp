@@ -103,6 +103,11 @@ TEST_CASE("trace filters: a window, ops and cores keep only what they select, ar
     CHECK_FALSE(names.count("cube1"));
     CHECK_FALSE(names.count("vector0"));
     CHECK(names.count("scalar0"));  // not a core's track: kept
+    std::set<std::string> counters;
+    for (const auto& e : cores.counters) counters.insert(e["name"].get<std::string>());
+    CHECK(counters.count("cube0 L1 in use (KB)"));
+    CHECK_FALSE(counters.count("cube1 L1 in use (KB)"));
+    CHECK(counters.count("HBM bandwidth (GB/s)"));  // the die's own
     // Every arrow left joins two kept tracks.
     std::set<std::pair<int, int>> kept;
     for (const auto& [key, name] : cores.tracks) kept.insert(key);

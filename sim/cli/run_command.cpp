@@ -53,7 +53,7 @@ int run_once(const Args& args) {
     std::string trace_ranks;   // cross-rank runs: which ranks the trace keeps
     std::string trace_window, trace_ops, trace_cores;
     std::vector<std::string> sets;
-    bool quiet = false, trace_tasks_only = false, fail_on_stale = false;
+    bool quiet = false, trace_tasks_only = false, fail_on_stale = false, elaborate_only = false;
     int threads = 0;
     po::options_description opts("npusim run options");
     opts.add_options()
@@ -76,6 +76,9 @@ int run_once(const Args& args) {
          "runs on several ranks: the dies run on 1 or 2 threads (default 2 on a machine with two cores; a traced run uses "
          "1); the results are the same")
         ("quiet,q", po::bool_switch(&quiet), "no summary on stdout")
+        ("elaborate-only", po::bool_switch(&elaborate_only),
+         "build the run (compile, dies, mesh) but do not simulate: --stats then holds the keys a run has, with "
+         "unsimulated values (npusim sweep checks a study's metric names with it)")
         ("what-would-help", "after the run, re-run it once per resource (HBM, L2, GM ports, L1->L0, FixPipe, core counts, "
                             "dispatch, mesh planes) at twice its capacity: what each saves, of the run and of each op, and "
                             "so what binds (stats: what_would_help.*, ops[].bound_resource)")
@@ -93,6 +96,9 @@ int run_once(const Args& args) {
     if (!trace_ops.empty()) filter.ops = parse_trace_list(trace_ops, "--trace-ops");
     if (!trace_cores.empty()) filter.cores = parse_trace_list(trace_cores, "--trace-cores");
     check_trace_cores(filter.cores, cfg.chip().cube.count, cfg.chip().vector.count);
+    if (elaborate_only && (!trace_file.empty() || !report_file.empty() || !profile_file.empty()))
+        throw InputError("--elaborate-only: nothing is simulated, so there is no --trace, --report or --profile to write");
+    if (elaborate_only) quiet = true;
     if (filter.active() && trace_file.empty() && report_file.empty())
         throw InputError(filter.options() + ": filters a trace; give --trace FILE (or --report)");
     if (!profile_file.empty()) {
@@ -114,7 +120,7 @@ int run_once(const Args& args) {
     std::optional<compiler::CompileResult> compiled;
     // A run of a System of dies (every rank a die) takes these.
     SystemRunOptions sys{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only,
-                         fail_on_stale, {}, {}, report_file, sets, threads, filter};
+                         fail_on_stale, {}, {}, report_file, sets, threads, filter, elaborate_only};
     if (cfg.kind() == WorkloadKind::llm) {
         phase.reset();
         return run_llm(cfg, sys);
@@ -188,8 +194,10 @@ int run_once(const Args& args) {
     trace->set_filter(filter);
     Die die("die0", chip, stream, trace.get(), !trace_tasks_only);
     if (host) host->attach(die, trace.get());
-    die.run();
-    if (host) host->finish();
+    if (!elaborate_only) {
+        die.run();
+        if (host) host->finish();
+    }
 
     phase.emplace("writing the results");
     Stats stats;
@@ -241,6 +249,8 @@ int run_command(const Args& args) {
     }
     if (const std::optional<int> failed = resolve_critical_ranks(rest)) return *failed;
     if (!help) return run_once(rest);
+    if (std::find(rest.begin(), rest.end(), "--elaborate-only") != rest.end())
+        throw InputError("--what-would-help: re-runs the simulation; it cannot go with --elaborate-only");
     std::string own_dir;  // no --stats: the run's go to a folder of its own
     if (stats.empty()) {
         own_dir = (std::filesystem::temp_directory_path() / "npusim-run-XXXXXX").string();

@@ -164,7 +164,7 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
     trace->set_filter(opt.trace_filter);
     System system("system", chip, std::move(per_rank), trace.get(), traced, !opt.trace_tasks_only);
     system.set_threads(opt.threads > 0 ? opt.threads : std::thread::hardware_concurrency() >= 2 ? 2 : 1);
-    system.run();
+    if (!opt.elaborate_only) system.run();
 
     Stats stats;
     system.collect(stats);

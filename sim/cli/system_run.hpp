@@ -38,6 +38,8 @@ struct SystemRunOptions {
     int threads = 0;
     // --trace-window, --trace-ops, --trace-cores.
     TraceFilter trace_filter;
+    // --elaborate-only: build the System, collect its statistics unsimulated.
+    bool elaborate_only = false;
 };
 
 // After a filtered trace is closed: a filter that selected no slice wrote

@@ -82,6 +82,12 @@ bool lookup_metric(const json& stats, const std::string& path, json& value, std:
     return true;
 }
 
+bool outcome_dependent_metric(const std::string& path) {
+    for (const char* group : {"critical_path.by_kind.", "critical_path.by_resource.", "critical_path.host_stages.", "host.stages."})
+        if (path.rfind(group, 0) == 0) return true;
+    return false;
+}
+
 json read_stats(const std::string& file) {
     JsonFileSpec spec;
     spec.what = "statistics file";

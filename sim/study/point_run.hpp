@@ -31,6 +31,12 @@ Row make_row(const Point& p, const std::vector<std::string>& metrics, int exit_c
 // false and says why in `error` (with a did-you-mean among the statistics keys).
 bool lookup_metric(const nlohmann::json& stats, const std::string& path, nlohmann::json& value, std::string& error);
 
+// A metric under a group whose keys depend on what the run did (the kinds
+// and resources its critical path went through, the host stages that ran):
+// checked when a point finishes, not before (npusim run --elaborate-only
+// has no such keys).
+bool outcome_dependent_metric(const std::string& path);
+
 // The error a failed `npusim run` printed (its "npusim: error: ..." message),
 // or a description of how it ended.
 std::string error_from_log(const std::string& log_file, int exit_code);

@@ -1,6 +1,7 @@
 #include "study/sweep.hpp"
 
 #include <signal.h>
+#include <stdlib.h>
 
 #include <cerrno>
 #include <chrono>
@@ -8,13 +9,12 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
-#include <optional>
 #include <regex>
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
 #include "report/html_report.hpp"
@@ -117,7 +117,9 @@ std::size_t reread_metrics(std::map<std::string, Row>& done, const Study& study,
             continue;
         }
         Row r = make_row(*by_id.at(it->first), study.metrics, 0, it->second.elapsed_s, f);
-        if (!r.ok()) throw InputError(fmt::format("{}: \"metrics\": {}", study.file, r.error));
+        for (const auto& m : study.metrics)
+            if (r.metrics[m].is_null() && !outcome_dependent_metric(m))
+                throw InputError(fmt::format("{}: \"metrics\": {}", study.file, r.error));
         it->second = r;
         ++count;
         ++it;
@@ -125,30 +127,35 @@ std::size_t reread_metrics(std::map<std::string, Row>& done, const Study& study,
     return count;
 }
 
-// Runs pending points one at a time until one's run succeeds (at most a
-// few: a study whose points all fail still runs side by side), and refuses
-// the study (exit 2) if that run's statistics lack a metric; returns how
-// many points ran. The rest then run side by side.
-std::size_t run_until_checked(const std::vector<PendingPoint>& pending, const SweepOptions& opt, const Study& study,
-                              SweepSink& sink) {
-    SweepOptions one = opt;
-    one.jobs = 1;
-    std::string metric_error;
-    std::optional<int> code;
-    SweepSink probe = sink;
-    probe.finished = [&](const PendingPoint& p, const Row& row) {
-        code = row.exit_code;
-        if (row.exit_code == 0 && !row.ok()) metric_error = row.error;
-        else sink.finished(p, row);
-    };
-    constexpr std::size_t kMaxProbes = 4;
-    for (std::size_t i = 0; i < pending.size() && i < kMaxProbes; ++i) {
-        code.reset();
-        run_local_backend({pending[i]}, one, study.metrics, probe);
-        if (!metric_error.empty()) throw InputError(fmt::format("{}: \"metrics\": {}", study.file, metric_error));
-        if (code && *code == 0) return i + 1;
+// Metric names, checked before any point runs against the statistics of
+// the first point's run built but not simulated (npusim run
+// --elaborate-only), with a did-you-mean. A run that cannot be built is the
+// point's own failure, reported when it runs; metrics whose keys depend on
+// what a run did are checked as points finish.
+void check_metric_names(const Study& study, const Point& first, const std::string& self) {
+    std::string tmp = (fs::temp_directory_path() / "npusim-metrics-XXXXXX").string();
+    if (!::mkdtemp(tmp.data())) return;
+    std::vector<std::string> argv = run_arguments(study.chip_path, study.workload_path, first.set_args(study), tmp + "/stats.json");
+    argv.insert(argv.begin(), self);
+    argv.push_back("--elaborate-only");
+    std::string error;
+    if (run_process(argv, tmp + "/log.txt") == 0) {
+        try {
+            const nlohmann::json stats = read_stats(tmp + "/stats.json");
+            for (const auto& m : study.metrics) {
+                nlohmann::json v;
+                std::string err;
+                if (!lookup_metric(stats, m, v, err) && !outcome_dependent_metric(m)) {
+                    error = err;
+                    break;
+                }
+            }
+        } catch (const InputError&) {
+        }
     }
-    return std::min(pending.size(), kMaxProbes);
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    if (!error.empty()) throw InputError(fmt::format("{}: \"metrics\": {}", study.file, error));
 }
 
 }  // namespace
@@ -158,6 +165,7 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
         throw InputError("--backend: expected 'local' or 'slurm', got '" + opt.backend + "'");
     const Study study = load_study(opt.study_file);
     const std::vector<Point> points = expand_points(study);
+    if (!points.empty()) check_metric_names(study, points.front(), opt.self);
 
     // The folder.
     const std::string dir = opt.out_dir;
@@ -184,19 +192,6 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
                                          "point's statistics)",
                                          study_json, differs, opt.study_file));
     }
-    // A study refused for its metrics leaves study.json as it found it.
-    std::string study_before;
-    const bool had_study = fs::exists(study_json, ec);
-    if (had_study) {
-        std::ifstream in(study_json, std::ios::binary);
-        study_before.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
-    const auto refused = [&](const InputError& e) -> InputError {
-        std::error_code rc;
-        if (had_study) write_file_atomically(study_json, study_before);
-        else fs::remove(study_json, rc);
-        return e;
-    };
     write_file_atomically(study_json, study.to_json(points.size()).dump(2) + "\n");
     SweepLog log(dir + "/sweep.log");
 
@@ -232,12 +227,7 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
             }
         }
     }
-    std::size_t remeasured = 0;
-    try {
-        remeasured = reread_metrics(done, study, dir, by_id);
-    } catch (const InputError& e) {
-        throw refused(e);
-    }
+    const std::size_t remeasured = reread_metrics(done, study, dir, by_id);
     {
         std::vector<Row> keep;
         for (auto& [id, r] : done) keep.push_back(r);
@@ -292,20 +282,8 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     install_interrupt_handlers();
     bool stopped = false;
     try {
-        if (opt.backend == "local") {
-            // Metric names are checked once, on the first statistics: run
-            // points alone until one succeeds unless a finished one exists.
-            std::size_t first = 0;
-            try {
-                if (done.empty()) first = run_until_checked(pending, opt, study, sink);
-            } catch (const InputError& e) {
-                throw refused(e);
-            }
-            run_local_backend(std::vector<PendingPoint>(pending.begin() + static_cast<std::ptrdiff_t>(first), pending.end()),
-                              opt, study.metrics, sink);
-        } else {
-            run_slurm_backend(pending, opt, study, sink, out);
-        }
+        if (opt.backend == "local") run_local_backend(pending, opt, study.metrics, sink);
+        else run_slurm_backend(pending, opt, study, sink, out);
     } catch (const SweepInterrupted&) {
         stopped = true;
     }

@@ -204,6 +204,10 @@ void TraceWriter::flow(std::uint64_t id, const SliceAt& from, const SliceAt& to,
 
 void TraceWriter::counter(int pid, std::string_view name, std::uint64_t ts_ps, double value) {
     if (!out_) return;
+    if (filtering_ && !filter_.cores.empty()) {  // a core's own counter ("cube3 L1 in use (KB)") goes with its tracks
+        const std::string core = TraceFilter::core_of_track(name.substr(0, name.find(' ')));
+        if (!core.empty() && !filter_.keeps_core(core)) return;
+    }
     if (filtering_ && ts_ps < filter_.from_ps) {
         counter_before_[{pid, std::string(name)}] = value;  // counters are written in time order
         return;
