@@ -112,6 +112,18 @@ TEST_CASE("what binds: a ring allreduce's sends are held by the mesh inside the 
     CHECK(port > 0.98 * t);
 }
 
+TEST_CASE("what binds: --what-would-help with --report puts the re-runs' findings in the page", "[whatif][binds][report]") {
+    TempDir tmp;
+    const std::string page = tmp.path("r.html");
+    const Result r = run_npusim(tmp, {"run", "--chip", kSrc + "/configs/chips/ax300.json", "--workload",
+                                      kSrc + "/traces/convbnrelu_tile.jsonl", "--what-would-help", "--report", page, "-q"});
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    const std::string html = slurp(page);
+    CHECK_THAT(html, Contains("\"help\":[[") && Contains("chip.hbm.bandwidth_gbps 400.0") && Contains("What binds"));
+    CHECK_THAT(html, Contains("\"timeline\""));  // the run's own trace still drawn
+}
+
 TEST_CASE("what binds: the summary names the resource and its key", "[whatif][binds][cli]") {
     TempDir tmp;
     const Result r = run_npusim(tmp, {"run", "--chip", kA2, "--workload", kSrc + "/traces/copy_48core.jsonl"});

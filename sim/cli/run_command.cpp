@@ -47,7 +47,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-int run_once(const Args& args) {
+int run_once(const Args& args, const std::function<void()>& after_run = {}) {
     std::string chip_file, workload_file, stats_file, trace_file, report_file;
     std::string profile_file;  // kind moe: per-core phase profile
     std::string trace_ranks;   // cross-rank runs: which ranks the trace keeps
@@ -120,7 +120,7 @@ int run_once(const Args& args) {
     std::optional<compiler::CompileResult> compiled;
     // A run of a System of dies (every rank a die) takes these.
     SystemRunOptions sys{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only,
-                         fail_on_stale, {}, {}, report_file, sets, threads, filter, elaborate_only};
+                         fail_on_stale, {}, {}, report_file, sets, threads, filter, elaborate_only, after_run};
     if (cfg.kind() == WorkloadKind::llm) {
         phase.reset();
         return run_llm(cfg, sys);
@@ -213,10 +213,6 @@ int run_once(const Args& args) {
     trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{},"version":"{}"}})", json_escape(chip.name),
                              json_escape(workload_file), stats.number("total_ns"), json_escape(version())));
     warn_if_selected_nothing(*trace, filter);
-    if (!report_file.empty()) {
-        report::write_run_report(report_file, nlohmann::json::parse(stats.to_json()),
-                                 trace->selected_nothing() ? std::string() : trace_path, workload_file, sets);
-    }
     if (!quiet) {
         if (compiled)
             std::cout << fmt::format("compiled {}: {} kernels -> {} tasks, {} events, {} FormatConvert tasks\n",
@@ -224,8 +220,9 @@ int run_once(const Args& args) {
                                      compiled->format_converts);
         std::cout << run_summary(stats, chip, stats_file, trace->selected_nothing() ? std::string() : trace_file);
         if (host) std::cout << host->summary(stats);
-        if (!report_file.empty()) std::cout << "  report -> " << report_file << "\n";
     }
+    finish_run(after_run, stats_file, stats.to_json(), report_file, trace->selected_nothing() ? std::string() : trace_path,
+               workload_file, sets, quiet);
     return 0;
 }
 
@@ -258,8 +255,7 @@ int run_command(const Args& args) {
         stats = own_dir + "/stats.json";
         rest.insert(rest.end(), {"--stats", stats});
     }
-    const int rc = run_once(rest);
-    if (rc == 0) what_would_help(rest, stats, quiet);
+    const int rc = run_once(rest, [&] { what_would_help(rest, stats, quiet); });
     if (!own_dir.empty()) {
         std::error_code ec;
         std::filesystem::remove_all(own_dir, ec);

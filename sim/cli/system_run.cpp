@@ -1,7 +1,9 @@
 #include "cli/system_run.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <thread>
@@ -179,11 +181,6 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
     trace->close(fmt::format(R"({{"chip":"{}","workload":"{}","total_ns":{},"version":"{}"}})", json_escape(chip.name),
                              json_escape(opt.workload_file), stats.number("total_ns"), json_escape(version())));
     warn_if_selected_nothing(*trace, opt.trace_filter);
-    if (!opt.report_file.empty()) {
-        report::write_run_report(opt.report_file, nlohmann::json::parse(stats.to_json()),
-                                 trace->selected_nothing() ? std::string() : trace_path, opt.workload_file,
-                                 opt.sets);
-    }
     if (!opt.quiet) {
         const std::string traced_to = trace->selected_nothing() ? std::string() : opt.trace_file;
         std::cout << run_summary(stats, chip, opt.stats_file, traced_to) << phase_summary(stats) << workload_summary;
@@ -196,18 +193,33 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
             "stale reads {:.0f}; {} simulation events\n",
             system.ranks(), busy, system.threads(), system.threads() == 1 ? "" : "s", system.last_rank(),
             stats.number("mesh.bytes") / 1e6, system.mesh().writes(), stats.number("memory_model.stale_reads"), system.events());
-        if (!opt.report_file.empty()) std::cout << "  report -> " << opt.report_file << "\n";
         if (!traced_to.empty())
             std::cout << fmt::format("  traced ranks {}{}\n", traced.size() <= 16 ? fmt::format("{}", fmt::join(traced, ",")) :
                                                                     fmt::format("{} of them", traced.size()),
                                      traced.size() < static_cast<std::size_t>(system.ranks()) ? " (--trace-ranks LIST for others)" : "");
     }
+    finish_run(opt.after_run, opt.stats_file, stats.to_json(), opt.report_file,
+               trace->selected_nothing() ? std::string() : trace_path, opt.workload_file, opt.sets, opt.quiet);
     const double stale = stats.number("memory_model.stale_reads");
     if (opt.fail_on_stale && stale > 0) {
         std::cerr << fmt::format("npusim: --fail-on-stale: {:.0f} stale read{} on the mesh\n", stale, stale == 1 ? "" : "s");
         return 1;
     }
     return 0;
+}
+
+void finish_run(const std::function<void()>& after_run, const std::string& stats_file, const std::string& stats_json,
+                const std::string& report_file, const std::string& trace_path, const std::string& workload,
+                const std::vector<std::string>& sets, bool quiet) {
+    if (after_run) after_run();
+    if (report_file.empty()) return;
+    std::string text = stats_json;
+    if (after_run && !stats_file.empty()) {
+        std::ifstream in(stats_file, std::ios::binary);
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    report::write_run_report(report_file, nlohmann::json::parse(text), trace_path, workload, sets);
+    if (!quiet) std::cout << "  report -> " << report_file << "\n";
 }
 
 void warn_if_selected_nothing(const TraceWriter& trace, const TraceFilter& filter) {

@@ -40,7 +40,16 @@ struct SystemRunOptions {
     TraceFilter trace_filter;
     // --elaborate-only: build the System, collect its statistics unsimulated.
     bool elaborate_only = false;
+    // Called after the summary and before the report (--what-would-help's
+    // re-runs, which rewrite the stats file: the report then shows them).
+    std::function<void()> after_run;
 };
+
+// The end of a run: `after_run`, then the report from the stats file it
+// may have rewritten (else from `stats_json`), and its line in the summary.
+void finish_run(const std::function<void()>& after_run, const std::string& stats_file, const std::string& stats_json,
+                const std::string& report_file, const std::string& trace_path, const std::string& workload,
+                const std::vector<std::string>& sets, bool quiet);
 
 // After a filtered trace is closed: a filter that selected no slice wrote
 // no file; say so on stderr.

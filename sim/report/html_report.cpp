@@ -166,6 +166,25 @@ json bind_rows(const json& stats) {
     return rows;
 }
 
+// --what-would-help's re-runs, most saved first: the key doubled and the
+// run's change.
+json help_rows(const json& stats) {
+    json rows = json::array();
+    const json* res = at_path(stats, "what_would_help.resources");
+    if (!res || !res->is_object()) return rows;
+    std::vector<std::pair<double, std::string>> order;
+    for (const auto& [name, e] : res->items()) order.emplace_back(e.value("change", 1e9), name);
+    std::stable_sort(order.begin(), order.end());
+    for (const auto& [change, name] : order) {
+        const json& e = (*res)[name];
+        const std::string what = fmt::format("{} {} → {}", e.value("key", std::string()), e.value("from", json()).dump(),
+                                             e.value("to", json()).dump());
+        rows.push_back({name, e.contains("change") ? fmt::format("{}: {:+.1f}% run time", what, 100 * change)
+                                                   : fmt::format("{}: did not run ({})", what, e.value("error", std::string()))});
+    }
+    return rows;
+}
+
 }  // namespace
 
 void write_run_report(const std::string& out_file, const json& stats, const std::string& trace_file,
@@ -204,6 +223,7 @@ void write_run_report(const std::string& out_file, const json& stats, const std:
     for (const char* key : {"ops", "roofline", "critical_path"})
         if (const json* v = at_path(stats, key)) d[key] = *v;
     d["binds"] = bind_rows(stats);
+    d["help"] = help_rows(stats);
     if (!trace_file.empty()) {
         json tracks = json::array();
         for (const auto& t : report_tracks(trace_file, 20)) {

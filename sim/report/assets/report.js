@@ -634,10 +634,16 @@ if (D.kind === 'run') {
   if (D.binds && D.binds.length) {
     app.appendChild(h('h2', {}, 'What binds'));
     app.appendChild(h('p', {class: 'note'}, 'The critical path’s time by the resource that held each step: for a task, its ' +
-        'busiest pipe, and for a transfer pipe HBM or L2 when that share was saturated for most of it, else the core’s own ' +
-        'port (GM for misses, L2 for hits, whichever its bytes took longer on). npusim run --what-would-help measures the ' +
-        'same by re-running with each resource doubled.'));
+        'busiest pipe; for a send, the mesh tier; for a transfer pipe the core’s port its bytes took longest on (GM for ' +
+        'misses, L2 for hits), or HBM / L2 behind it when saturated for at least half the pipe’s time. npusim run ' +
+        '--what-would-help measures the same by re-running with each resource doubled.'));
     app.appendChild(kvTable(D.binds));
+  }
+  if (D.help && D.help.length) {
+    app.appendChild(h('h2', {}, 'What would help'));
+    app.appendChild(h('p', {class: 'note'}, 'npusim run --what-would-help: one re-run per resource at twice its capacity, ' +
+        'measured by the model, most saved first.'));
+    app.appendChild(kvTable(D.help));
   }
   if (D.critical_path) {
     app.appendChild(h('h2', {}, 'Critical path'));
