@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/system_run.hpp"
 #include "cli/what_would_help.hpp"
 #include "common/errors.hpp"
 #include "study/child_process.hpp"
@@ -20,7 +21,6 @@ namespace npusim::cli {
 
 namespace {
 
-constexpr std::size_t kMaxCriticalRanks = 8;  // the default number of traced ranks
 
 // Where "critical" stands in args (the value's index), or -1.
 long critical_at(const Args& args) {
@@ -36,7 +36,7 @@ std::vector<int> ranks_from(const std::string& stats_file) {
     std::vector<int> ranks;
     if (j.is_discarded() || !j.contains("critical_path") || !j["critical_path"].contains("ranks")) return ranks;
     for (const auto& r : j["critical_path"]["ranks"])
-        if (ranks.size() < kMaxCriticalRanks) ranks.push_back(r.at("rank").get<int>());
+        if (ranks.size() < static_cast<std::size_t>(kDefaultTracedRanks)) ranks.push_back(r.at("rank").get<int>());
     return ranks;
 }
 

@@ -28,7 +28,6 @@ namespace npusim::cli {
 
 namespace {
 
-constexpr int kDefaultTracedRanks = 8;
 
 int rank_number(const std::string& item, const std::string& text, int ranks) {
     std::size_t used = 0;

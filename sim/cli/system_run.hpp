@@ -62,6 +62,10 @@ int run_system(const RunConfig& cfg, const TaskStream& stream, const SystemRunOp
 // The same for streams already per rank (ranks may share one).
 int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStream>> per_rank, const SystemRunOptions& opt);
 
+// How many ranks a trace keeps unless told (the first ones, or the
+// critical path's with --trace-ranks critical).
+constexpr int kDefaultTracedRanks = 8;
+
 // "0,3,8-15" -> the ranks, each < ranks; "" -> ranks 0 .. min(ranks, 8) - 1.
 // Throws InputError naming the option and the bad item.
 std::vector<int> parse_trace_ranks(const std::string& list, int ranks);
