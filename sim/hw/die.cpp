@@ -100,7 +100,7 @@ void Die::collect(Stats& s, std::uint64_t span_ps) const {
     s.set("total_ns", static_cast<double>(end) / 1000.0);
     s.set("total_cycles", span.cycles(static_cast<double>(end)));
     s.set("clock_ghz", chip.clock_ghz);
-    s.set("memory.hbm.addressed_bytes", gm_addressed_bytes(ctx_.stream));
+    s.set("memory.hbm.addressed_bytes", addressed_bytes_ ? *addressed_bytes_ : gm_addressed_bytes(ctx_.stream));
 
     // Each module reports what it counted.
     auto cores = [](const auto& owned) {

@@ -3,6 +3,7 @@
 // in which buffers a task may reach (see tasks/stream_checks).
 #pragma once
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <systemc>
@@ -42,6 +43,9 @@ public:
     void collect(Stats& stats, std::uint64_t span_ps = 0) const;
     // A host that outlasts the device ends the critical path (call before collect).
     void set_host_tail(const HostTail& tail) { host_tail_ = tail; }
+    // The GM its stream addresses, when its owner has it already (ranks
+    // sharing one compiled stream count it once); else collect counts it.
+    void set_addressed_bytes(std::uint64_t bytes) { addressed_bytes_ = bytes; }
     std::vector<PathSegment> critical_path() const {
         return npusim::critical_path(PathWalk{ctx_, *scalar_, programs_.get(), host_tail_});
     }
@@ -89,6 +93,7 @@ private:
     std::vector<std::unique_ptr<CubeCore>> cube_;
     std::vector<std::unique_ptr<VectorCore>> vector_;
     HostTail host_tail_;
+    std::optional<std::uint64_t> addressed_bytes_;
 };
 
 }  // namespace npusim

@@ -10,6 +10,7 @@
 #include "stats/run_span.hpp"
 #include "stats/stats.hpp"
 #include "system/system.hpp"
+#include "tasks/stream_footprint.hpp"
 #include "trace/trace_writer.hpp"
 
 namespace npusim {
@@ -100,7 +101,11 @@ void System::collect(Stats& s) const {
     std::map<std::string, std::string> texts;
     const int last = last_rank();
     std::uint64_t min_rank_end = UINT64_MAX, sum_rank_end = 0;
+    std::map<const TaskStream*, std::uint64_t> addressed;  // ranks share compiled streams
     for (const auto& d : dies_) {
+        const TaskStream* stream = &d->context().stream;
+        if (!addressed.count(stream)) addressed[stream] = gm_addressed_bytes(*stream);
+        d->set_addressed_bytes(addressed[stream]);
         Stats one;
         d->collect(one, end);
         for (const auto& [key, v] : one.values()) {
