@@ -12,6 +12,7 @@ int run_command(const Args& args);
 int compile_command(const Args& args);
 int bench_command(const Args& args, const std::string& self_path);
 int config_reference_command(const Args& args);
+int stats_reference_command(const Args& args);
 int lint_command(const Args& args);
 int sweep_command(const Args& args);
 int check_command(const Args& args);

@@ -113,7 +113,8 @@ std::string llm_stats(Stats& s, const System& sys, const LlmBuild& b, const LlmW
     s.set("llm.layer_ns", g.layers > 0 ? layer_sum / g.layers : 0.0);
     if (w.phase == LlmWorkload::Phase::decode) s.set("llm.tpot_ns", step_ns);
     s.set("llm.tokens_per_s_per_die", tokens_per_s);
-    s.set("llm.rank_imbalance", s.number("ranks.end_mean_ns") > 0 ? step_ns / s.number("ranks.end_mean_ns") : 1.0);
+    const double end_mean_ns = s.number_or("ranks.end_mean_ns", 0);  // one die reports no ranks.*
+    s.set("llm.rank_imbalance", end_mean_ns > 0 ? step_ns / end_mean_ns : 1.0);
     if (g.microbatches == 2) s.set("llm.microbatch_overlap", overlap_sum / ranks);
     s.set("llm.weight_bytes_per_die", g.weight_bytes);
     s.set("llm.kv_cache_bytes_per_die", g.kv_bytes);

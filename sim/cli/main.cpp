@@ -26,6 +26,7 @@ commands:
   compile --chip FILE --workload GRAPH.json|MODEL.onnx [--set PATH=VALUE]... --emit-tasks OUT.jsonl
   bench   [--tasks N] [--chip FILE] [--sizes N1,N2,...] [--runs N] [--compile] [--moe]   simulator (or compiler) speed and memory
   config-reference [PREFIX]                                 print the configuration reference (Markdown)
+  stats-reference [PREFIX] [--json]                         print the statistics reference (Markdown, or JSON)
   lint    --chip FILE --tasks STREAM.jsonl [--json OUT.json] [--summary]  report over-synchronisation (exit 1 if any)
   sweep   STUDY.json --out DIR [-j N] [--resume] [--backend local|slurm] [--report]   what-if study
   check   GOLDEN_DIR_OR_FILE [--set PATH=VALUE]... [--update] [--junit OUT.xml] [--json OUT.json]
@@ -57,12 +58,13 @@ int sc_main(int argc, char* argv[]) {
         if (cmd == "compile") return cli::compile_command(args);
         if (cmd == "bench") return cli::bench_command(args, argv[0]);
         if (cmd == "config-reference") return cli::config_reference_command(args);
+        if (cmd == "stats-reference") return cli::stats_reference_command(args);
         if (cmd == "lint") return cli::lint_command(args);
         if (cmd == "sweep") return cli::sweep_command(args);
         if (cmd == "check") return cli::check_command(args);
         if (cmd == "diff") return cli::diff_command(args);
         if (cmd == "import") return cli::import_command(args);
-        const std::vector<std::string> commands = {"run", "compile", "lint", "sweep", "check", "bench", "config-reference", "import", "diff"};
+        const std::vector<std::string> commands = {"run", "compile", "lint", "sweep", "check", "bench", "config-reference", "stats-reference", "import", "diff"};
         std::string list;
         for (const auto& c : commands) list += (list.empty() ? "" : ", ") + c;
         throw InputError(fmt::format("unknown command '{}'{}; commands: {}", cmd, did_you_mean(cmd, commands), list));

@@ -191,7 +191,9 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
             "  system       {} ranks ({} with tasks) on {} thread{}, last to finish: rank {}; mesh {:.3f} MB in {} writes, "
             "stale reads {:.0f}; {} simulation events\n",
             system.ranks(), busy, system.threads(), system.threads() == 1 ? "" : "s", system.last_rank(),
-            stats.number("mesh.bytes") / 1e6, system.mesh().writes(), stats.number("memory_model.stale_reads"), system.events());
+            // One die without kernel programs reports no mesh or functional memory.
+            stats.number_or("mesh.bytes", 0) / 1e6, system.mesh().writes(), stats.number_or("memory_model.stale_reads", 0),
+            system.events());
         if (!traced_to.empty())
             std::cout << fmt::format("  traced ranks {}{}\n", traced.size() <= 16 ? fmt::format("{}", fmt::join(traced, ",")) :
                                                                     fmt::format("{} of them", traced.size()),
@@ -199,7 +201,7 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
     }
     finish_run(opt.after_run, opt.stats_file, stats.to_json(), opt.report_file,
                trace->selected_nothing() ? std::string() : trace_path, opt.workload_file, opt.sets, opt.quiet);
-    const double stale = stats.number("memory_model.stale_reads");
+    const double stale = stats.number_or("memory_model.stale_reads", 0);
     if (opt.fail_on_stale && stale > 0) {
         std::cerr << fmt::format("npusim: --fail-on-stale: {:.0f} stale read{} on the mesh\n", stale, stale == 1 ? "" : "s");
         return 1;

@@ -1,15 +1,28 @@
 #include "stats/stats.hpp"
 
+#include <stdexcept>
+
 #include <nlohmann/json.hpp>
+
+#include "stats/stats_schema.hpp"
 
 namespace npusim {
 
+const std::string& Stats::checked(const std::string& key) {
+    stat_spec(key);
+    return key;
+}
+
 double Stats::number(const std::string& key) const {
     auto it = values_.find(key);
-    if (it == values_.end()) return 0;
+    if (it == values_.end()) throw std::logic_error("stats: no key '" + key + "' (number_or reads a key a run may lack)");
     if (auto i = std::get_if<std::int64_t>(&it->second)) return static_cast<double>(*i);
     if (auto d = std::get_if<double>(&it->second)) return *d;
-    return 0;
+    throw std::logic_error("stats: '" + key + "' is text, not a number");
+}
+
+double Stats::number_or(const std::string& key, double fallback) const {
+    return has(key) ? number(key) : fallback;
 }
 
 std::string Stats::to_json(int indent) const {

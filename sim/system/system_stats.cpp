@@ -3,12 +3,14 @@
 // the mesh and the functional memory.
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "hw/critical_path.hpp"
 #include "stats/run_span.hpp"
 #include "stats/stats.hpp"
+#include "stats/stats_schema.hpp"
 #include "system/system.hpp"
 #include "tasks/stream_footprint.hpp"
 #include "trace/trace_writer.hpp"
@@ -73,6 +75,46 @@ std::string rank_ops_json(const System& sys) {
     return out + "]";
 }
 
+// The dies' values of each key merged by its schema rule (stats_schema.hpp):
+// sums, means over the ranks that report the key, the first rank's text.
+// Keys the System computes for itself (`whole`) are left to it.
+class RankMerger {
+public:
+    void add(const std::string& key, const Stats::Value& v) {
+        switch (stat_spec(key).merge) {
+            case RankMerge::sum: ints_[key] += as<std::int64_t>(key, v); break;
+            case RankMerge::mean: {
+                auto& acc = doubles_[key];
+                acc.first += as<double>(key, v);
+                ++acc.second;
+                break;
+            }
+            case RankMerge::first: texts_.emplace(key, as<std::string>(key, v)); break;
+            case RankMerge::last_rank:
+            case RankMerge::whole: break;
+        }
+    }
+    void report(Stats& s) const {
+        for (const auto& [key, v] : ints_) s.set(key, v);
+        for (const auto& [key, acc] : doubles_) s.set(key, acc.first / acc.second);
+        for (const auto& [key, v] : texts_) s.set(key, v);
+    }
+
+private:
+    // A value of the type its rule merges: a row whose rule does not fit the
+    // value the writer sets is a programming error.
+    template <class T>
+    static const T& as(const std::string& key, const Stats::Value& v) {
+        if (const T* x = std::get_if<T>(&v)) return *x;
+        throw std::logic_error("stats key '" + key + "': its rank merge rule '" + to_string(stat_spec(key).merge) +
+                               "' does not fit its value (sim/stats/stats_keys*.cpp)");
+    }
+
+    std::map<std::string, std::int64_t> ints_;
+    std::map<std::string, std::pair<double, int>> doubles_;  // sum and how many ranks reported it
+    std::map<std::string, std::string> texts_;
+};
+
 bool any_programs(const System& sys) {
     for (int r = 0; r < sys.ranks(); ++r)
         if (sys.die(r).programs()) return true;
@@ -94,11 +136,7 @@ void System::collect(Stats& s) const {
     }
     const std::uint64_t end = end_ps();
     const RunSpan span{end, chip_.ps_per_cycle()};
-    // Sums of integers, sums of doubles (averaged at the end) and how many
-    // ranks reported each double.
-    std::map<std::string, std::int64_t> ints;
-    std::map<std::string, std::pair<double, int>> doubles;
-    std::map<std::string, std::string> texts;
+    RankMerger merged;
     const int last = last_rank();
     std::uint64_t min_rank_end = UINT64_MAX, sum_rank_end = 0;
     std::map<const TaskStream*, std::uint64_t> addressed;  // ranks share compiled streams
@@ -108,30 +146,22 @@ void System::collect(Stats& s) const {
         d->set_addressed_bytes(addressed[stream]);
         Stats one;
         d->collect(one, end);
-        for (const auto& [key, v] : one.values()) {
-            if (key.compare(0, 7, "phases.") == 0) continue;  // over every core of every rank, below
-            if (const auto* i = std::get_if<std::int64_t>(&v)) ints[key] += *i;
-            else if (const auto* x = std::get_if<double>(&v)) {
-                auto& acc = doubles[key];
-                acc.first += *x;
-                ++acc.second;
-            } else if (!texts.count(key)) texts[key] = std::get<std::string>(v);
-        }
+        for (const auto& [key, v] : one.values()) merged.add(key, v);
         if (d->rank() == last)
-            for (const auto& [key, text] : one.json_values()) s.set_json(key, text);
+            for (const auto& [key, text] : one.json_values())
+                if (stat_spec(key).merge == RankMerge::last_rank) s.set_json(key, text);
         const std::string r = fmt::format("ranks.r{}.", d->rank());
         s.set(r + "total_ns", static_cast<double>(d->end_ps()) / 1000.0);
         s.set(r + "tasks", static_cast<std::uint64_t>(d->context().stream.tasks.size()));
-        s.set(r + "cube_utilization", one.number("units.cube.utilization"));
-        s.set(r + "vector_utilization", one.number("units.vector.utilization"));
+        // A die without Cube (Vector) cores reports no units.cube.* (units.vector.*).
+        s.set(r + "cube_utilization", one.number_or("units.cube.utilization", 0));
+        s.set(r + "vector_utilization", one.number_or("units.vector.utilization", 0));
         s.set(r + "hbm_bytes", static_cast<std::uint64_t>(one.number("memory.hbm.read_bytes") + one.number("memory.hbm.write_bytes")));
         s.set(r + "hbm_addressed_bytes", static_cast<std::uint64_t>(one.number("memory.hbm.addressed_bytes")));
         min_rank_end = std::min(min_rank_end, d->end_ps());
         sum_rank_end += d->end_ps();
     }
-    for (const auto& [key, v] : ints) s.set(key, v);
-    for (const auto& [key, acc] : doubles) s.set(key, acc.first / acc.second);
-    for (const auto& [key, v] : texts) s.set(key, v);
+    merged.report(s);
     // What the whole system did, not a sum over ranks.
     s.set("total_ps", end);
     s.set("total_ns", static_cast<double>(end) / 1000.0);
