@@ -7,6 +7,7 @@ fixpipe_nz2nd, no layout conversion; last, the graph with both keys off, its
 conversions as TransData tasks on the Vector cores).
 Peak = cube cores x 16*16*16*2 FLOP/cycle x clock.
 Usage: bench_gemm.py [NPUSIM] [CHIP]   (defaults build/npusim, configs/chips/a2.json)"""
+import argparse
 import json
 import os
 import subprocess
@@ -15,17 +16,19 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gemm_stream  # noqa: E402
+import tool_args  # noqa: E402
 
 LADDER = [(128, 128, 128), (512, 512, 512), (1000, 1000, 1000), (1024, 1024, 1024), (2048, 2048, 2048),
           (4096, 4096, 4096), (8192, 8192, 8192), (512, 8192, 8192), (8192, 8192, 512)]
 
 
 def main():
-    if any(a in ("-h", "--help") for a in sys.argv[1:]):
-        print(__doc__)
-        return
-    npusim = sys.argv[1] if len(sys.argv) > 1 else "build/npusim"
-    chip_file = sys.argv[2] if len(sys.argv) > 2 else "configs/chips/a2.json"
+    ap = tool_args.ArgumentParser(description=__doc__.split("\nUsage:")[0],
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("npusim", nargs="?", default="build/npusim", help="the binary (default build/npusim)")
+    ap.add_argument("chip", nargs="?", default="configs/chips/a2.json", help="chip file (default configs/chips/a2.json)")
+    a = ap.parse_args()
+    npusim, chip_file = a.npusim, a.chip
     chip = json.load(open(chip_file))
     cubes, clock = chip["cores"]["cube"]["count"], chip["clock_ghz"]
     peak = cubes * 16 * 16 * 16 * 2 * clock / 1000.0  # TFLOPS

@@ -37,7 +37,6 @@ Exit status: 0 valid; 1 problems found (one line each, capped); 2 the file
 cannot be read or is not JSON.
 """
 
-import argparse
 import bisect
 import decimal
 import gzip
@@ -45,6 +44,8 @@ import json
 import math
 import sys
 from collections import Counter, defaultdict
+
+import tool_args
 
 MAX_PROBLEMS = 50
 
@@ -433,7 +434,7 @@ def thread_label(key, names):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description="Check a Chrome/Perfetto JSON trace (npusim --trace) for structural problems.")
+    ap = tool_args.ArgumentParser(description="Check a Chrome/Perfetto JSON trace (npusim --trace) for structural problems.")
     ap.add_argument("trace", help="trace file (JSON object form)")
     ap.add_argument("--expect-flows", action="store_true", help="fail if the trace has no flow events")
     ap.add_argument("--quiet", action="store_true", help="print problems only, no summary")

@@ -10,7 +10,6 @@ A ratio above 1: the run took longer than the compiler thought. The tiler
 decides between tilings by these estimates, so choices closer than their
 error are coin tosses (docs/validation.md, "The cost model against the run").
 """
-import argparse
 import csv
 import json
 import os
@@ -18,6 +17,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+import tool_args
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -55,7 +56,7 @@ def measure(binary, chip, model, sets):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = tool_args.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("chip")
     ap.add_argument("model")
     ap.add_argument("--set", action="append", default=[])

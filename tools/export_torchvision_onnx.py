@@ -38,11 +38,13 @@ models/onnx/llama_block.onnx; regenerate them with
 
     /usr/bin/python3 tools/export_torchvision_onnx.py models/onnx gpt2_block llama_block
 """
+import argparse
 import math
 import os
 import sys
 
 from debian_deps import require
+import tool_args
 
 # The opset an export is written at when it is not 13.
 OPSETS = {"vit_b_16": 14, "gpt2_block": 14, "llama_block": 14}
@@ -206,16 +208,15 @@ def export(name, out_dir):
 
 
 def main():
-    if len(sys.argv) >= 2 and sys.argv[1] in ("-h", "--help"):
-        print(__doc__)
-        return
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    out_dir = sys.argv[1]
+    ap = tool_args.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out_dir", metavar="OUT_DIR", help="folder to write the exports into")
+    ap.add_argument("models", nargs="*", default=["resnet50"], metavar="MODEL", help="MODEL or NAME:SIZE (default resnet50)")
+    a = ap.parse_args()
+    out_dir = a.out_dir
     require("torch")  # before the folder is made: without torch, one line and nothing written
     require("torchvision")
     os.makedirs(out_dir, exist_ok=True)
-    for name in sys.argv[2:] or ["resnet50"]:
+    for name in a.models:
         export(name, out_dir)
 
 

@@ -7,6 +7,8 @@ sharing them hit in L2.  Usage: gemm_stream.py M N K CORES [OUT|-] [ROWS]"""
 import json
 import sys
 
+import tool_args
+
 
 def grid(cores):
     """The most square rows x cols grid with rows * cols == cores."""
@@ -51,11 +53,27 @@ def stream(m, n, k, cores, rows=0):
     return "\n".join(json.dumps(l) for l in lines) + "\n"
 
 
-if __name__ == "__main__":
-    m, n, k, cores = (int(x) for x in sys.argv[1:5])
-    rows = int(sys.argv[6]) if len(sys.argv) > 6 else 0
-    text = stream(m, n, k, cores, rows)
-    if len(sys.argv) > 5 and sys.argv[5] != "-":
-        open(sys.argv[5], "w").write(text)
+def positive(text):
+    v = int(text)
+    if v < 1:
+        raise ValueError(text)
+    return v
+
+
+def main():
+    ap = tool_args.ArgumentParser(description=__doc__.split("  Usage:")[0])
+    for name in ("m", "n", "k", "cores"):
+        ap.add_argument(name, type=positive, metavar=name.upper())
+    ap.add_argument("out", nargs="?", default="-", metavar="OUT", help="stream file, or - for stdout (the default)")
+    ap.add_argument("rows", nargs="?", type=int, default=0, metavar="ROWS",
+                    help="rows of the block grid (default 0: the most square grid)")
+    a = ap.parse_args()
+    text = stream(a.m, a.n, a.k, a.cores, a.rows)
+    if a.out != "-":
+        open(a.out, "w").write(text)
     else:
         sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -14,6 +14,8 @@ Run from the repository root: python3 tools/gen_example_streams.py
 import json
 import os
 
+import tool_args
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "traces")
 
@@ -99,6 +101,7 @@ def copy48():
 
 
 if __name__ == "__main__":
+    tool_args.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
     write("convbnrelu_op.jsonl", convbnrelu("op"))
     write("convbnrelu_tile.jsonl", convbnrelu("tile"))
     write("copy_48core.jsonl", copy48())

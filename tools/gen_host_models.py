@@ -22,7 +22,8 @@ Python 3 standard library only.
 """
 import json
 import os
-import sys
+
+import tool_args
 
 KBK = {"host_mode": "sync", "dynamic_shapes": True, "submit_batch": 16,
        "passes": {"fuse_vector": False}, "fusion_boundary": "split"}
@@ -242,7 +243,10 @@ def host_hetero(cpu_chain=12):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models")
+    ap = tool_args.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out_dir", nargs="?", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"),
+                    help="folder to write the models into (default: models/ next to tools/)")
+    out = ap.parse_args().out_dir
     os.makedirs(out, exist_ok=True)
     for g in (host_smallops(), llm_decode(), host_hetero()):
         path = os.path.join(out, g.name + ".json")

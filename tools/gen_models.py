@@ -16,6 +16,8 @@ import argparse
 import json
 import os
 
+import tool_args
+
 
 class Graph:
     def __init__(self, name, dims, notes):
@@ -317,8 +319,8 @@ def segnet():
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = tool_args.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir", nargs="?", default=os.path.join(here, "..", "models"),
                         help="folder to write the graphs into (default: models/ next to tools/)")
     out = parser.parse_args().out_dir

@@ -14,11 +14,15 @@ The other two files there, gpt2_block.onnx and llama_block.onnx, are torch
 exports: tools/export_torchvision_onnx.py writes them.
 """
 import os
-import sys
 
-import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+import tool_args
+from debian_deps import require
+
+np = require("numpy")
+onnx = require("onnx")
+helper = require("onnx.helper")
+numpy_helper = require("onnx.numpy_helper")
+TensorProto = onnx.TensorProto
 
 OPSET = 17
 # Output shapes as an exporter declares them (the importer re-infers them).
@@ -210,7 +214,10 @@ def decode_block(hidden=256, heads=4, ffn=704):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "models", "onnx")
+    ap = tool_args.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out_dir", nargs="?", default=os.path.join(os.path.dirname(__file__), "..", "models", "onnx"),
+                    help="folder to write the models into (default models/onnx)")
+    out = ap.parse_args().out_dir
     os.makedirs(out, exist_ok=True)
     for make in (residual_block, depthwise_block, transformer_block, decode_block):
         m = make()

@@ -11,12 +11,13 @@ Usage: tools/host_sensitivity.py [--npusim build/npusim] [--write]
             (otherwise print it)
 Python 3 standard library only.
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
+
+import tool_args
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHIP = os.path.join(ROOT, "configs/chips/a2.json")
@@ -63,7 +64,7 @@ def table(npusim):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = tool_args.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--npusim", default=os.path.join(ROOT, "build/npusim"))
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args()

@@ -16,6 +16,8 @@ import os
 import subprocess
 import sys
 
+import tool_args
+
 CHIP = "configs/chips/a3-supernode.json"
 RUN = "models/llm/deepseek_v3.json"
 
@@ -59,7 +61,7 @@ def run(npusim, out, name, sets):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = tool_args.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--npusim", default="build/npusim")
     ap.add_argument("--out", default="out/llm_whatif")
     ap.add_argument("--markdown", action="store_true")

@@ -15,7 +15,6 @@ usage: moe_calibration.py [--npusim build/npusim] [--chip configs/chips/a3-super
 
 --check exits 1 if a calibration point is off by more than 10% or a share
 exceeds 50%. Standard library only."""
-import argparse
 import concurrent.futures
 import json
 import math
@@ -23,6 +22,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+import tool_args
 
 # Constants with no public figure, fitted to the two calibration points
 # (configs/chips/a3-supernode.json notes). Everything else is public or an
@@ -49,7 +50,7 @@ def run(npusim, chip, sets, tmp, name):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], usage=__doc__.split("usage: ")[1].split("\n\n")[0])
+    ap = tool_args.ArgumentParser(description=__doc__.split("\n\n")[0], usage=__doc__.split("usage: ")[1].split("\n\n")[0])
     ap.add_argument("--npusim", default="build/npusim")
     ap.add_argument("--chip", default="configs/chips/a3-supernode.json")
     ap.add_argument("--set", action="append", default=[], dest="sets")

@@ -35,7 +35,6 @@ subprocess), so --help and --self-check run without it.
 Exit codes: 0 done (refusals are results, not errors), 2 bad input or a
 missing binary or export, 1 a run that crashed (exit code other than 0 / 2).
 """
-import argparse
 import collections
 import concurrent.futures
 import json
@@ -46,6 +45,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import tool_args
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOL = os.path.abspath(__file__)
@@ -504,10 +505,10 @@ def self_check():
 # --- main -----------------------------------------------------------------------------------------
 
 def main():
-    ap = argparse.ArgumentParser(prog="onnx_corpus.py", description=__doc__.split("\n\n")[0],
-                                 epilog="Needs python3-torch and python3-torchvision only for exports missing from "
-                                        "--exports. Writes nothing but the exports, temporary files and (with "
-                                        "--write-docs) docs/onnx.md.")
+    ap = tool_args.ArgumentParser(prog="onnx_corpus.py", description=__doc__.split("\n\n")[0],
+                                  epilog="Needs python3-torch and python3-torchvision only for exports missing from "
+                                         "--exports. Writes nothing but the exports, temporary files and (with "
+                                         "--write-docs) docs/onnx.md.")
     ap.add_argument("--build", default="build", help="the build folder holding npusim (default build; relative paths "
                                                      "are taken from the repository root)")
     ap.add_argument("--exports", help="the folder of the exports: the ones there are reused, missing ones exported "

@@ -11,11 +11,11 @@ late on a few cores, or a barrier that everyone waits in. Default rank: the
 slowest one (latest end). Needs matplotlib (Debian: apt-get install
 python3-matplotlib). Exit codes: 0 ok, 2 bad input.
 """
-import argparse
 import csv
 import sys
 
 from debian_deps import require
+import tool_args
 
 # One colour per phase name of the bundled kernels (others get the cycle).
 COLOURS = {
@@ -64,7 +64,7 @@ def end_of(stamps):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = tool_args.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("profile")
     ap.add_argument("--rank", default="slowest", help="rank to draw, or 'slowest' (default)")
     ap.add_argument("--out", default="phases.png")

@@ -40,7 +40,6 @@ overlap as %). Failed points are left out and counted in the title.
 Needs matplotlib (Debian: apt-get install python3-matplotlib). Exit codes:
 0 ok, 2 bad input (one line on stderr: `plot_sweep: error: ...`).
 """
-import argparse
 import difflib
 import itertools
 import json
@@ -51,6 +50,7 @@ import textwrap
 from types import SimpleNamespace
 
 from debian_deps import require
+import tool_args
 
 
 def fail(msg):
@@ -543,7 +543,7 @@ def figure_title(args, study, plan, base, shown_n, failed):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = tool_args.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("folder", help="sweep folder (npusim sweep --out DIR)")
     p.add_argument("--metric", action="append", help="metric to draw (repeatable; default: every metric of the study)")
     p.add_argument("--kind", choices=["auto", "line", "heatmap"], default="auto")

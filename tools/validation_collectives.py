@@ -11,11 +11,12 @@ bandwidth x2 at 64 MiB, plane latency x2 at 64 KiB).
 Prints the Markdown on stdout; --write also replaces the generated block
 of docs/validation.md. The runs' stats stay in OUT (default
 out/validation_collectives)."""
-import argparse
 import json
 import os
 import subprocess
 import sys
+
+import tool_args
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHIP = os.path.join(ROOT, "configs/chips/a3-supernode.json")
@@ -53,7 +54,7 @@ def run(npusim, out, name, sets):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = tool_args.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=os.path.join(ROOT, "out/validation_collectives"))
     ap.add_argument("--write", action="store_true", help="replace the generated block of docs/validation.md")

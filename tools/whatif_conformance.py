@@ -31,7 +31,6 @@ docs/whatif-tables.md, each between its generated-block markers. Usage:
 doc's table does not list, or a listed one passes: the table is the record
 of what the current main answers.
 """
-import argparse
 import concurrent.futures
 import hashlib
 import json
@@ -39,6 +38,8 @@ import os
 import subprocess
 import sys
 import time
+
+import tool_args
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "out", "whatif")
@@ -306,7 +307,7 @@ def verdict(sign, lo, hi, must_move, r):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = tool_args.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", default="build/npusim")
     ap.add_argument("-j", type=int, default=2)
     ap.add_argument("--chips", default="a2,ax300")

@@ -909,7 +909,7 @@ std::string configuration_reference_markdown() {
     md << "# Configuration reference\n\n"
           "<!-- Generated from the schema table in sim/config/schema.cpp by\n"
           "     configuration_reference_markdown(); do not edit by hand. A test in\n"
-          "     tests/test_config.cpp fails when this file and the table disagree;\n"
+          "     tests/config/test_config.cpp fails when this file and the table disagree;\n"
           "     regenerate with: build/npusim config-reference > docs/configuration.md\n"
           "     (or NPUSIM_UPDATE_DOCS=1 build/npusim_tests '[docs]') -->\n\n"
           "A run is one JSON document `{\"chip\": {...}, \"workload\": {...}}` (docs/design.md §4.2). "

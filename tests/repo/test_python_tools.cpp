@@ -38,7 +38,8 @@ void check_one_line(const Result& r, const std::string& tool, const std::string&
 
 TEST_CASE("python tools: every tool names /usr/bin/python3 on its first line", "[tools]") {
     for (const auto& e : std::filesystem::directory_iterator(kSrc + "/tools")) {
-        if (e.path().extension() != ".py" || e.path().filename() == "debian_deps.py") continue;
+        const auto name = e.path().filename();
+        if (e.path().extension() != ".py" || name == "debian_deps.py" || name == "tool_args.py") continue;
         std::ifstream in(e.path());
         std::string first;
         std::getline(in, first);
@@ -74,6 +75,32 @@ TEST_CASE("python tools: plot_sweep.py and plot_phases.py without matplotlib say
     SHOW(drawn);
     CHECK(drawn.code == 0);
     CHECK(std::filesystem::file_size(tmp.path("p.png")) > 1000);
+}
+
+TEST_CASE("python tools: every tool answers --help, and a bad argument is one line and exit 2", "[tools]") {
+    TempDir tmp;
+    int tools = 0;
+    for (const auto& e : std::filesystem::directory_iterator(kSrc + "/tools")) {
+        const std::string name = e.path().filename().string();
+        // The two modules the tools import, not tools.
+        if (e.path().extension() != ".py" || name == "debian_deps.py" || name == "tool_args.py") continue;
+        ++tools;
+        INFO(name);
+        const Result help = run_program(tmp, "/usr/bin/python3", {e.path().string(), "--help"});
+        SHOW(help);
+        // A tool whose third-party module is missing here says so first (the test above).
+        if (!(help.code == 2 && help.err.find("needs the Python module") != std::string::npos)) {
+            CHECK(help.code == 0);
+            CHECK_THAT(help.out, StartsWith("usage: "));
+        }
+        const Result bad = run_program(tmp, "/usr/bin/python3", {e.path().string(), "--no-such-option"});
+        SHOW(bad);
+        CHECK(bad.code == 2);
+        CHECK(bad.out.empty());
+        CHECK(lines(bad.err) == 1);
+        CHECK_THAT(bad.err, Contains(": error: "));
+    }
+    CHECK(tools >= 18);
 }
 
 TEST_CASE("python tools: the standard-library tools start without site-packages", "[tools]") {
