@@ -23,8 +23,11 @@ command -v clang-format >/dev/null || fail "clang-format not found (Debian packa
 if [ "$1" = --since ]; then
     [ $# -eq 2 ] || fail "--since takes one git revision"
     git rev-parse --verify -q "$2^{commit}" >/dev/null || fail "not a git revision: $2"
-    # git clang-format 14 exits 0 either way; with --quiet it prints only the diff.
-    out=$(git clang-format --quiet --diff --extensions cpp,hpp,h,cc "$2" -- sim tests) || exit 2
+    # git clang-format 14 exits 0 either way, 15 and later 1 when it has a
+    # diff; with --quiet it prints only the diff.
+    rc=0
+    out=$(git clang-format --quiet --diff --extensions cpp,hpp,h,cc "$2" -- sim tests) || rc=$?
+    [ $rc -le 1 ] || exit 2
     [ -n "$out" ] || exit 0
     printf '%s\n' "$out"
     exit 1

@@ -26,7 +26,7 @@ commands:
   compile --chip FILE --workload GRAPH.json|MODEL.onnx [--set PATH=VALUE]... --emit-tasks OUT.jsonl
   bench   [--tasks N] [--chip FILE] [--sizes N1,N2,...] [--runs N] [--compile] [--moe]   simulator (or compiler) speed and memory
   config-reference [PREFIX]                                 print the configuration reference (Markdown)
-  stats-reference [PREFIX] [--json]                         print the statistics reference (Markdown, or JSON)
+  stats-reference [PREFIX] [--json] [--doc FILE]            print the statistics reference (Markdown, JSON, or FILE with its tables)
   lint    --chip FILE --tasks STREAM.jsonl [--json OUT.json] [--summary]  report over-synchronisation (exit 1 if any)
   sweep   STUDY.json --out DIR [-j N] [--resume] [--backend local|slurm] [--report]   what-if study
   check   GOLDEN_DIR_OR_FILE [--set PATH=VALUE]... [--update] [--junit OUT.xml] [--json OUT.json]

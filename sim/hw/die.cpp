@@ -90,7 +90,7 @@ std::uint64_t Die::end_ps() const {
     return end;
 }
 
-void Die::collect(Stats& s, std::uint64_t span_ps) const {
+void Die::collect(Stats& s, std::uint64_t span_ps, std::optional<std::uint64_t> addressed_bytes) const {
     const ChipParams& chip = ctx_.chip;
     // With a host modelled the run ends when the later of the two does (the
     // host's last step after the device's last task ends the critical path).
@@ -100,7 +100,7 @@ void Die::collect(Stats& s, std::uint64_t span_ps) const {
     s.set("total_ns", static_cast<double>(end) / 1000.0);
     s.set("total_cycles", span.cycles(static_cast<double>(end)));
     s.set("clock_ghz", chip.clock_ghz);
-    s.set("memory.hbm.addressed_bytes", addressed_bytes_ ? *addressed_bytes_ : gm_addressed_bytes(ctx_.stream));
+    s.set("memory.hbm.addressed_bytes", addressed_bytes ? *addressed_bytes : gm_addressed_bytes(ctx_.stream));
 
     // Each module reports what it counted.
     auto cores = [](const auto& owned) {

@@ -40,12 +40,11 @@ public:
     // per-op table, critical path).
     // `span_ps` (0: the die's own end) is the time utilisations are over:
     // a System's ranks all report over the system's end.
-    void collect(Stats& stats, std::uint64_t span_ps = 0) const;
+    // `addressed_bytes`: the GM its stream addresses, when the owner has
+    // counted it already (ranks sharing one compiled stream count it once).
+    void collect(Stats& stats, std::uint64_t span_ps = 0, std::optional<std::uint64_t> addressed_bytes = {}) const;
     // A host that outlasts the device ends the critical path (call before collect).
     void set_host_tail(const HostTail& tail) { host_tail_ = tail; }
-    // The GM its stream addresses, when its owner has it already (ranks
-    // sharing one compiled stream count it once); else collect counts it.
-    void set_addressed_bytes(std::uint64_t bytes) { addressed_bytes_ = bytes; }
     std::vector<PathSegment> critical_path() const {
         return npusim::critical_path(PathWalk{ctx_, *scalar_, programs_.get(), host_tail_});
     }
@@ -93,7 +92,6 @@ private:
     std::vector<std::unique_ptr<CubeCore>> cube_;
     std::vector<std::unique_ptr<VectorCore>> vector_;
     HostTail host_tail_;
-    std::optional<std::uint64_t> addressed_bytes_;
 };
 
 }  // namespace npusim

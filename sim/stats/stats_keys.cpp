@@ -84,11 +84,11 @@ void task_keys(std::vector<StatSpec>& v) {
         .key("tasks.streams", K::count, "streams", M::sum, "distinct `stream` names", "8")
         .key("tasks.by_kernel.<kernel>", K::count, "tasks", M::sum, "tasks per kernel (`matmul`, `vector`, `copy`, `scalar`, `program`; only kernels present)", "matmul 32, vector 32")
         .key("tasks.dispatched", K::count, "tasks", M::sum, "tasks the scalar core dispatched", "64")
-        .key("tasks.dispatch_wait_cycles", K::cycles, "cycles", M::sum, "Σ (start − max(head, released)): waiting for a dispatch slot and a free core, plus `dispatch_cycles` itself", "171817")
+        .key("tasks.dispatch_wait_cycles", K::cycles, "cycles", M::sum, "Σ (start − max(head, released)): waiting for a dispatch slot and a free core, plus `dispatch_cycles` itself", "171998")
         .key("events.count", K::count, "events", M::sum, "distinct event ids, declared or used", "32")
         .key("events.fired", K::count, "events", M::sum, "events that reached their count", "32")
         .key("events.signals", K::count, "signals", M::sum, "signals counted toward firing. Signals after an event fired are not counted.", "32")
-        .key("events.wait_cycles", K::cycles, "cycles", M::sum, "Σ max(0, released − head): time stream heads spent waiting for events", "187430")
+        .key("events.wait_cycles", K::cycles, "cycles", M::sum, "Σ max(0, released − head): time stream heads spent waiting for events", "187550")
         .key("events.max_wait_cycles", K::cycles, "cycles", M::sum, "the largest single task's event wait (on several ranks, the ranks' largest summed)", "6868");
 }
 

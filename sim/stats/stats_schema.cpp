@@ -70,6 +70,7 @@ bool segment_match(const Segment& seg, const std::string& s) {
 struct Compiled {
     const StatSpec* spec;
     std::vector<Segment> segments;
+    int wildcards = 0;  // segments with a placeholder: fewer is more specific
 };
 
 struct Index {
@@ -82,7 +83,14 @@ const Index& index() {
         Index i;
         for (const StatSpec& s : stat_keys()) {
             Compiled c{&s, {}};
-            for (const std::string& seg : split_dots(s.pattern)) c.segments.push_back(compile_segment(seg));
+            for (const std::string& seg : split_dots(s.pattern)) {
+                c.segments.push_back(compile_segment(seg));
+                for (const std::string& alt : c.segments.back())
+                    if (alt.find(kAny) != std::string::npos) {
+                        ++c.wildcards;
+                        break;
+                    }
+            }
             for (const std::string& alt : c.segments.front()) {
                 if (alt.find(kAny) != std::string::npos) throw std::logic_error("stats schema: " + s.pattern + ": first segment must be a name");
                 i.by_first.emplace(alt, i.rows.size());
@@ -94,18 +102,22 @@ const Index& index() {
     return ix;
 }
 
+// The most specific row that matches (`units.hbm.utilization` before
+// `units.<pipe>.utilization`); among equally specific ones, the first.
 const StatSpec* match(const std::string& key, bool writers_only) {
     const std::vector<std::string> segs = split_dots(key);
     const Index& ix = index();
     auto [lo, hi] = ix.by_first.equal_range(segs.front());
+    const Compiled* best = nullptr;
     for (auto it = lo; it != hi; ++it) {
         const Compiled& c = ix.rows[it->second];
         if (c.segments.size() != segs.size() || (writers_only && c.spec->source != StatSource::key)) continue;
+        if (best && (c.wildcards > best->wildcards || (c.wildcards == best->wildcards && c.spec > best->spec))) continue;
         bool ok = true;
         for (std::size_t i = 1; i < segs.size() && ok; ++i) ok = segment_match(c.segments[i], segs[i]);
-        if (ok) return c.spec;
+        if (ok) best = &c;
     }
-    return nullptr;
+    return best ? best->spec : nullptr;
 }
 
 // Could some name beginning with `p` match `glob`?

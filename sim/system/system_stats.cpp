@@ -143,9 +143,8 @@ void System::collect(Stats& s) const {
     for (const auto& d : dies_) {
         const TaskStream* stream = &d->context().stream;
         if (!addressed.count(stream)) addressed[stream] = gm_addressed_bytes(*stream);
-        d->set_addressed_bytes(addressed[stream]);
         Stats one;
-        d->collect(one, end);
+        d->collect(one, end, addressed[stream]);
         for (const auto& [key, v] : one.values()) merged.add(key, v);
         if (d->rank() == last)
             for (const auto& [key, text] : one.json_values())

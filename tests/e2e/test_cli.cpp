@@ -3,6 +3,9 @@
 // the stats JSON and the trace (checked by tools/check_trace.py).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <regex>
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -13,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "stats/stats_schema.hpp"
 #include "support/e2e.hpp"
 
 using Catch::Matchers::Contains;
@@ -558,21 +562,26 @@ TEST_CASE("cli: README's sample summary and the statistics reference's examples 
     CHECK_THAT(readme, Contains(fmt::format("({} -> {} cycles)", op["total_cycles"].get<std::uint64_t>(),
                                             tile["total_cycles"].get<std::uint64_t>())));
 
-    // docs/statistics.md's examples of the run and overlap keys.
-    const std::string stats_md = slurp(kSrc + "/docs/statistics.md");
-    for (const char* key : {"total_ps", "total_cycles", "overlap.cube_busy_cycles", "overlap.vector_busy_cycles",
-                            "overlap.both_busy_cycles", "memory.hbm.addressed_bytes"}) {
-        CAPTURE(key);
-        const auto row = stats_md.find(std::string("| `") + key + "` |");
-        REQUIRE(row != std::string::npos);
-        const std::string line = stats_md.substr(row, stats_md.find('\n', row) - row);
-        const std::string example = line.substr(line.rfind("| ", line.size() - 3) + 2, std::string::npos);
-        const std::string k = key;
-        const json& v = k.find('.') == std::string::npos ? tile[k]
-                         : k.rfind("overlap.", 0) == 0 ? tile["overlap"][k.substr(k.find('.') + 1)]
-                                                       : tile["memory"]["hbm"]["addressed_bytes"];
-        CHECK(example.substr(0, example.find(' ')) == v.dump());
+    // The schema's examples (docs/statistics.md's Example column) are this
+    // run's values: every numeric example of a key the run has.
+    int examples = 0;
+    for (const npusim::StatSpec& row : npusim::stat_keys()) {
+        if (row.example.empty() || row.pattern.find_first_of("<{[") != std::string::npos) continue;
+        json::json_pointer ptr("/" + std::regex_replace(row.pattern, std::regex("\\."), "/"));
+        if (!tile.contains(ptr) || !tile[ptr].is_number()) continue;  // another run's key, or text
+        CAPTURE(row.pattern, row.example);
+        const double v = tile[ptr].get<double>(), ex = std::stod(row.example);
+        // Examples of fractions are rounded to 4 decimals, the rest exact.
+        CHECK(std::abs(v - ex) <= (tile[ptr].is_number_float() ? 5e-5 * std::max(1.0, std::abs(v)) : 0.0));
+        ++examples;
     }
+    CHECK(examples >= 35);
+    // The Format section's example of per-core rounding.
+    const std::string stats_md = slurp(kSrc + "/docs/statistics.md");
+    std::uint64_t cores_sum = 0;
+    for (int i = 0; i < 4; ++i) cores_sum += tile["cores"]["cube" + std::to_string(i)]["busy_cycles"].get<std::uint64_t>();
+    CHECK_THAT(stats_md, Contains(fmt::format("`units.cube.busy_cycles` is {} and the sum", tile["units"]["cube"]["busy_cycles"].get<std::uint64_t>())) &&
+                             Contains(fmt::format("`cores.cubeN.busy_cycles` is {}.", cores_sum)));
 }
 
 TEST_CASE("cli: diff of two runs names the key that differs and every statistic's delta", "[cli][diff]") {

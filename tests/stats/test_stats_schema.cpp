@@ -119,6 +119,11 @@ TEST_CASE("stats schema: patterns match names, alternatives and list fields", "[
     CHECK(find_stat("ops[].busy_ns")->source == StatSource::field);
     CHECK(find_stat("units.scalar.replanned_tasks") == nullptr);
     CHECK(find_stat("mesh.links.3.p6.tx_bytes") == nullptr);  // the rank segment is r<R>
+    // A named row wins over a placeholder row listed before it.
+    CHECK(find_stat("units.mesh.utilization")->pattern == "units.mesh.utilization");
+    CHECK(find_stat("units.mesh.utilization")->merge == RankMerge::whole);
+    CHECK(find_stat("units.hbm.utilization")->pattern == "units.hbm.utilization");
+    CHECK(find_stat("units.mte2.utilization")->pattern == "units.<pipe>.utilization");
     CHECK(stat_pattern_under("units.{cube,vector}.count", "units.cu"));
     CHECK(stat_pattern_under("cores.<core>.tasks", "cores.cube0"));
     CHECK_FALSE(stat_pattern_under("cores.<core>.tasks", "memory"));

@@ -25,6 +25,30 @@ TEST_CASE("stream footprint: overlapping and strided GM regions count each byte 
     CHECK(gm_addressed_bytes(s) == 150 + 30 + 10 + 20);
 }
 
+TEST_CASE("stream footprint: rows that touch, overlap or repeat, and regions repeated across tasks", "[tasks]") {
+    TaskStream s;
+    Task a;
+    a.reads.push_back(Region{Space::hbm, 0, 64, 64, 4});      // rows touch: [0, 256)
+    a.reads.push_back(Region{Space::hbm, 1000, 64, 32, 4});   // rows overlap: [1000, 1160)
+    a.reads.push_back(Region{Space::hbm, 2000, 50, 0, 7});    // one row seven times: [2000, 2050)
+    a.reads.push_back(Region{Space::hbm, 3000, 10, 100, 3});  // apart: 30 B
+    Task b = a;                                               // the same regions again: nothing new
+    b.writes.push_back(Region{Space::hbm, 3005, 10, 100, 3}); // half of each row new: 15 B
+    s.tasks = {a, b};
+    CHECK(gm_addressed_bytes(s) == 256 + 160 + 50 + 30 + 15);
+}
+
+TEST_CASE("stream footprint: ranks sharing one compiled stream each report it", "[tasks][e2e]") {
+    TempDir tmp;
+    const auto stats = run_for_stats(tmp, std::string(NPUSIM_SOURCE_DIR) + "/configs/chips/a3-supernode.json",
+                                     std::string(NPUSIM_SOURCE_DIR) + "/models/llm/deepseek_v3.json",
+                                     {"chip.interconnect.ranks=8", "workload.layers=1", "workload.batch=4"});
+    const auto& ranks = stats["ranks"];
+    const auto first = ranks["r0"]["hbm_addressed_bytes"].get<std::uint64_t>();
+    CHECK(first > 0);
+    for (int r = 1; r < 8; ++r) CHECK(ranks["r" + std::to_string(r)]["hbm_addressed_bytes"] == first);
+}
+
 TEST_CASE("stream footprint: the 384 MiB copy addresses its source and its destination", "[tasks][e2e]") {
     TempDir tmp;
     const auto stats = run_for_stats(tmp, std::string(NPUSIM_SOURCE_DIR) + "/configs/chips/a2.json",
