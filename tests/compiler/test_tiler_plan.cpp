@@ -148,7 +148,7 @@ TEST_CASE("compiler e2e: BERT-512 on a2 recompiled for 24 -> 64 cube cores never
     }
     // What does it: at 64 cores the plan is for fewer of them (the stats
     // say so); without the pass (and the plan search) 64 cores are the
-    // slower (107058 cycles against 99738 at 48, measured 2026-12-04).
+    // slower (107058 cycles against 99738 at 48).
     const json on = run_for_stats(tmp, kA2, model, {seq, "chip.cores.cube.count=64"});
     const json off = run_for_stats(tmp, kA2, model,
                                    {seq, "chip.cores.cube.count=64", "workload.passes.explore_cube_cores=false",
