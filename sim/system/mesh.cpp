@@ -20,7 +20,6 @@ const char* to_string(MeshTier t) { return t == MeshTier::intra ? "intra" : "int
 Mesh::Mesh(sc_core::sc_module_name name, const ChipParams& chip, GlobalMemory& memory, TraceWriter* trace,
            const std::vector<int>& traced)
     : sc_core::sc_module(name),
-      chip_(chip),
       memory_(memory),
       trace_(trace && trace->enabled() ? trace : nullptr),
       traced_(static_cast<std::size_t>(chip.interconnect.ranks), 0),

@@ -112,7 +112,6 @@ private:
     void trace_slice(int rank, bool tx, MeshTier tier, int plane, const char* what, std::uint64_t start_ps,
                      std::uint64_t dur_ps, int peer, std::uint64_t bytes);
 
-    const ChipParams& chip_;
     GlobalMemory& memory_;
     TraceWriter* trace_;
     std::vector<char> traced_;  // per rank
