@@ -192,7 +192,6 @@ const char* to_string(RankMerge m) {
     switch (m) {
         case RankMerge::sum: return "sum";
         case RankMerge::mean: return "mean";
-        case RankMerge::first: return "first";
         case RankMerge::last_rank: return "last rank";
         case RankMerge::whole: return "whole";
     }

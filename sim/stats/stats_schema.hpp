@@ -31,7 +31,6 @@ enum class StatKind {
 enum class RankMerge {
     sum,        // summed over the ranks (integers)
     mean,       // averaged over the ranks that report it
-    first,      // the first rank's (text that every rank has alike)
     last_rank,  // the rank that ends last (a JSON value)
     whole,      // not merged: computed once for the whole run
 };

@@ -76,7 +76,7 @@ std::string rank_ops_json(const System& sys) {
 }
 
 // The dies' values of each key merged by its schema rule (stats_schema.hpp):
-// sums, means over the ranks that report the key, the first rank's text.
+// sums and means over the ranks that report the key.
 // Keys the System computes for itself (`whole`) are left to it.
 class RankMerger {
 public:
@@ -89,7 +89,6 @@ public:
                 ++acc.second;
                 break;
             }
-            case RankMerge::first: texts_.emplace(key, as<std::string>(key, v)); break;
             case RankMerge::last_rank:
             case RankMerge::whole: break;
         }
@@ -97,7 +96,6 @@ public:
     void report(Stats& s) const {
         for (const auto& [key, v] : ints_) s.set(key, v);
         for (const auto& [key, acc] : doubles_) s.set(key, acc.first / acc.second);
-        for (const auto& [key, v] : texts_) s.set(key, v);
     }
 
 private:
@@ -112,7 +110,6 @@ private:
 
     std::map<std::string, std::int64_t> ints_;
     std::map<std::string, std::pair<double, int>> doubles_;  // sum and how many ranks reported it
-    std::map<std::string, std::string> texts_;
 };
 
 bool any_programs(const System& sys) {
