@@ -36,11 +36,11 @@ void check_graph_dims(const std::string& study_file) {
     const study::Study s = study::load_study(study_file);
     const std::vector<study::Point> points = study::expand_points(s);
     if (points.empty()) return;
-    const std::vector<std::string> sets = points.front().set_args(s);
+    const std::vector<std::string> sets = points.front().compile_set_args(s);
     if (std::none_of(sets.begin(), sets.end(), [](const std::string& a) { return a.rfind("workload.dims.", 0) == 0; })) return;
     std::optional<RunConfig> loaded;
     try {
-        loaded.emplace(RunConfig::load(s.chip_path, s.workload_path, sets));
+        loaded.emplace(RunConfig::load(s.chips[points.front().chip].path, s.workloads[points.front().workload].path, sets));
     } catch (const InputError&) {
         return;  // a bad value of the first point: that point fails on its own, the others go on
     }

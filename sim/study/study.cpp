@@ -10,6 +10,7 @@
 #include "common/errors.hpp"
 #include "config/run_config.hpp"
 #include "config/schema.hpp"
+#include "study/responses.hpp"
 
 namespace npusim::study {
 
@@ -17,7 +18,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kStudyKeys = {"name", "notes", "chip", "workload", "set", "axes", "combine", "metrics"};
+const std::vector<std::string> kStudyKeys = {"name",    "notes",   "chip",    "workload", "set",   "axes",
+                                             "combine", "metrics", "changes", "modes",    "expect"};
 
 [[noreturn]] void fail(const std::string& file, const std::string& msg) { throw InputError(file + ": " + msg); }
 
@@ -67,10 +69,154 @@ const KeySpec* check_key_path(const std::string& file, const std::string& where,
     return spec;
 }
 
+
+// "chip" / "workload": a path, or an object NAME: PATH | {"file": PATH, "set": {...}}.
+std::vector<RunFile> run_files(const std::string& file, const ojson& doc, const std::string& key) {
+    std::vector<RunFile> out;
+    const auto it = doc.find(key);
+    if (it != doc.end() && it->is_object()) {
+        if (it->empty()) fail(file, fmt::format("\"{}\": expected NAME: FILE entries, got an empty object", key));
+        for (auto e = it->begin(); e != it->end(); ++e) {
+            const std::string where = fmt::format("\"{}\".\"{}\"", key, e.key());
+            RunFile f;
+            f.name = e.key();
+            if (e->is_string()) {
+                f.file = e->get<std::string>();
+            } else if (e->is_object()) {
+                for (auto k = e->begin(); k != e->end(); ++k)
+                    if (k.key() != "file" && k.key() != "set")
+                        fail(file, fmt::format("{}: unknown key \"{}\"{}; an entry has: file, set", where, k.key(),
+                                               did_you_mean(k.key(), {"file", "set"})));
+                f.file = require_string(file, *e, "file");
+                if (e->contains("set")) {
+                    if (!(*e)["set"].is_object())
+                        fail(file, fmt::format("{}: \"set\": expected an object of PATH: VALUE", where));
+                    f.set = (*e)["set"];
+                }
+            } else {
+                fail(file, fmt::format("{}: expected a file path or {{\"file\": ..., \"set\": {{...}}}}, got {}", where,
+                                       json_kind(*e)));
+            }
+            f.path = resolve(file, key + "." + f.name, f.file);
+            out.push_back(std::move(f));
+        }
+        return out;
+    }
+    RunFile f;
+    f.file = require_string(file, doc, key);
+    f.path = resolve(file, key, f.file);
+    out.push_back(std::move(f));
+    return out;
+}
+
+void read_changes(const std::string& file, const ojson& doc, const std::string& kind, Study& s) {
+    if (!doc.contains("changes")) return;
+    const ojson& ch = doc["changes"];
+    if (!ch.is_object() || ch.empty())
+        fail(file, "\"changes\": expected a non-empty object of PATH: [values...], e.g. {\"chip.hbm.bandwidth_gbps\": "
+                   "[{\"scale\": 0.5}, {\"scale\": 2}]}, got " + json_kind(ch));
+    for (auto it = ch.begin(); it != ch.end(); ++it) {
+        const std::string where = "\"changes\".\"" + it.key() + "\"";
+        if (!it->is_array() || it->empty()) fail(file, where + ": expected a non-empty list of values");
+        Change c;
+        c.path = it.key();
+        const KeySpec* spec = check_key_path(file, where, c.path, kind);
+        c.unit = spec->unit;
+        c.integer = spec->type == ValueType::integer;
+        for (const auto& a : s.axes)
+            if (a.path == c.path) fail(file, where + ": " + c.path + " is also an axis; keep it in one place");
+        std::set<std::string> seen;
+        for (const auto& v : *it) {
+            if (v.is_object()) {
+                if (v.size() != 1 || !v.contains("scale") || !v["scale"].is_number() || v["scale"].get<double>() <= 0)
+                    fail(file, fmt::format("{}: {}: expected a value or {{\"scale\": F}} with F > 0 (F times the base "
+                                           "point's value)", where, v.dump()));
+            }
+            if (!seen.insert(v.dump()).second) fail(file, fmt::format("{}: the value {} is listed twice", where, v.dump()));
+            c.values.push_back(v);
+        }
+        s.changes.push_back(std::move(c));
+    }
+}
+
+void read_modes(const std::string& file, const ojson& doc, Study& s) {
+    if (!doc.contains("modes")) return;
+    const ojson& m = doc["modes"];
+    if (!m.is_array() || m.empty()) fail(file, "\"modes\": expected a list of \"fixed\" and/or \"recompiled\"");
+    s.modes.clear();
+    for (const auto& v : m) {
+        const std::string t = v.is_string() ? v.get<std::string>() : v.dump();
+        const Mode mode = t == "fixed" ? Mode::fixed : Mode::recompiled;
+        if (t != "fixed" && t != "recompiled")
+            fail(file, fmt::format("\"modes\": expected \"fixed\" (the base point's compiled stream on the changed "
+                                   "chip) or \"recompiled\", got {}{}", v.dump(), did_you_mean(t, {"fixed", "recompiled"})));
+        if (std::find(s.modes.begin(), s.modes.end(), mode) != s.modes.end())
+            fail(file, "\"modes\": " + t + " is listed twice");
+        s.modes.push_back(mode);
+    }
+    if (s.has_fixed()) {
+        if (s.changes.empty()) fail(file, "\"modes\": \"fixed\" compares changes with their base point: add \"changes\"");
+        for (const auto& c : s.changes)
+            if (c.path.rfind("chip.", 0) != 0)
+                fail(file, "\"modes\": \"fixed\" runs the base point's stream, so every change must be a chip key; \"" +
+                               c.path + "\" is not");
+        for (const auto& a : s.axes)
+            if (a.path.rfind("workload.", 0) == 0)
+                fail(file, "\"modes\": \"fixed\" compiles one stream per base point; a workload axis (\"" + a.path +
+                               "\") belongs in the workload entries' \"set\"");
+    }
+}
+
+void read_expect(const std::string& file, const ojson& doc, Study& s) {
+    if (!doc.contains("expect")) return;
+    const ojson& e = doc["expect"];
+    const std::vector<std::string> keys = {"rule", "metric", "tolerance", "known"};
+    if (!e.is_object()) fail(file, "\"expect\": expected an object {\"rule\": ..., \"tolerance\": ..., \"known\": [...]}");
+    for (auto it = e.begin(); it != e.end(); ++it)
+        if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
+            fail(file, fmt::format("\"expect\": unknown key \"{}\"{}", it.key(), did_you_mean(it.key(), keys)));
+    const std::string rule = e.value("rule", std::string());
+    if (rule != "roofline" && rule != "monotone")
+        fail(file, fmt::format("\"expect\".\"rule\": expected \"roofline\" (each change within the band its base "
+                               "run's roofline allows) or \"monotone\" (each change's values, as written, grow a "
+                               "resource: no step slower), got {}{}",
+                               e.contains("rule") ? e["rule"].dump() : "nothing", did_you_mean(rule, {"roofline", "monotone"})));
+    if (s.changes.empty()) fail(file, "\"expect\": responses compare changes with their base point: add \"changes\"");
+    s.expect.rule = rule;
+    if (e.contains("metric")) {
+        if (!e["metric"].is_string()) fail(file, "\"expect\".\"metric\": expected a dotted path into the statistics");
+        s.expect.metric = e["metric"].get<std::string>();
+    }
+    if (e.contains("tolerance")) {
+        if (!e["tolerance"].is_number() || e["tolerance"].get<double>() < 0)
+            fail(file, "\"expect\".\"tolerance\": expected a fraction >= 0, e.g. 0.01");
+        s.expect.tolerance = e["tolerance"].get<double>();
+    }
+    if (e.contains("known")) {
+        if (!e["known"].is_array()) fail(file, "\"expect\".\"known\": expected a list of responses (as in responses.jsonl)");
+        s.expect.known = e["known"];
+    }
+    if (rule == "roofline")
+        for (const auto& c : s.changes)
+            if (!roofline_rule_known(c.path))
+                fail(file, fmt::format("\"expect\": the roofline rule does not know what more of {} is; it knows: {}",
+                                       c.path, fmt::join(roofline_rule_keys(), ", ")));
+    if (std::find(s.metrics.begin(), s.metrics.end(), s.expect.metric) == s.metrics.end())
+        s.metrics.push_back(s.expect.metric);
+}
 }  // namespace
 
 std::string set_arg(const std::string& path, const ojson& value) {
     return path + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+}
+
+bool Study::has_fixed() const { return std::find(modes.begin(), modes.end(), Mode::fixed) != modes.end(); }
+
+std::vector<std::string> base_run_sets(const Study& s, const RunFile& chip, const RunFile& workload) {
+    std::vector<std::string> out = s.base_set_args();
+    for (const RunFile* f : {&chip, &workload})
+        for (auto it = f->set.begin(); it != f->set.end(); ++it) out.push_back(set_arg(it.key(), it.value()));
+    return out;
 }
 
 std::vector<std::string> Study::base_set_args() const {
@@ -88,7 +234,29 @@ std::string Study::fingerprint() const {
     for (const auto& a : axes) axis_paths.push_back(a.path);
     f["axes"] = axis_paths;
     f["metrics"] = metrics;
+    const ojson r = responses_json();
+    if (!r.empty()) f["responses"] = r;
     return f.dump();
+}
+
+ojson Study::responses_json() const {
+    ojson j = ojson::object();
+    auto files = [](const std::vector<RunFile>& v) {
+        ojson a = ojson::array();
+        for (const auto& f : v) a.push_back({{"name", f.name}, {"path", f.path}, {"set", f.set}});
+        return a;
+    };
+    if (chips.size() > 1 || !chips.front().name.empty()) j["chips"] = files(chips);
+    if (workloads.size() > 1 || !workloads.front().name.empty()) j["workloads"] = files(workloads);
+    if (!changes.empty()) {
+        j["changes"] = ojson::array();
+        for (const auto& c : changes) j["changes"].push_back({{"path", c.path}, {"unit", c.unit}, {"values", c.values}});
+        j["modes"] = ojson::array();
+        for (Mode m : modes) j["modes"].push_back(m == Mode::fixed ? "fixed" : "recompiled");
+    }
+    if (!expect.rule.empty())
+        j["expect"] = {{"rule", expect.rule}, {"metric", expect.metric}, {"tolerance", expect.tolerance}};
+    return j;
 }
 
 ojson Study::to_json(std::size_t point_count) const {
@@ -103,6 +271,8 @@ ojson Study::to_json(std::size_t point_count) const {
     for (const auto& a : axes) j["axes"].push_back({{"path", a.path}, {"unit", a.unit}, {"values", a.values}});
     j["combine"] = combine == Combine::grid ? "grid" : "zip";
     j["metrics"] = metrics;
+    const ojson r = responses_json();
+    for (auto it = r.begin(); it != r.end(); ++it) j[it.key()] = it.value();
     j["points"] = point_count;
     j["fingerprint"] = fingerprint();
     return j;
@@ -131,10 +301,12 @@ Study load_study(const std::string& file) {
             }
         } else fail(file, "\"notes\": expected a string or a list of strings, got " + json_kind(n));
     }
-    s.chip = require_string(file, doc, "chip");
-    s.workload = require_string(file, doc, "workload");
-    s.chip_path = resolve(file, "chip", s.chip);
-    s.workload_path = resolve(file, "workload", s.workload);
+    s.chips = run_files(file, doc, "chip");
+    s.workloads = run_files(file, doc, "workload");
+    s.chip = s.chips.front().file;
+    s.workload = s.workloads.front().file;
+    s.chip_path = s.chips.front().path;
+    s.workload_path = s.workloads.front().path;
 
     if (doc.contains("set")) {
         if (!doc["set"].is_object())
@@ -153,10 +325,12 @@ Study load_study(const std::string& file) {
                                    "together), got {}{}", c.dump(), did_you_mean(v, {"grid", "zip"})));
     }
 
-    // Axes.
-    if (!doc.contains("axes")) fail(file, "missing required key \"axes\" (an object of PATH: [values...])");
-    const ojson& axes = doc["axes"];
-    if (!axes.is_object() || axes.empty())
+    // Axes: required unless the files or "changes" vary the runs.
+    const bool varies = s.chips.size() > 1 || s.workloads.size() > 1 || doc.contains("changes");
+    if (!doc.contains("axes") && !varies)
+        fail(file, "missing required key \"axes\" (an object of PATH: [values...])");
+    const ojson& axes = doc.contains("axes") ? doc["axes"] : ojson::object();
+    if (!axes.is_object() || (axes.empty() && !varies))
         fail(file, "\"axes\": expected a non-empty object of PATH: [values...], e.g. {\"chip.hbm.bandwidth_gbps\": "
                    "[800, 1600]}, got " + (axes.is_object() ? std::string("an empty object") : json_kind(axes)));
     for (auto it = axes.begin(); it != axes.end(); ++it) {
@@ -202,14 +376,22 @@ Study load_study(const std::string& file) {
         s.metrics = {"total_cycles"};
     }
 
-    // The base run must load; then every axis path must name a key of it.
+    // Every base run must load; then every axis path must name a key of it.
     std::string kind;
-    try {
-        kind = RunConfig::load(s.chip_path, s.workload_path, s.base_set_args()).workload_kind();
-    } catch (const InputError& e) {
-        fail(file, std::string("the study's chip, workload and \"set\" do not make a valid run: ") + e.what());
-    }
+    for (const auto& c : s.chips)
+        for (const auto& w : s.workloads) {
+            try {
+                kind = RunConfig::load(c.path, w.path, base_run_sets(s, c, w)).workload_kind();
+            } catch (const InputError& e) {
+                const std::string which = (c.name.empty() ? "" : " " + c.name) + (w.name.empty() ? "" : " " + w.name);
+                fail(file, fmt::format("the study's chip, workload and \"set\"{} do not make a valid run: {}",
+                                       which.empty() ? "" : " (" + which.substr(1) + ")", e.what()));
+            }
+        }
     for (auto& a : s.axes) a.unit = check_key_path(file, "\"axes\".\"" + a.path + "\"", a.path, kind)->unit;
+    read_changes(file, doc, kind, s);
+    read_modes(file, doc, s);
+    read_expect(file, doc, s);
     return s;
 }
 

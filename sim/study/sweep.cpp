@@ -19,8 +19,10 @@
 #include "common/errors.hpp"
 #include "report/html_report.hpp"
 #include "study/child_process.hpp"
+#include "study/fixed_streams.hpp"
 #include "study/folder_lock.hpp"
 #include "study/progress.hpp"
+#include "study/responses.hpp"
 
 namespace npusim::study {
 
@@ -72,6 +74,17 @@ private:
 };
 
 std::string shape_text(const Study& s, std::size_t points) {
+    if (!s.changes.empty() || s.chips.size() > 1 || s.workloads.size() > 1) {
+        std::size_t values = 0;
+        for (const auto& c : s.changes) values += c.values.size();
+        std::string text = fmt::format("{} chip{} x {} workload{}", s.chips.size(), s.chips.size() == 1 ? "" : "s",
+                                       s.workloads.size(), s.workloads.size() == 1 ? "" : "s");
+        if (!s.axes.empty()) text += fmt::format(" x {} ax{}", s.axes.size(), s.axes.size() == 1 ? "is" : "es");
+        if (!s.changes.empty())
+            text += fmt::format(", each with its base and {} change{} in {} mode{}", values, values == 1 ? "" : "s",
+                                s.modes.size(), s.modes.size() == 1 ? "" : "s");
+        return text;
+    }
     if (s.combine == Combine::zip) return fmt::format("zip of {} axes", s.axes.size());
     std::string dims;
     for (const auto& a : s.axes) dims += (dims.empty() ? "" : " x ") + std::to_string(a.values.size());
@@ -82,7 +95,7 @@ std::string shape_text(const Study& s, std::size_t points) {
 // paths that differs from the folder's study.json ("" when none does).
 std::string differing_field(const ojson& before, const Study& now) {
     const ojson after = now.to_json(0);
-    for (const char* key : {"chip", "workload", "set"})
+    for (const char* key : {"chip", "workload", "set", "chips", "workloads", "changes", "modes"})
         if (before.value(key, ojson()) != after[key])
             return fmt::format("\"{}\" was {}, now {}", key, before.value(key, ojson()).dump(), after[key].dump());
     std::vector<std::string> was, is;
@@ -135,7 +148,8 @@ std::size_t reread_metrics(std::map<std::string, Row>& done, const Study& study,
 void check_metric_names(const Study& study, const Point& first, const std::string& self) {
     std::string tmp = (fs::temp_directory_path() / "npusim-metrics-XXXXXX").string();
     if (!::mkdtemp(tmp.data())) return;
-    std::vector<std::string> argv = run_arguments(study.chip_path, study.workload_path, first.set_args(study), tmp + "/stats.json");
+    std::vector<std::string> argv = run_arguments(study.chips[first.chip].path, study.workloads[first.workload].path,
+                                                  first.compile_set_args(study), tmp + "/stats.json");
     argv.insert(argv.begin(), self);
     argv.push_back("--elaborate-only");
     std::string error;
@@ -158,6 +172,30 @@ void check_metric_names(const Study& study, const Point& first, const std::strin
     if (!error.empty()) throw InputError(fmt::format("{}: \"metrics\": {}", study.file, error));
 }
 
+// DIR/responses.jsonl and its verdict: false when a miss is not one the
+// study records, or a recorded one passed.
+bool write_responses(const Study& study, const std::vector<Point>& points, const std::map<std::string, Row>& rows,
+                     const std::string& dir, std::ostream& out) {
+    std::vector<nlohmann::json> stats(points.size());
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const auto it = rows.find(points[i].id);
+        if (it == rows.end() || !it->second.ok()) continue;
+        try {
+            stats[i] = read_stats(point_files(dir, points[i].id).stats);
+        } catch (const InputError&) {
+        }
+    }
+    const ResponseCheck check = judge_responses(study, points, stats);
+    std::string text;
+    for (const auto& r : check.rows) text += r.dump() + "\n";
+    write_file_atomically(dir + "/responses.jsonl", text);
+    out << fmt::format("responses ({} rule, {} within {:g}): {}, {} misses, {} recorded in the study -> {}/responses.jsonl\n",
+                       study.expect.rule, study.expect.metric, study.expect.tolerance, check.rows.size(), check.misses,
+                       study.expect.known.size(), dir);
+    for (const auto& p : check.problems) out << "  " << p << "\n";
+    return check.problems.empty();
+}
+
 }  // namespace
 
 int run_sweep(const SweepOptions& opt, std::ostream& out) {
@@ -177,8 +215,9 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     std::string lock_note;
     const FolderLock lock(dir, lock_note);
     const std::string study_json = dir + "/study.json";
-    std::vector<std::string> axis_paths;
-    for (const auto& a : study.axes) axis_paths.push_back(a.path);
+    std::vector<std::string> axis_paths;  // the axes, and a response study's chip, workload, change and mode
+    if (!points.empty())
+        for (auto it = points.front().values.begin(); it != points.front().values.end(); ++it) axis_paths.push_back(it.key());
     const ResultsStore store(dir, axis_paths, study.metrics);
     const bool has_results = fs::exists(store.jsonl_path(), ec) && fs::file_size(store.jsonl_path(), ec) > 0;
     if (!opt.resume && (fs::exists(study_json, ec) || has_results))
@@ -234,13 +273,21 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
         store.rewrite(keep);  // fresh files, or the finished rows without torn lines and failures
     }
 
+    const std::string abs_dir = fs::absolute(dir).lexically_normal().string();
+    if (study.has_fixed()) {
+        out << "compiling the base points' streams for the fixed runs ...\n";
+        out.flush();
+        compile_fixed_streams(study, points, abs_dir, opt.self, opt.jobs);
+    }
     std::vector<PendingPoint> pending;
     for (const auto& p : points) {
         if (done.count(p.id)) continue;
         PendingPoint pp;
         pp.point = p;
-        pp.files = point_files(fs::absolute(dir).lexically_normal().string(), p.id);
-        pp.argv = run_arguments(study.chip_path, study.workload_path, p.set_args(study), pp.files.stats);
+        pp.files = point_files(abs_dir, p.id);
+        const std::string workload =
+            p.mode == Mode::fixed ? fixed_stream_path(abs_dir, p) : study.workloads[p.workload].path;
+        pp.argv = run_arguments(study.chips[p.chip].path, workload, p.set_args(study), pp.files.stats);
         pp.argv.insert(pp.argv.begin(), opt.self);
         pending.push_back(std::move(pp));
     }
@@ -317,7 +364,8 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     out << fmt::format("sweep {}: {} points, {} ok, {} failed{} -> {}/results.csv\n", study.name, points.size(), ok, failed,
                        missing ? fmt::format(", {} not run", missing) : std::string(), dir);
     log.line(fmt::format("done ok={} failed={}", ok, failed));
-    return failed || missing ? 1 : 0;
+    const bool responses_ok = study.expect.rule.empty() || write_responses(study, points, last, dir, out);
+    return failed || missing || !responses_ok ? 1 : 0;
 }
 
 }  // namespace npusim::study
