@@ -209,6 +209,9 @@ def main():
     begin, end = markers(study["name"])
     problems = []
     for path, text in blocks(study, rows, a.folder).items():
+        if not (a.write or a.check):
+            print(text)
+            continue
         head, body, tail = split(path, begin, end)
         if a.write:
             with open(path, "w", encoding="utf-8") as f:
@@ -218,8 +221,6 @@ def main():
             if path == VALIDATION and "expect" in study and miss_keys(body) != miss_keys(text):
                 problems.append(f"{os.path.relpath(path, ROOT)}: the table lists {sorted(miss_keys(body))}, the "
                                 f"sweep's misses are {sorted(miss_keys(text))}: regenerate it (--write)")
-        else:
-            print(text)
     for p in problems:
         print("study_tables: " + p, file=sys.stderr)
     return 1 if problems else 0

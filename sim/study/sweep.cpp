@@ -96,8 +96,9 @@ std::string shape_text(const Study& s, std::size_t points) {
 std::string differing_field(const ojson& before, const Study& now) {
     const ojson after = now.to_json(0);
     for (const char* key : {"chip", "workload", "set", "chips", "workloads", "changes", "modes"})
-        if (before.value(key, ojson()) != after[key])
-            return fmt::format("\"{}\" was {}, now {}", key, before.value(key, ojson()).dump(), after[key].dump());
+        if (before.value(key, ojson()) != after.value(key, ojson()))
+            return fmt::format("\"{}\" was {}, now {}", key, before.value(key, ojson()).dump(),
+                               after.value(key, ojson()).dump());
     std::vector<std::string> was, is;
     for (const auto& a : before.value("axes", ojson::array())) was.push_back(a.value("path", std::string()));
     for (const auto& a : now.axes) is.push_back(a.path);
