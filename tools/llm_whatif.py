@@ -83,9 +83,10 @@ def main():
         print("|---|---|---|---|---|---|")
         for phase, label, exp, step, tps, verdict in rows:
             print(f"| {phase} | {label} | {exp} | {100 * step:+.1f}% | {100 * tps:+.1f}% | {verdict} |")
+        print()
         for p in ("decode", "prefill"):
             b = base[p]
-            print(f"\nBase {p}: step {b['step_ns'] / 1000:.1f} us, {b['tokens_per_s_per_die']:.0f} tokens/s per die, "
+            print(f"- Base {p}: step {b['step_ns'] / 1000:.1f} us, {b['tokens_per_s_per_die']:.0f} tokens/s per die, "
                   f"shares " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in b["op_time_shares"].items()))
     else:
         for phase, label, exp, step, tps, verdict in rows:
