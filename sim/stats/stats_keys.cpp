@@ -89,7 +89,7 @@ void task_keys(std::vector<StatSpec>& v) {
         .key("events.fired", K::count, "events", M::sum, "events that reached their count", "32")
         .key("events.signals", K::count, "signals", M::sum, "signals counted toward firing. Signals after an event fired are not counted.", "32")
         .key("events.wait_cycles", K::cycles, "cycles", M::sum, "Σ max(0, released − head): time stream heads spent waiting for events", "187550")
-        .key("events.max_wait_cycles", K::cycles, "cycles", M::sum, "the largest single task's event wait (on several ranks, the ranks' largest summed)", "6868");
+        .key("events.max_wait_cycles", K::cycles, "cycles", M::max, "the largest single task's event wait (on several ranks, the largest of any rank)", "6868");
 }
 
 }  // namespace

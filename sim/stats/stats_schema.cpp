@@ -191,6 +191,7 @@ const char* to_string(StatKind k) {
 const char* to_string(RankMerge m) {
     switch (m) {
         case RankMerge::sum: return "sum";
+        case RankMerge::max: return "max";
         case RankMerge::mean: return "mean";
         case RankMerge::last_rank: return "last rank";
         case RankMerge::whole: return "whole";

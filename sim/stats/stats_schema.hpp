@@ -30,6 +30,7 @@ enum class StatKind {
 // How System::collect turns the ranks' values of a key into one.
 enum class RankMerge {
     sum,        // summed over the ranks (integers)
+    max,        // the largest rank's (integers)
     mean,       // averaged over the ranks that report it
     last_rank,  // the rank that ends last (a JSON value)
     whole,      // not merged: computed once for the whole run

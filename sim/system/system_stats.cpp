@@ -76,13 +76,19 @@ std::string rank_ops_json(const System& sys) {
 }
 
 // The dies' values of each key merged by its schema rule (stats_schema.hpp):
-// sums and means over the ranks that report the key.
+// sums, maxima and means over the ranks that report the key.
 // Keys the System computes for itself (`whole`) are left to it.
 class RankMerger {
 public:
     void add(const std::string& key, const Stats::Value& v) {
         switch (stat_spec(key).merge) {
             case RankMerge::sum: ints_[key] += as<std::int64_t>(key, v); break;
+            case RankMerge::max: {
+                const std::int64_t x = as<std::int64_t>(key, v);
+                const auto [it, fresh] = ints_.emplace(key, x);
+                if (!fresh) it->second = std::max(it->second, x);
+                break;
+            }
             case RankMerge::mean: {
                 auto& acc = doubles_[key];
                 acc.first += as<double>(key, v);

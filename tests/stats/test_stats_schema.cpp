@@ -206,3 +206,18 @@ TEST_CASE("docs/statistics.md's key tables are the schema's", "[stats][docs]") {
         CHECK(doc.find(marker, at + 1) == std::string::npos);
     }
 }
+
+TEST_CASE("stats: ranks merge by their row's rule: the largest event wait is any rank's, the total wait their sum",
+          "[stats][system]") {
+    // The same graph on every rank of a supernode (no communication): each
+    // rank waits alike, so four ranks have one rank's largest wait and four
+    // times its waits.
+    const std::string sn = kSrc + "/configs/chips/a3-supernode.json", graph = kSrc + "/models/convbnrelu.json";
+    TempDir tmp;
+    const nlohmann::json one = run_for_stats(tmp, sn, graph, {"chip.interconnect.ranks=1"});
+    const nlohmann::json four = run_for_stats(tmp, sn, graph, {"chip.interconnect.ranks=4"});
+    REQUIRE(one["events"]["max_wait_cycles"].get<double>() > 0);
+    CHECK(four["events"]["max_wait_cycles"] == one["events"]["max_wait_cycles"]);
+    CHECK(four["events"]["wait_cycles"].get<double>() == 4 * one["events"]["wait_cycles"].get<double>());
+    CHECK(four["total_cycles"] == one["total_cycles"]);
+}
