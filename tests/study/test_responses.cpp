@@ -70,7 +70,7 @@ std::string load_error(const TempDir& tmp, const ojson& s) {
 
 }  // namespace
 
-TEST_CASE("response study: each base point runs alone and with each change; scaled values follow the base chip",
+TEST_CASE("response study: each base point runs alone and with each change, scaled values follow the base chip",
           "[study][responses]") {
     TempDir tmp;
     const study::Study s = study::load_study(tmp.write("s.json", conv_study(hbm_and_cubes(), {"fixed", "recompiled"}).dump()));
@@ -130,7 +130,7 @@ TEST_CASE("response study: bad changes, modes and expectations name the key with
                Contains("did you mean 'tolerance'"));
 }
 
-TEST_CASE("response sweep: halving the Cube cores slows a Cube-bound model, doubling HBM does not slow it; "
+TEST_CASE("response sweep: halving the Cube cores slows a Cube-bound model, doubling HBM does not slow it, "
           "a recorded miss that passes fails the sweep",
           "[sweep][responses]") {
     TempDir tmp;
