@@ -1,131 +1,319 @@
-// What-if signs (issue 13, "What-if conformance"): a resource that grows never
-// makes a run slower by more than 1%, whether the stream is compiled once for
-// the base chip (fixed) or recompiled for the changed chip. The CI subset of
-// tools/whatif_conformance.py, which holds the full table with magnitude
-// bands (docs/validation.md, "What-if conformance").
+// What-if signs (issue 13, "What-if conformance"; issue 41, "tests mirror the
+// code"): more of any chip resource never makes a bundled model slower by
+// more than 1% on a2, whether the stream is compiled once for the base chip
+// (fixed) or recompiled for the changed chip. A property over every graph
+// model under models/ and every resource of kResources, in both directions
+// (x2 and x0.5 of a2's value: "more is not slower" seen from each side of
+// the default), not pins of one model and one setting each. The magnitude
+// bands are the what-if conformance study's (configs/studies/
+// whatif_conformance.json, docs/validation.md "What-if conformance"); the
+// models' base settings are its workload entries.
 //
-// Every case must pass; the full table has no wrong sign either
-// (docs/validation.md, "What-if conformance").
+// Tiers (one run is 0.03-3.5 s; a model is 40-43 runs in both modes): the
+// quick tier runs the small models of kQuick on every resource, the full
+// tier ([slow], four cases so that ctest -j2 runs them side by side) every
+// other bundled model. A model added to models/ lands in the full tier by
+// itself.
 #include "support/e2e.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 
 using namespace npusim::test;
+using json = nlohmann::json;
 
 namespace {
+
+namespace fs = std::filesystem;
 
 const std::string kSrc = NPUSIM_SOURCE_DIR;
 const std::string kChip = kSrc + "/configs/chips/a2.json";
 
-// total_cycles of one run; fails the test if the run fails.
-double cycles(const TempDir& tmp, std::vector<std::string> args) {
-    const std::string stats = tmp.path("s.json");
-    args.insert(args.begin(), {"run", "--chip", kChip, "-q", "--stats", stats});
-    const Result r = run_npusim(tmp, args);
-    SHOW(r);
-    REQUIRE(r.code == 0);
-    return read_json(stats).at("total_cycles").get<double>();
+// One base run of a bundled model: its graph and the settings of its base.
+struct Model {
+    std::string name, graph;
+    std::vector<std::string> sets;
+};
+
+// The communication ops of the graph format: a graph with one runs on
+// several ranks only (a2 is one die without a mesh).
+bool needs_ranks(const json& graph) {
+    static const std::set<std::string> comm = {"AllReduce", "AllGather", "ReduceScatter", "AllToAll", "Dispatch", "Combine"};
+    for (const auto& n : graph.value("nodes", json::array()))
+        if (comm.count(n.value("op", ""))) return true;
+    return false;
 }
 
-// The model's stream compiled for the base chip. Core-count changes run it
-// with the pins removed: a compiled stream pins each task to a core index,
-// which a chip with other counts would reject or leave idle.
-std::string fixed_stream(const TempDir& tmp, const std::string& model, bool unpin) {
-    const std::string pinned = tmp.path("pinned.jsonl");
-    const Result r = run_npusim(tmp, {"compile", "--chip", kChip, "--workload", model, "-q", "--emit-tasks", pinned});
-    SHOW(r);
-    REQUIRE(r.code == 0);
+// Every single-die graph model under models/ (by its `kind`, so the
+// collectives and the llm/ run files are not; nor a graph with
+// communication ops), with the base settings of its entries in the what-if
+// conformance study (bert_layer at two lengths, llm_decode device-only),
+// one run as bundled if it has none.
+std::vector<Model> bundled_models() {
+    const json study = read_json(kSrc + "/configs/studies/whatif_conformance.json");
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(kSrc + "/models"))
+        if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    std::vector<Model> out;
+    for (const fs::path& f : files) {
+        const json graph = read_json(f.string());
+        if (graph.value("kind", "") != "graph" || needs_ranks(graph)) continue;
+        const std::string rel = "models/" + f.filename().string();
+        bool named = false;
+        for (const auto& [name, entry] : study.at("workload").items()) {
+            const std::string file = entry.is_string() ? entry.get<std::string>() : entry.at("file").get<std::string>();
+            if (fs::path(file).filename() != f.filename()) continue;
+            std::vector<std::string> sets;
+            const json set = entry.is_object() ? entry.value("set", json::object()) : json::object();
+            for (const auto& [key, v] : set.items())
+                sets.push_back(key + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+            out.push_back({name, rel, sets});
+            named = true;
+        }
+        if (!named) out.push_back({f.stem().string(), rel, {}});
+    }
+    return out;
+}
+
+// The quick tier's models (both modes, every resource: 33 s of CPU); every
+// other bundled model runs in the full tier (bert512, host_hetero,
+// matmul_2048, segnet: 94 s of CPU, most of it recompiling), measured on
+// a 2-core machine.
+const std::set<std::string> kQuick = {"bert128", "convbnrelu", "host_smallops", "llm_decode", "resnet50"};
+
+enum class Group { memory, cores };  // splits the full tier's runs
+
+// A resource: the chip key and the factor that gives more of it (a lower HBM
+// latency is more). The clock is compared in ns, everything else in cycles
+// (a faster clock makes more cycles of a fixed-ns HBM).
+struct Resource {
+    const char* label;
+    const char* key;
+    double more;
+    bool integer;
+    Group group;
+};
+
+const Resource kResources[] = {
+    {"HBM bandwidth", "hbm.bandwidth_gbps", 2.0, false, Group::memory},
+    {"HBM latency", "hbm.latency_ns", 0.5, false, Group::memory},
+    {"L2 size", "l2.size_mb", 2.0, false, Group::memory},
+    {"L2 bandwidth", "l2.bandwidth_gbps", 2.0, false, Group::memory},
+    {"clock", "clock_ghz", 2.0, false, Group::memory},
+    {"cube cores", "cores.cube.count", 2.0, true, Group::cores},
+    {"vector cores", "cores.vector.count", 2.0, true, Group::cores},
+    {"UB", "buffers.ub_kb", 2.0, true, Group::cores},
+    {"L1", "buffers.l1_kb", 2.0, true, Group::cores},
+    {"L0C", "buffers.l0c_kb", 2.0, true, Group::cores},
+};
+
+// Combinations that miss the property on current main, left out until they
+// pass (measured on a2; see each line). Nothing else is skipped. The
+// conformance study does not run matmul_2048; docs/validation.md lists both
+// under "Open misses".
+struct Miss {
+    const char* model;
+    const char* key;
+    bool more;  // the direction that misses
+    bool fixed;
+};
+const Miss kMisses[] = {
+    // matmul_2048 recompiled for half the L2 bandwidth (2500 GB/s) ran 7.1%
+    // faster than on a2 (103136 against 111071 cycles). The tiler's plan for
+    // a2 is the slower one: the plan for 2500 GB/s run on a2 takes 102259.
+    {"matmul_2048", "l2.bandwidth_gbps", false, false},
+    // matmul_2048 recompiled for half the L0C (64 KB) ran 3.3% faster than
+    // on a2 (107463 against 111071 cycles); its plan run on a2 takes 107463
+    // too.
+    {"matmul_2048", "buffers.l0c_kb", false, false},
+};
+
+bool known_miss(const std::string& model, const Resource& r, bool more, bool fixed) {
+    for (const Miss& m : kMisses)
+        if (model == m.model && std::string(r.key) == m.key && more == m.more && fixed == m.fixed) return true;
+    return false;
+}
+
+// A chip key's value in a2.json (dotted path).
+double chip_value(const json& chip, const std::string& key) {
+    const json* at = &chip;
+    for (std::size_t from = 0;;) {
+        const std::size_t dot = key.find('.', from);
+        at = &at->at(key.substr(from, dot - from));
+        if (dot == std::string::npos) return at->get<double>();
+        from = dot + 1;
+    }
+}
+
+// `chip.KEY=VALUE` for the changed chip: a2's value times `factor` (whole
+// counts and KB rounded, at least 1).
+std::string setting(const json& chip, const Resource& r, double factor) {
+    double v = chip_value(chip, r.key) * factor;
+    if (r.integer) v = std::max(1.0, std::round(v));
+    std::ostringstream s;
+    s << "chip." << r.key << "=" << v;
+    return s.str();
+}
+
+// total_ns for the clock, else total_cycles, of one run on a2; fails the
+// test if the run fails.
+double run_time(const TempDir& tmp, const std::string& workload, const std::vector<std::string>& sets, bool ns) {
+    return run_for_stats(tmp, kChip, workload, sets).at(ns ? "total_ns" : "total_cycles").get<double>();
+}
+
+// The model's stream compiled for a2, pinned as compiled or with the pins
+// removed: a compiled stream pins each task to a core index, which a chip
+// with other core counts would reject or leave idle, so the core-count runs
+// use the unpinned one (the dispatcher places each task on the lowest free
+// core) against a base of the unpinned stream too.
+std::string fixed_stream(const TempDir& tmp, const Model& m, bool unpin) {
+    const std::string pinned = tmp.path(m.name + ".jsonl");
+    if (!fs::exists(pinned)) {
+        std::vector<std::string> args = {"compile", "--chip", kChip, "--workload", kSrc + "/" + m.graph};
+        args.insert(args.end(), {"-q", "--emit-tasks", pinned});
+        for (const auto& s : m.sets) args.insert(args.end(), {"--set", s});
+        const Result r = run_npusim(tmp, args);
+        INFO("compiling " << m.name << " for a2");
+        SHOW(r);
+        REQUIRE(r.code == 0);
+    }
     if (!unpin) return pinned;
-    const std::string unpinned = tmp.path("unpinned.jsonl");
+    const std::string unpinned = tmp.path(m.name + "_unpinned.jsonl");
     std::ifstream in(pinned);
     std::ofstream out(unpinned);
     for (std::string line; std::getline(in, line);) {
-        nlohmann::json t = nlohmann::json::parse(line);
+        json t = json::parse(line);
         t.erase("core");
         out << t.dump() << "\n";
     }
     return unpinned;
 }
 
-// Runs `model` on a2 and on a2 with `set`, fixed or recompiled. If `set`
-// grows a resource the changed chip must be at most 1% slower; if it shrinks
-// one, at most 1% faster (the base chip is then the one that grew).
-void never_slower_with_more(const std::string& model_name, const std::string& set, bool fixed, bool grows) {
+// Runs `m` on a2 and on a2 with each resource of `group` doubled and halved
+// (latency: halved and doubled), fixed or recompiled, and checks that the
+// chip with more of the resource is at most 1% slower than the one with
+// less.
+void more_is_never_slower(const Model& m, bool fixed, Group group) {
     TempDir tmp;
-    const std::string model = kSrc + "/models/" + model_name + ".json";
-    const bool cores = set.find("cores.") != std::string::npos;
-    const std::string workload = fixed ? fixed_stream(tmp, model, cores) : model;
-    const double base = cycles(tmp, {"--workload", workload});
-    const double changed = cycles(tmp, {"--workload", workload, "--set", set});
-    INFO(model_name << (fixed ? " fixed" : " recompiled") << ": base " << base << " cycles, with " << set << " "
-                    << changed << " cycles (x" << changed / base << ")");
-    if (grows) CHECK(changed <= base * 1.01);
-    else CHECK(base <= changed * 1.01);
+    const json chip = read_json(kChip);
+    const std::string mode = fixed ? "fixed" : "recompiled";
+    // base times by (unpinned, ns)
+    std::map<std::pair<bool, bool>, double> base;
+    for (const Resource& r : kResources) {
+        if (r.group != group) continue;
+        const bool cores = std::string(r.key).rfind("cores.", 0) == 0;
+        const bool ns = std::string(r.key) == "clock_ghz";
+        const std::string workload = fixed ? fixed_stream(tmp, m, cores) : kSrc + "/" + m.graph;
+        const std::vector<std::string> sets = fixed ? std::vector<std::string>{} : m.sets;
+        const std::pair<bool, bool> base_key{fixed && cores, ns};
+        if (!base.count(base_key)) base[base_key] = run_time(tmp, workload, sets, ns);
+        const double t0 = base.at(base_key);
+        for (const bool more : {true, false}) {
+            const std::string set = setting(chip, r, more ? r.more : 1 / r.more);
+            if (known_miss(m.name, r, more, fixed)) {
+                WARN(m.name << " " << mode << " with " << set << ": left out, a measured miss (kMisses)");
+                continue;
+            }
+            std::vector<std::string> changed_sets = sets;
+            changed_sets.push_back(set);
+            const double t1 = run_time(tmp, workload, changed_sets, ns);
+            INFO(m.name << " " << mode << ", " << (more ? "more " : "less ") << r.label << ": base (a2) " << t0
+                        << (ns ? " ns" : " cycles") << ", with " << set << " " << t1 << " (x" << t1 / t0 << ")");
+            if (more) CHECK(t1 <= t0 * 1.01);
+            else CHECK(t0 <= t1 * 1.01);
+        }
+    }
+}
+
+// The bundled models of one tier; the quick tier's names must all exist.
+std::vector<Model> tier(bool quick) {
+    std::vector<Model> out;
+    std::set<std::string> seen;
+    for (Model& m : bundled_models()) {
+        seen.insert(m.name);
+        if (kQuick.count(m.name) == static_cast<std::size_t>(quick)) out.push_back(std::move(m));
+    }
+    for (const std::string& q : kQuick) {
+        INFO("kQuick names " << q << ", which is no bundled graph model (models/, the conformance study's workloads)");
+        CHECK(seen.count(q) == 1);
+    }
+    return out;
+}
+
+void run_tier(bool quick, bool fixed, std::initializer_list<Group> groups) {
+    const std::vector<Model> models = tier(quick);
+    REQUIRE(!models.empty());
+    for (const Model& m : models)
+        for (const Group g : groups) more_is_never_slower(m, fixed, g);
 }
 
 }  // namespace
 
-// MORE: `set` grows a resource; LESS: it shrinks one.
-#define WHATIF_MORE(model, set, mode, tags)                                                               \
-    TEST_CASE("what-if: " model " on a2 is not slower with " set " (" mode ")", "[whatif][e2e]" tags) { \
-        never_slower_with_more(model, set, std::string(mode) == "fixed", true);                          \
+TEST_CASE("what-if: more of any resource is never slower on a2, the small bundled models (fixed stream)",
+          "[whatif][e2e]") {
+    run_tier(true, true, {Group::memory, Group::cores});
+}
+
+TEST_CASE("what-if: more of any resource is never slower on a2, the small bundled models (recompiled)",
+          "[whatif][e2e]") {
+    run_tier(true, false, {Group::memory, Group::cores});
+}
+
+TEST_CASE("what-if: more HBM, L2 or clock is never slower on a2, every other bundled model (fixed stream)",
+          "[whatif][e2e][slow]") {
+    run_tier(false, true, {Group::memory});
+}
+
+TEST_CASE("what-if: more HBM, L2 or clock is never slower on a2, every other bundled model (recompiled)",
+          "[whatif][e2e][slow]") {
+    run_tier(false, false, {Group::memory});
+}
+
+TEST_CASE("what-if: more cores or core buffers are never slower on a2, every other bundled model (fixed stream)",
+          "[whatif][e2e][slow]") {
+    run_tier(false, true, {Group::cores});
+}
+
+TEST_CASE("what-if: more cores or core buffers are never slower on a2, every other bundled model (recompiled)",
+          "[whatif][e2e][slow]") {
+    run_tier(false, false, {Group::cores});
+}
+
+TEST_CASE("what-if: the graph models the property leaves out do not run on a2, and every other one is in it",
+          "[whatif][e2e]") {
+    // Left out are the graphs with communication ops: each fails to compile
+    // for a2 (one rank), so the rule hides nothing that runs.
+    TempDir tmp;
+    int left_out = 0;
+    for (const auto& e : fs::directory_iterator(kSrc + "/models")) {
+        if (e.path().extension() != ".json") continue;
+        const json graph = read_json(e.path().string());
+        if (graph.value("kind", "") != "graph" || !needs_ranks(graph)) continue;
+        ++left_out;
+        INFO(e.path().filename().string() << " has communication ops");
+        const Result r = run_npusim(tmp, {"compile", "--chip", kChip, "--workload", e.path().string(), "-q"});
+        SHOW(r);
+        CHECK(r.code != 0);
     }
-#define WHATIF_LESS(model, set, mode, tags)                                                               \
-    TEST_CASE("what-if: " model " on a2 is not faster with " set " (" mode ")", "[whatif][e2e]" tags) { \
-        never_slower_with_more(model, set, std::string(mode) == "fixed", false);                         \
+    CHECK(left_out >= 2);  // moe_dispatch, moe_layer
+    // Every workload entry of the conformance study is a bundled model, and
+    // the two tiers hold every bundled single-die graph model.
+    std::set<std::string> names;
+    for (const Model& m : bundled_models()) names.insert(m.name);
+    const json study = read_json(kSrc + "/configs/studies/whatif_conformance.json");
+    for (const auto& [name, entry] : study.at("workload").items()) {
+        INFO("study workload " << name);
+        CHECK(names.count(name) == 1);
     }
-
-WHATIF_MORE("convbnrelu", "chip.hbm.bandwidth_gbps=3200", "fixed", "")
-WHATIF_MORE("convbnrelu", "chip.hbm.bandwidth_gbps=3200", "recompiled", "")
-WHATIF_MORE("convbnrelu", "chip.l2.size_mb=384", "fixed", "")
-WHATIF_MORE("convbnrelu", "chip.l2.size_mb=384", "recompiled", "")
-WHATIF_MORE("convbnrelu", "chip.cores.cube.count=48", "fixed", "")
-WHATIF_MORE("convbnrelu", "chip.cores.cube.count=48", "recompiled", "")
-WHATIF_MORE("convbnrelu", "chip.cores.vector.count=96", "fixed", "")
-WHATIF_MORE("convbnrelu", "chip.cores.vector.count=96", "recompiled", "")
-WHATIF_MORE("convbnrelu", "chip.buffers.ub_kb=384", "fixed", "")
-WHATIF_MORE("convbnrelu", "chip.buffers.ub_kb=384", "recompiled", "")
-WHATIF_MORE("convbnrelu", "chip.buffers.l1_kb=1024", "fixed", "")
-WHATIF_MORE("convbnrelu", "chip.buffers.l1_kb=1024", "recompiled", "")
-WHATIF_MORE("convbnrelu", "chip.buffers.l0c_kb=256", "fixed", "")
-WHATIF_MORE("convbnrelu", "chip.buffers.l0c_kb=256", "recompiled", "")
-WHATIF_LESS("convbnrelu", "chip.hbm.bandwidth_gbps=800", "fixed", "")
-WHATIF_LESS("convbnrelu", "chip.hbm.bandwidth_gbps=800", "recompiled", "")
-WHATIF_LESS("convbnrelu", "chip.buffers.ub_kb=96", "fixed", "")
-WHATIF_LESS("convbnrelu", "chip.buffers.ub_kb=96", "recompiled", "")
-WHATIF_LESS("convbnrelu", "chip.buffers.l1_kb=256", "fixed", "")
-WHATIF_LESS("convbnrelu", "chip.buffers.l1_kb=256", "recompiled", "")
-WHATIF_LESS("convbnrelu", "chip.buffers.l0c_kb=64", "fixed", "")
-WHATIF_LESS("convbnrelu", "chip.buffers.l0c_kb=64", "recompiled", "")
-
-WHATIF_MORE("resnet50", "chip.hbm.bandwidth_gbps=3200", "fixed", "")
-WHATIF_MORE("resnet50", "chip.hbm.bandwidth_gbps=3200", "recompiled", "")
-WHATIF_MORE("resnet50", "chip.l2.size_mb=384", "fixed", "")
-WHATIF_MORE("resnet50", "chip.l2.size_mb=384", "recompiled", "")
-WHATIF_MORE("resnet50", "chip.cores.cube.count=48", "fixed", "")
-WHATIF_MORE("resnet50", "chip.cores.cube.count=48", "recompiled", "")
-WHATIF_MORE("resnet50", "chip.cores.vector.count=96", "fixed", "")
-WHATIF_MORE("resnet50", "chip.cores.vector.count=96", "recompiled", "")
-WHATIF_MORE("resnet50", "chip.buffers.ub_kb=384", "fixed", "")
-WHATIF_MORE("resnet50", "chip.buffers.ub_kb=384", "recompiled", "")
-WHATIF_MORE("resnet50", "chip.buffers.l1_kb=1024", "fixed", "")
-WHATIF_MORE("resnet50", "chip.buffers.l1_kb=1024", "recompiled", "")
-WHATIF_MORE("resnet50", "chip.buffers.l0c_kb=256", "fixed", "")
-WHATIF_MORE("resnet50", "chip.buffers.l0c_kb=256", "recompiled", "")
-WHATIF_LESS("resnet50", "chip.hbm.bandwidth_gbps=800", "fixed", "")
-WHATIF_LESS("resnet50", "chip.hbm.bandwidth_gbps=800", "recompiled", "")
-WHATIF_LESS("resnet50", "chip.buffers.ub_kb=96", "fixed", "")
-WHATIF_LESS("resnet50", "chip.buffers.ub_kb=96", "recompiled", "")
-WHATIF_LESS("resnet50", "chip.buffers.l1_kb=256", "fixed", "")
-WHATIF_LESS("resnet50", "chip.buffers.l1_kb=256", "recompiled", "")
-WHATIF_LESS("resnet50", "chip.buffers.l0c_kb=64", "fixed", "")
-WHATIF_LESS("resnet50", "chip.buffers.l0c_kb=64", "recompiled", "")
-
-// BERT-128 recompiled for half the L0C ran 1% faster than on the default
-// chip until the tiler re-rated its best block counts by the full Cube plan
-// (the quick plan rated attn.out.matmul's 3 x 8 tile 2.4% slower with the
-// larger L0C and lost it).
-WHATIF_LESS("bert_layer", "chip.buffers.l0c_kb=64", "recompiled", "")
+    CHECK(tier(true).size() == kQuick.size());
+    CHECK(tier(true).size() + tier(false).size() == bundled_models().size());
+}
 
 TEST_CASE("what-if: a Cube GEMM on ax300 is not slower with a lower HBM latency (fixed)", "[whatif][ports][e2e]") {
     // A 128 x 768 x 768 MatMul in 1 x 2 x 2 tiles. Its GM port serves MTE2
