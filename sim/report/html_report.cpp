@@ -5,6 +5,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -236,6 +237,72 @@ void write_run_report(const std::string& out_file, const json& stats, const std:
     write_text(out_file, render_page(d["title"].get<std::string>(), d));
 }
 
+namespace {
+
+// A response study's columns (study/points.hpp): change first (the charts'
+// x), value, mode, stream, chip, workload, then the study's axes, each with
+// the values its rows take ("applied" repeats "value" as set).
+json response_axes(const json& rows, const json& study_axes) {
+    json axes = json::array();
+    if (rows.empty()) return axes;
+    std::vector<std::string> order = {"change", "value", "mode", "stream", "chip", "workload"};
+    for (const auto& a : study_axes) order.push_back(a.value("path", std::string()));
+    for (const auto& key : order) {
+        if (!rows.front()["axes"].contains(key)) continue;
+        json values = json::array();
+        for (const auto& r : rows) {
+            const json& v = r["axes"].contains(key) ? r["axes"][key] : json();
+            if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+        }
+        axes.push_back({{"path", key}, {"unit", ""}, {"values", values}});
+    }
+    return axes;
+}
+
+// The files, changes, modes and, when judged, the responses of a response study.
+void add_response_summary(json& summary, const json& study, const std::string& dir) {
+    auto names = [](const json& files) {
+        std::string t;
+        for (const auto& f : files)
+            t += (t.empty() ? "" : ", ") + f.value("name", std::string()) + " (" + f.value("path", std::string()) + ")";
+        return t;
+    };
+    if (study.contains("chips")) summary.push_back({"chips", names(study["chips"])});
+    if (study.contains("workloads")) summary.push_back({"workloads", names(study["workloads"])});
+    if (study.contains("changes")) {
+        std::string t;
+        for (const auto& c : study["changes"])
+            t += (t.empty() ? "" : "; ") + c.value("path", std::string()) + ": " + c["values"].dump();
+        summary.push_back({"changes (each alone)", t});
+        summary.push_back({"modes", study.value("modes", json::array()).dump()});
+    }
+    if (!study.contains("expect")) return;
+    const json& e = study["expect"];
+    std::map<std::string, int> verdicts;
+    std::string misses;
+    std::ifstream in(dir + "/responses.jsonl", std::ios::binary);
+    for (std::string line; std::getline(in, line);) {
+        const json r = json::parse(line, nullptr, false);
+        if (r.is_discarded() || !r.is_object()) continue;
+        const std::string v = r.value("verdict", std::string());
+        ++verdicts[v];
+        if (v == "ok") continue;
+        json key = r;
+        for (const char* f : {"rule", "metric", "base", "changed", "before", "after", "factor", "sign", "lo", "hi",
+                              "fractions", "stream", "applied"})
+            key.erase(f);
+        misses += (misses.empty() ? "" : "; ") + key.dump();
+    }
+    std::string counts;
+    for (const auto& [v, n] : verdicts) counts += (counts.empty() ? "" : ", ") + fmt::format("{} {}", v, n);
+    summary.push_back({"responses", fmt::format("rule {} on {} (tolerance {:g}): {}", e.value("rule", std::string()),
+                                                e.value("metric", std::string()), e.value("tolerance", 0.0),
+                                                counts.empty() ? "not judged yet" : counts)});
+    if (!misses.empty()) summary.push_back({"misses", misses});
+}
+
+}  // namespace
+
 void write_sweep_report(const std::string& out_file, const std::string& dir) {
     std::ifstream sin(dir + "/study.json", std::ios::binary);
     if (!sin) throw InputError(dir + "/study.json: cannot read (is this a sweep folder?)");
@@ -293,6 +360,8 @@ void write_sweep_report(const std::string& out_file, const std::string& dir) {
     d["rows"] = rows;
     d["unit_names"] = unit_names;
     d["unit_util"] = table;
+    if (study.contains("changes") || study.contains("chips") || study.contains("workloads"))
+        d["axes"] = response_axes(rows, study.value("axes", json::array()));
 
     json summary = json::array();
     summary.push_back({"study", study.value("study_file", std::string())});
@@ -305,11 +374,13 @@ void write_sweep_report(const std::string& out_file, const std::string& dir) {
             set_text += (set_text.empty() ? "" : ", ") + it.key() + "=" + it->dump();
     summary.push_back({"set", set_text.empty() ? "(nothing)" : set_text});
     std::string axes_text;
-    for (const auto& a : d["axes"])
+    for (const auto& a : study.value("axes", json::array()))
         axes_text += (axes_text.empty() ? "" : "; ") + a.value("path", std::string()) +
                      (a.value("unit", std::string()).empty() ? "" : " (" + a["unit"].get<std::string>() + ")") + ": " +
                      a.value("values", json::array()).dump();
-    summary.push_back({"axes", axes_text + " — combined by " + study.value("combine", std::string("grid"))});
+    summary.push_back({"axes", axes_text.empty() ? std::string("(none)")
+                                                 : axes_text + " — combined by " + study.value("combine", std::string("grid"))});
+    add_response_summary(summary, study, dir);
     summary.push_back({"points", fmt::format("{} in the study, {} ok, {} failed, {} not run", study.value("points", 0), ok,
                                              failed, std::max(0, study.value("points", 0) - static_cast<int>(ok + failed)))});
     summary.push_back({"folder", fs::absolute(dir).lexically_normal().string()});

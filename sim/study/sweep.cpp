@@ -351,12 +351,14 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     for (const auto& r : rows) (r.ok() ? ok : failed)++;
     const std::size_t missing = points.size() - rows.size();
 
-    if (opt.report) {
+    auto report = [&] {
+        if (!opt.report) return;
         const std::string html = dir + "/report.html";
         report::write_sweep_report(html, dir);
         out << "  report -> " << html << "\n";
-    }
+    };
     if (stopped) {
+        report();
         log.line("interrupted");
         out << fmt::format("sweep interrupted: {} of {} points finished; rerun with --resume to continue\n", ok,
                            points.size());
@@ -366,6 +368,7 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
                        missing ? fmt::format(", {} not run", missing) : std::string(), dir);
     log.line(fmt::format("done ok={} failed={}", ok, failed));
     const bool responses_ok = study.expect.rule.empty() || write_responses(study, points, last, dir, out);
+    report();  // after the responses: the page shows their verdicts
     return failed || missing || !responses_ok ? 1 : 0;
 }
 

@@ -137,11 +137,16 @@ TEST_CASE("response sweep: halving the Cube cores slows a Cube-bound model, doub
     const std::string study = tmp.write(
         "s.json", conv_study(hbm_and_cubes(), {"fixed", "recompiled"}, {{"rule", "roofline"}, {"known", json::array()}}).dump());
     const std::string out = tmp.path("out");
-    const Result r = run_npusim(tmp, {"sweep", study, "--out", out, "-j", "2"});
+    const Result r = run_npusim(tmp, {"sweep", study, "--out", out, "-j", "2", "--report"});
     SHOW(r);
     REQUIRE(r.code == 0);
     const auto rows = read_jsonl(out + "/responses.jsonl");
     REQUIRE(rows.size() == 2 * 6);  // every change, both modes, both workloads
+    // The report names the files, changes and verdicts, and has a column per field.
+    const std::string page = slurp(out + "/report.html");
+    CHECK_THAT(page, Contains("rule roofline on total_cycles (tolerance 0.01): ok 12"));
+    CHECK_THAT(page, Contains("changes (each alone)"));
+    CHECK_THAT(page, Contains("\"path\":\"mode\""));
     for (const auto& row : rows) {
         INFO(row.dump());
         CHECK(row["verdict"] == "ok");
