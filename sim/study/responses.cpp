@@ -27,18 +27,12 @@ constexpr double kSlack = 0.02;     // a band edge from a roofline estimate is n
 constexpr double kNoEffect = 0.001;  // |r - 1| below this is "no effect"...
 constexpr double kMustMove = 0.10;   // ...a miss when the roofline allows a move of at least this
 
+// The number at a dotted statistics path, or `fallback` where a run has none.
 double num(const json& s, const std::string& path, double fallback = 0.0) {
-    const json* n = &s;
-    std::size_t start = 0;
-    for (;;) {
-        const auto dot = path.find('.', start);
-        const std::string seg = path.substr(start, dot - start);
-        if (!n->is_object() || !n->contains(seg)) return fallback;
-        n = &(*n)[seg];
-        if (dot == std::string::npos) break;
-        start = dot + 1;
-    }
-    return n->is_number() ? n->get<double>() : fallback;
+    std::string pointer = "/" + path;
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    const json::json_pointer at(pointer);
+    return s.contains(at) && s[at].is_number() ? s[at].get<double>() : fallback;
 }
 
 // What the base run spends its time on, each as a fraction of the run.

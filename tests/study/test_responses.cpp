@@ -29,14 +29,6 @@ const std::string kSrc = NPUSIM_SOURCE_DIR;
 const std::string kAx300 = kSrc + "/configs/chips/ax300.json";
 const std::string kConv = kSrc + "/models/convbnrelu.json";
 
-std::vector<json> read_jsonl(const std::string& file) {
-    std::vector<json> rows;
-    std::ifstream in(file, std::ios::binary);
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty()) rows.push_back(json::parse(line));
-    return rows;
-}
-
 // ConvBNReLU on ax300 at batch 1 and 2, HBM bandwidth and Cube cores changed.
 ojson conv_study(const ojson& changes, const ojson& modes, const ojson& expect = ojson()) {
     ojson s;

@@ -46,15 +46,6 @@ const std::string kA2 = kSrc + "/configs/chips/a2.json";
 const std::string kTileStream = kSrc + "/traces/convbnrelu_tile.jsonl";
 const std::string kResNet = kSrc + "/models/resnet50.json";
 
-std::vector<json> read_jsonl(const std::string& file) {
-    std::vector<json> rows;
-    std::ifstream in(file, std::ios::binary);
-    std::string line;
-    while (std::getline(in, line))
-        if (!line.empty()) rows.push_back(json::parse(line));
-    return rows;
-}
-
 std::vector<std::string> lines_of(const std::string& file) {
     std::vector<std::string> out;
     std::ifstream in(file, std::ios::binary);

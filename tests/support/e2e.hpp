@@ -121,6 +121,15 @@ inline Result run_npusim(const TempDir& tmp, const std::vector<std::string>& arg
     return run_program(tmp, quote(NPUSIM_BIN), args);
 }
 
+// One JSON value per non-empty line (results.jsonl, responses.jsonl).
+inline std::vector<nlohmann::json> read_jsonl(const std::string& file) {
+    std::vector<nlohmann::json> rows;
+    std::ifstream in(file, std::ios::binary);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) rows.push_back(nlohmann::json::parse(line));
+    return rows;
+}
+
 // Parses a JSON file; fails the test if the file cannot be opened.
 inline nlohmann::json read_json(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
