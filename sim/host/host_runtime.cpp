@@ -297,7 +297,7 @@ void HostRuntime::start_job(Thread& t, const Job& j, bool woken) {
                           });
                 v.back().bucket = "cpu";
             }
-            add_timed(v, "cpu", h.cpu_us, op, [this, op] {
+            add_timed(v, "cpu", h.cpu_us, op, [this] {
                 ++cpu_ops_run_;  // its compute interval is taken in wake()
             });
             if (h.h2d_bytes) {
