@@ -58,14 +58,14 @@ std::string delta_text(const study::Comparison& c) {
     return t;
 }
 
-struct TempFolder {
+struct CheckTempFolder {
     std::string path;
-    TempFolder() {
+    CheckTempFolder() {
         std::string tmpl = (fs::temp_directory_path() / "npusim-check-XXXXXX").string();
         if (!::mkdtemp(tmpl.data())) throw InputError("cannot create a temporary folder for the check");
         path = tmpl;
     }
-    ~TempFolder() {
+    ~CheckTempFolder() {
         std::error_code ec;
         fs::remove_all(path, ec);
     }
@@ -108,7 +108,7 @@ int check_command(const Args& args) {
         }
     }
 
-    TempFolder tmp;
+    CheckTempFolder tmp;
     std::vector<study::PendingPoint> runs;
     std::vector<std::string> metrics_unused;
     for (std::size_t i = 0; i < goldens.size(); ++i) {

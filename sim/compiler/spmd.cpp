@@ -141,7 +141,7 @@ TaskStream SpmdCompile::merged() const {
             t.stream += stream0;
             for (auto& e : t.wait) e += event0;
             for (auto& e : t.signal) e += event0;
-            if (t.kernel == Kernel::program) t.params.program += program0;
+            if (t.kernel == npusim::Kernel::program) t.params.program += program0;
             t.op = m.intern(s.name(t.op));
             t.tile = m.intern(s.name(t.tile));
             m.tasks.push_back(std::move(t));

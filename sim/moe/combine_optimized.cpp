@@ -17,7 +17,6 @@ namespace npusim {
 
 namespace {
 // Vector cost per 256 B repeat (properties of the kernel, not fitted).
-constexpr double kPackCyclesPerRepeat = 1;         // 504 B payload pieces + flag into 512 B blocks
 constexpr double kUnpackAccumulateCyclesPerRepeat = 3;  // strip the flags, multiply by the gate, add in fp32
 }  // namespace
 

@@ -10,6 +10,12 @@
 
 namespace npusim {
 
+// Vector cost per 256 B repeat of the sequences several kernels run
+// (properties of the kernels, not fitted; one definition, so that the
+// sources compile together in a unity batch).
+constexpr double kQuantizeCyclesPerRepeat = 3;  // a token to int8: absolute max, scale, convert
+constexpr double kPackCyclesPerRepeat = 1;      // 504 B payload pieces + flag into 512 B blocks
+
 // What every instance shares: the routing (the data the kernels would read
 // from GM; reading it is costed in the kernels) and the layout. Ranks are
 // those of the op's group: a core on global rank g is rank local(g) of it.

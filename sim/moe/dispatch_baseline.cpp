@@ -8,12 +8,6 @@
 
 namespace npusim {
 
-namespace {
-// Vector cost per 256 B repeat of quantising a token to int8 (absolute max,
-// scale, convert: a property of the kernel, not fitted).
-constexpr double kQuantizeCyclesPerRepeat = 3;
-}  // namespace
-
 void dispatch_baseline(AivCore& k, const DispatchContext& ctx) {
     const MoeOp& p = ctx.params;
     const Routing& route = ctx.routing;

@@ -32,8 +32,6 @@ namespace {
 // sequences; properties of the kernel, not fitted).
 constexpr double kBitmapCyclesPerRepeat = 2;  // compare ids with the expert, select into the bitmap
 constexpr double kGatherCyclesPerRepeat = 1;  // masked popcount of a bitmap below a token
-constexpr double kPackCyclesPerRepeat = 1;    // 504 B payload pieces + flag into 512 B blocks
-constexpr double kQuantizeCyclesPerRepeat = 3;  // absolute max, scale, convert to int8
 }  // namespace
 
 void dispatch_optimized(AivCore& k, const DispatchContext& ctx) {

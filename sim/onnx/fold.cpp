@@ -80,7 +80,7 @@ bool elementwise(const std::vector<const ConstValue*>& in, int out_type,
     return true;
 }
 
-int norm_axis(std::int64_t a, std::size_t rank) {
+int checked_axis(std::int64_t a, std::size_t rank) {
     const auto r = static_cast<std::int64_t>(rank);
     if (a < 0) a += r;
     return a < 0 || a >= std::max<std::int64_t>(r, 1) ? -1 : static_cast<int>(a);
@@ -244,7 +244,7 @@ bool fold_node(const ::onnx::NodeProto& n, const std::vector<Operand>& in, const
             const ConstValue* t = value(in, 1);
             if (!t || !reshape_target(x->shape, t->ints(), attr_int(n, "allowzero", 0) != 0, shape)) return false;
         } else if (op == "Flatten") {
-            const int axis = norm_axis(attr_int(n, "axis", 1), x->shape.size() + 1);
+            const int axis = checked_axis(attr_int(n, "axis", 1), x->shape.size() + 1);
             if (axis < 0) return false;
             std::int64_t a = 1, b = 1;
             for (std::size_t i = 0; i < x->shape.size(); ++i) (static_cast<int>(i) < axis ? a : b) *= x->shape[i];
@@ -256,7 +256,7 @@ bool fold_node(const ::onnx::NodeProto& n, const std::vector<Operand>& in, const
             if (op == "Squeeze") {
                 std::vector<bool> drop(x->shape.size(), false);
                 for (const auto a : axes) {
-                    const int k = norm_axis(a, x->shape.size());
+                    const int k = checked_axis(a, x->shape.size());
                     if (k < 0) return false;
                     drop[static_cast<std::size_t>(k)] = true;
                 }
@@ -266,7 +266,7 @@ bool fold_node(const ::onnx::NodeProto& n, const std::vector<Operand>& in, const
                 const std::size_t rank = x->shape.size() + axes.size();
                 std::vector<bool> ins(rank, false);
                 for (const auto a : axes) {
-                    const int k = norm_axis(a, rank);
+                    const int k = checked_axis(a, rank);
                     if (k < 0) return false;
                     ins[static_cast<std::size_t>(k)] = true;
                 }
@@ -279,7 +279,7 @@ bool fold_node(const ::onnx::NodeProto& n, const std::vector<Operand>& in, const
     if (op == "Gather") {
         const ConstValue* idx = value(in, 1);
         if (!idx) return false;
-        const int axis = norm_axis(attr_int(n, "axis", 0), x->shape.size());
+        const int axis = checked_axis(attr_int(n, "axis", 0), x->shape.size());
         if (axis < 0) return false;
         const Shape& s = x->shape;
         std::int64_t outer = 1, inner = 1;
@@ -304,7 +304,7 @@ bool fold_node(const ::onnx::NodeProto& n, const std::vector<Operand>& in, const
         return true;
     }
     if (op == "Concat") {
-        const int axis = norm_axis(attr_int(n, "axis", 0), x->shape.size());
+        const int axis = checked_axis(attr_int(n, "axis", 0), x->shape.size());
         if (axis < 0) return false;
         Shape shape = x->shape;
         shape[static_cast<std::size_t>(axis)] = 0;
@@ -366,7 +366,7 @@ bool fold_node(const ::onnx::NodeProto& n, const std::vector<Operand>& in, const
         std::vector<std::int64_t> lo(s.size(), 0), step(s.size(), 1), len(s.begin(), s.end());
         const auto starts = st->ints(), ends = en->ints();
         for (std::size_t i = 0; i < starts.size(); ++i) {
-            const int a = norm_axis(ax ? ax->int_at(i) : static_cast<std::int64_t>(i), s.size());
+            const int a = checked_axis(ax ? ax->int_at(i) : static_cast<std::int64_t>(i), s.size());
             if (a < 0 || i >= ends.size()) return false;
             const std::int64_t d = s[static_cast<std::size_t>(a)];
             const std::int64_t k = sp ? sp->int_at(i) : 1;
@@ -447,7 +447,7 @@ bool fold_node(const ::onnx::NodeProto& n, const std::vector<Operand>& in, const
         std::vector<bool> red(s.size(), !given || axes.empty());
         if (given && axes.empty() && attr_int(n, "noop_with_empty_axes", 0)) { out = *x; return true; }
         for (const auto a : axes) {
-            const int k = norm_axis(a, s.size());
+            const int k = checked_axis(a, s.size());
             if (k < 0) return false;
             red[static_cast<std::size_t>(k)] = true;
         }

@@ -30,9 +30,9 @@ constexpr std::int64_t kMaxDecodedFloats = 4096;
 
 bool is_float_type(int t) { return t == TP::FLOAT || t == TP::DOUBLE || t == TP::FLOAT16 || t == TP::BFLOAT16; }
 
-[[noreturn]] void fail(const std::string& file, const std::string& what) { throw InputError(file + ": " + what); }
+[[noreturn]] void import_fail(const std::string& file, const std::string& what) { throw InputError(file + ": " + what); }
 
-std::string first_line(const std::string& s) {
+std::string first_line_of(const std::string& s) {
     const auto nl = s.find('\n');
     std::string line = nl == std::string::npos ? s : s.substr(0, nl);
     if (line.size() > 300) line = line.substr(0, 297) + "...";
@@ -94,7 +94,7 @@ private:
             for (const auto& n : g.node()) {
                 if (n.input_size() == 0 || !scalar.count(n.input(0))) continue;
                 if (n.op_type().find("Normalization") != std::string::npos)
-                    fail(m_.file, fmt::format("input '{}' is a scalar, normalised by {} '{}' (nothing to normalise); the "
+                    import_fail(m_.file, fmt::format("input '{}' is a scalar, normalised by {} '{}' (nothing to normalise); the "
                                               "model's ops: {}", input, n.op_type(), n.name(), op_types_of(m_.model)));
                 if (n.input_size() == 1)
                     for (const auto& o : n.output()) grew = scalar.insert(o).second || grew;
@@ -113,10 +113,10 @@ private:
             if (consts_.count(in.name())) continue;  // an initializer listed as input (older IR)
             inputs_.push_back(in.name());
             if (!in.type().has_tensor_type())
-                fail(m_.file, fmt::format("input '{}': only tensor inputs are supported (not sequences or maps); the model's "
+                import_fail(m_.file, fmt::format("input '{}': only tensor inputs are supported (not sequences or maps); the model's "
                                           "ops: {}", in.name(), op_types_of(m_.model)));
             if (!in.type().tensor_type().has_shape())
-                fail(m_.file, fmt::format("input '{}' has no shape (its rank is unknown); the model's ops: {}", in.name(),
+                import_fail(m_.file, fmt::format("input '{}' has no shape (its rank is unknown); the model's ops: {}", in.name(),
                                           op_types_of(m_.model)));
             // A scalar input (a bound, an axis, a scale given at run time) is
             // one element. libonnx's shape inference is not hardened against
@@ -131,7 +131,7 @@ private:
                 auto* d = shape->mutable_dim(i);
                 if (d->has_dim_value() && d->dim_value() > 0) continue;
                 if (d->has_dim_value() && d->dim_value() <= 0 && !d->has_dim_param())
-                    fail(m_.file, fmt::format("input '{}': dimension {} is {} (an empty tensor: nothing to simulate); the "
+                    import_fail(m_.file, fmt::format("input '{}': dimension {} is {} (an empty tensor: nothing to simulate); the "
                                               "model's ops: {}", in.name(), i, d->dim_value(), op_types_of(m_.model)));
                 const std::string param = d->has_dim_param() ? d->dim_param() : "";
                 if (!param.empty()) params.insert(param);
@@ -156,19 +156,19 @@ private:
         for (const auto& [k, v] : dims_) {
             if (k == "batch") {
                 if (!batch_bound && v != 1 && !params.count("batch"))
-                    fail(m_.file, fmt::format("workload.batch = {}: the model's inputs have a fixed leading dimension; "
+                    import_fail(m_.file, fmt::format("workload.batch = {}: the model's inputs have a fixed leading dimension; "
                                               "export it with a dynamic batch axis to vary the batch", v));
                 continue;
             }
             if (!params.count(k))
-                fail(m_.file, fmt::format("dims: unknown dimension '{}' given for this model{}; the model's symbolic "
+                import_fail(m_.file, fmt::format("dims: unknown dimension '{}' given for this model{}; the model's symbolic "
                                           "dimensions: {}", k, did_you_mean(k, names),
                                           names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
         }
         if (!missing.empty()) {
             std::string list;
             for (const auto& s : missing) list += (list.empty() ? "" : ", ") + s;
-            fail(m_.file, "symbolic dimensions without a value: " + list +
+            import_fail(m_.file, "symbolic dimensions without a value: " + list +
                               "; give each with --set workload.dims.NAME=N (the leading dimension binds to workload.batch)");
         }
     }
@@ -206,7 +206,7 @@ private:
             ::onnx::shape_inference::InferShapes(m_.model, ::onnx::OpSchemaRegistry::Instance(),
                                                  ::onnx::ShapeInferenceOptions(false, 0, true));
         } catch (const std::exception& e) {
-            fail(m_.file, "ONNX shape inference failed: " + first_line(e.what()));
+            import_fail(m_.file, "ONNX shape inference failed: " + first_line_of(e.what()));
         }
         facts_.clear();
         const auto take = [&](const ::onnx::ValueInfoProto& v) {
@@ -317,7 +317,7 @@ private:
         GraphBuilder b;
         for (const auto& name : inputs_) {
             const TensorFacts* f = fact(name);
-            if (!f || !f->known) fail(m_.file, fmt::format("input '{}': shape unknown", name));
+            if (!f || !f->known) import_fail(m_.file, fmt::format("input '{}': shape unknown", name));
             b.declare(name, f->shape, graph_dtype(f->elem_type), true, false);
         }
         std::map<std::string, bool> used;
@@ -367,7 +367,7 @@ private:
                 if (names.size() > 4) shown += fmt::format(", and {} more", names.size() - 4);
                 list += fmt::format("{}{} x{} ({})", list.empty() ? "" : "; ", op, names.size(), shown);
             }
-            fail(m_.file, fmt::format("{} node{} cannot be mapped to npusim's ops: {} (docs/onnx.md lists the supported "
+            import_fail(m_.file, fmt::format("{} node{} cannot be mapped to npusim's ops: {} (docs/onnx.md lists the supported "
                                       "ops){}", total, total == 1 ? "" : "s", list, converted_note()));
         }
 
@@ -381,7 +381,7 @@ private:
         }
         const bool only_views = std::all_of(b.nodes.begin(), b.nodes.end(), [](const ojson& n) { return n["op"] == "Reshape"; });
         if (outputs.empty() || only_views)
-            fail(m_.file, std::string("nothing to simulate: ") +
+            import_fail(m_.file, std::string("nothing to simulate: ") +
                               (outputs.empty() ? "every output is a constant or an input once the model is folded"
                                                : "only views (reshapes) remain once the model is folded") +
                               "; the model's ops: " + original_ops_ + converted_note());

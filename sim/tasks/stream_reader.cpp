@@ -119,6 +119,13 @@ private:
 const std::vector<std::pair<std::string, Space>> kSpaces = {
     {"hbm", Space::hbm}, {"l2", Space::l2}, {"ub", Space::ub}, {"l1", Space::l1}};
 
+}  // namespace
+
+// Named, not anonymous: TaskStreamParser::Impl holds a Reader, and a class
+// holding an anonymous-namespace type warns (-Wsubobject-linkage) when the
+// source compiles inside a unity batch (CMakeLists.txt).
+namespace stream_reader_detail {
+
 struct Reader {
     TaskStream ts;
     std::unordered_map<std::string, EventIndex> event_index;
@@ -449,7 +456,8 @@ struct Reader {
     }
 };
 
-}  // namespace
+}  // namespace stream_reader_detail
+using stream_reader_detail::Reader;
 
 struct TaskStreamParser::Impl {
     Reader rd;
