@@ -15,7 +15,7 @@
 namespace npusim::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kConfigReferenceUsage =
     "usage: npusim config-reference [PREFIX]\n"
     "  Prints the configuration reference (docs/configuration.md): every chip and workload key with its type,\n"
     "  unit, default, range and meaning. With PREFIX (e.g. chip.hbm, workload.routing), only the keys that\n"
@@ -49,7 +49,7 @@ std::string filtered(const std::string& md, const std::string& prefix) {
 
 int config_reference_command(const Args& args) {
     if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-        std::cout << kUsage;
+        std::cout << kConfigReferenceUsage;
         return 0;
     }
     if (args.size() > 1 || (!args.empty() && args[0].rfind('-', 0) == 0))

@@ -17,7 +17,7 @@
 namespace npusim::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kStatsReferenceUsage =
     "usage: npusim stats-reference [PREFIX] [--json] [--doc FILE]\n"
     "  Prints the statistics reference: every key a stats file can hold, with its kind, unit, how a run on\n"
     "  several ranks merges it, and its meaning, as Markdown tables by section. With PREFIX (e.g. units.cube,\n"
@@ -58,7 +58,7 @@ int stats_reference_command(const Args& args) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "--help" || a == "-h") {
-            std::cout << kUsage;
+            std::cout << kStatsReferenceUsage;
             return 0;
         }
         if (a == "--json") json = true;

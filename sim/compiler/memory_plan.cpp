@@ -1,4 +1,5 @@
 #include "compiler/memory_plan.hpp"
+#include "common/arith.hpp"
 
 #include "compiler/comm_ops.hpp"
 
@@ -14,7 +15,6 @@ namespace {
 
 constexpr std::uint64_t kAlign = 512;
 constexpr std::uint64_t kWeightsBase = 0x100000000ULL;  // consts apart from activations
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 struct Dims {
     std::int64_t b = 1, rows = 1, cols = 1, w = 1;  // w: inner extent of a 4-D row

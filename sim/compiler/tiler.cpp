@@ -1,4 +1,5 @@
 #include "compiler/tiler.hpp"
+#include "common/arith.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -20,7 +21,6 @@ namespace npusim::compiler {
 namespace {
 
 using i64 = std::int64_t;
-i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 std::uint64_t sum_bytes(const std::vector<Region>& rs) {
     std::uint64_t n = 0;
     for (const auto& r : rs) n += r.total();

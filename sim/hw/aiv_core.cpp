@@ -1,4 +1,5 @@
 #include "hw/aiv_core.hpp"
+#include "common/arith.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +14,6 @@
 namespace npusim {
 
 namespace {
-std::uint64_t ns_to_ps(double ns) { return static_cast<std::uint64_t>(std::llround(ns * 1000.0)); }
 // Cross-core flag workspaces, one per program of the stream, above every
 // buffer a program or the compiler places.
 constexpr Addr kCrossCoreBase = 0x7F0000000000ULL;

@@ -1,4 +1,5 @@
 #include "hw/memory_system.hpp"
+#include "common/arith.hpp"
 
 #include "hw/address_map.hpp"
 #include "chip/timing.hpp"
@@ -14,7 +15,6 @@ namespace npusim {
 
 namespace {
 double gbps_to_bytes_per_ps(double gbps) { return gbps / 1000.0; }
-std::uint64_t ns_to_ps(double ns) { return static_cast<std::uint64_t>(std::llround(ns * 1000.0)); }
 }  // namespace
 
 void TransferRequest::add_range(std::uint64_t addr, std::uint64_t n) {

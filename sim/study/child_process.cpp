@@ -1,5 +1,7 @@
 #include "study/child_process.hpp"
 
+#include <time.h>
+
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -93,6 +95,11 @@ void install_interrupt_handlers() {
     sa.sa_flags = 0;  // no SA_RESTART: a blocking wait returns EINTR
     ::sigaction(SIGINT, &sa, nullptr);
     ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+void nap_ms(long ms) {
+    timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+    ::nanosleep(&ts, nullptr);
 }
 
 }  // namespace npusim::study

@@ -24,6 +24,9 @@ int run_process(const std::vector<std::string>& argv, const std::string& log_fil
 // Absolute path of the running executable (/proc/self/exe), or `fallback`.
 std::string self_executable(const std::string& fallback = "npusim");
 
+// Sleeps `ms` milliseconds; a signal (EINTR) just ends the nap early.
+void nap_ms(long ms);
+
 // Set by SIGINT / SIGTERM once install_interrupt_handlers() ran; long loops
 // poll it, stop their children and exit.
 bool interrupted();

@@ -21,25 +21,24 @@ namespace {
 const std::vector<std::string> kGoldenKeys = {"notes", "chip", "workload", "set", "metrics"};
 const std::vector<std::string> kMetricKeys = {"expected", "tolerance", "rel_tolerance", "notes"};
 
-[[noreturn]] void fail(const std::string& file, const std::string& msg) { throw InputError(file + ": " + msg); }
 
 std::string resolve(const std::string& file, const std::string& key, const ojson& doc) {
     const auto it = doc.find(key);
-    if (it == doc.end()) fail(file, fmt::format("missing required key \"{}\" (a path relative to the golden file)", key));
+    if (it == doc.end()) fail_in(file, fmt::format("missing required key \"{}\" (a path relative to the golden file)", key));
     if (!it->is_string() || it->get<std::string>().empty())
-        fail(file, fmt::format("\"{}\": expected a file path (a non-empty string), got {}", key, json_kind(*it)));
+        fail_in(file, fmt::format("\"{}\": expected a file path (a non-empty string), got {}", key, json_kind(*it)));
     fs::path p(it->get<std::string>());
     if (p.is_relative()) p = fs::path(file).parent_path() / p;
     p = p.lexically_normal();
     std::error_code ec;
     if (!fs::is_regular_file(p, ec))
-        fail(file, fmt::format("\"{}\": file not found: {} (paths are relative to the golden file)", key, p.string()));
+        fail_in(file, fmt::format("\"{}\": file not found: {} (paths are relative to the golden file)", key, p.string()));
     return p.string();
 }
 
 double tolerance_value(const std::string& file, const std::string& where, const ojson& v) {
     if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
-        fail(file, fmt::format("{}: expected a number >= 0, got {}", where, v.dump()));
+        fail_in(file, fmt::format("{}: expected a number >= 0, got {}", where, v.dump()));
     return v.get<double>();
 }
 
@@ -73,7 +72,7 @@ Golden load_golden(const std::string& file) {
     const ojson& doc = g.doc;
     for (auto it = doc.begin(); it != doc.end(); ++it)
         if (std::find(kGoldenKeys.begin(), kGoldenKeys.end(), it.key()) == kGoldenKeys.end())
-            fail(file, fmt::format("unknown key \"{}\"{}; a golden has: {}", it.key(), did_you_mean(it.key(), kGoldenKeys),
+            fail_in(file, fmt::format("unknown key \"{}\"{}; a golden has: {}", it.key(), did_you_mean(it.key(), kGoldenKeys),
                                    fmt::join(kGoldenKeys, ", ")));
     g.chip_path = resolve(file, "chip", doc);
     g.workload_path = resolve(file, "workload", doc);
@@ -81,15 +80,15 @@ Golden load_golden(const std::string& file) {
     g.workload = doc.at("workload").get<std::string>();
     if (doc.contains("set")) {
         if (!doc["set"].is_object())
-            fail(file, "\"set\": expected an object of PATH: VALUE, e.g. {\"workload.batch\": 1}, got " + json_kind(doc["set"]));
+            fail_in(file, "\"set\": expected an object of PATH: VALUE, e.g. {\"workload.batch\": 1}, got " + json_kind(doc["set"]));
         g.set = doc["set"];
     }
-    if (!doc.contains("metrics")) fail(file, "missing required key \"metrics\"");
+    if (!doc.contains("metrics")) fail_in(file, "missing required key \"metrics\"");
     const ojson& ms = doc["metrics"];
     if (ms.is_array()) {
         for (const auto& m : ms) {
             if (!m.is_string() || m.get<std::string>().empty())
-                fail(file, "\"metrics\": expected metric names (dotted paths into the statistics), got " + json_kind(m));
+                fail_in(file, "\"metrics\": expected metric names (dotted paths into the statistics), got " + json_kind(m));
             GoldenMetric gm;
             gm.path = m.get<std::string>();
             g.metrics.push_back(gm);
@@ -105,7 +104,7 @@ Golden load_golden(const std::string& file) {
             } else if (it->is_object()) {
                 for (auto k = it->begin(); k != it->end(); ++k)
                     if (std::find(kMetricKeys.begin(), kMetricKeys.end(), k.key()) == kMetricKeys.end())
-                        fail(file, fmt::format("{}: unknown key \"{}\"{}; a metric has: {}", where, k.key(),
+                        fail_in(file, fmt::format("{}: unknown key \"{}\"{}; a metric has: {}", where, k.key(),
                                                did_you_mean(k.key(), kMetricKeys), fmt::join(kMetricKeys, ", ")));
                 if (it->contains("expected")) {
                     gm.has_expected = true;
@@ -115,15 +114,15 @@ Golden load_golden(const std::string& file) {
                 if (it->contains("rel_tolerance"))
                     gm.rel_tolerance = tolerance_value(file, where + ".rel_tolerance", (*it)["rel_tolerance"]);
             } else {
-                fail(file, fmt::format("{}: expected {{\"expected\": VALUE, \"tolerance\": T}} or a value, got {}", where,
+                fail_in(file, fmt::format("{}: expected {{\"expected\": VALUE, \"tolerance\": T}} or a value, got {}", where,
                                        json_kind(*it)));
             }
             g.metrics.push_back(gm);
         }
     } else {
-        fail(file, "\"metrics\": expected an object of METRIC: {\"expected\": VALUE, \"tolerance\": T}, got " + json_kind(ms));
+        fail_in(file, "\"metrics\": expected an object of METRIC: {\"expected\": VALUE, \"tolerance\": T}, got " + json_kind(ms));
     }
-    if (g.metrics.empty()) fail(file, "\"metrics\": lists no metric");
+    if (g.metrics.empty()) fail_in(file, "\"metrics\": lists no metric");
     return g;
 }
 

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "common/errors.hpp"
 #include "common/output_file.hpp"
@@ -19,5 +20,14 @@ ojson read_json_object_file(const std::string& file, const std::string& what) {
 }
 
 void write_file_atomically(const std::string& file, const std::string& text) { write_output_file(file, text); }
+
+std::string read_text_file(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void fail_in(const std::string& file, const std::string& msg) { throw InputError(file + ": " + msg); }
 
 }  // namespace npusim::study

@@ -19,4 +19,10 @@ ojson read_json_object_file(const std::string& file, const std::string& what);
 // (or a killed writer) never sees half a file. Throws InputError on failure.
 void write_file_atomically(const std::string& file, const std::string& text);
 
+// The whole file as text ("" when it cannot be read).
+std::string read_text_file(const std::string& file);
+
+// "FILE: MSG" as an InputError (exit 2).
+[[noreturn]] void fail_in(const std::string& file, const std::string& msg);
+
 }  // namespace npusim::study

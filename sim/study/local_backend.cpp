@@ -28,11 +28,6 @@ struct Running {
     bool timed_out = false;
 };
 
-void nap(long ms) {
-    timespec ts{ms / 1000, (ms % 1000) * 1000000L};
-    ::nanosleep(&ts, nullptr);  // EINTR (a signal) just ends the nap early
-}
-
 void stop_all(std::map<pid_t, Running>& running) {
     for (auto& [pid, r] : running) ::kill(pid, SIGTERM);
     for (auto& [pid, r] : running) {
@@ -99,7 +94,7 @@ void run_local_backend(const std::vector<PendingPoint>& pending, const SweepOpti
         }
         if (!reaped) {
             if (sink.tick) sink.tick();
-            nap(10);
+            nap_ms(10);
         }
     }
 }

@@ -49,13 +49,6 @@ void leaf_paths(const json& j, const std::string& prefix, std::vector<std::strin
     }
 }
 
-std::string slurp(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 }  // namespace
 
 bool lookup_metric(const json& stats, const std::string& path, json& value, std::string& error) {
@@ -96,7 +89,7 @@ json read_stats(const std::string& file) {
 }
 
 std::string error_from_log(const std::string& log_file, int exit_code) {
-    const std::string text = slurp(log_file);
+    const std::string text = read_text_file(log_file);
     std::string msg;
     const auto at = text.find("npusim");
     if (at != std::string::npos) {

@@ -39,13 +39,6 @@ std::string shell_quote(const std::string& s) {
     return out + "'";
 }
 
-std::string slurp(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
     for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
         s.replace(at, from.size(), to);
@@ -59,17 +52,12 @@ std::string last_line(const std::string& text) {
     return nl == std::string::npos ? t : t.substr(nl + 1);
 }
 
-void nap(long ms) {
-    timespec ts{ms / 1000, (ms % 1000) * 1000000L};
-    ::nanosleep(&ts, nullptr);
-}
-
 // A result.json written by an array task, or nothing yet.
 bool read_result(const PendingPoint& p, Row& row) {
     std::error_code ec;
     if (!fs::exists(p.files.result, ec)) return false;
     try {
-        row = Row::from_json(ojson::parse(slurp(p.files.result)));
+        row = Row::from_json(ojson::parse(read_text_file(p.files.result)));
         return row.id == p.point.id;
     } catch (const std::exception&) {
         return false;  // renamed into place atomically, so this is not a half-written file
@@ -104,7 +92,7 @@ void run_slurm_backend(const std::vector<PendingPoint>& pending, const SweepOpti
     if (!opt.slurm_template.empty()) {
         std::ifstream in(opt.slurm_template, std::ios::binary);
         if (!in) throw InputError(opt.slurm_template + ": cannot open Slurm template (--slurm-template)");
-        tmpl = slurp(opt.slurm_template);
+        tmpl = read_text_file(opt.slurm_template);
     }
     const std::string script_file = sdir + "/sweep.sbatch";
     write_file_atomically(script_file, replace_all(replace_all(tmpl, "{{NPUSIM}}", shell_quote(opt.self)),
@@ -153,7 +141,7 @@ void run_slurm_backend(const std::vector<PendingPoint>& pending, const SweepOpti
         } catch (const InputError&) {
             return false;
         }
-        const std::string said = slurp(squeue_log);
+        const std::string said = read_text_file(squeue_log);
         // Empty: no task left; "Invalid job id": already purged from the queue.
         if (code == 0) return said.find_first_not_of(" \r\n") == std::string::npos;
         return said.find("Invalid job id") != std::string::npos;
@@ -184,20 +172,20 @@ void run_slurm_backend(const std::vector<PendingPoint>& pending, const SweepOpti
         }
         if (r < 0 && errno != EINTR) break;
         if (job.empty()) {
-            const std::string first = slurp(sbatch_log);
+            const std::string first = read_text_file(sbatch_log);
             const auto end = first.find_first_of(";\n");
             if (end != std::string::npos && end > 0 && first.find_first_not_of("0123456789") == end) job = first.substr(0, end);
         }
         if (collected.size() == pending.size()) {
             // All results are in: give the tasks a moment to leave the
             // queue (their logs complete), then stop waiting.
-            for (int i = 0; i < 15 && !job_gone(); ++i) nap(200);
+            for (int i = 0; i < 15 && !job_gone(); ++i) nap_ms(200);
             stop_sbatch();
             status = 0;  // the array delivered every result; sbatch's own status is moot
             break;
         }
         if (sink.tick) sink.tick();
-        nap(200);
+        nap_ms(200);
     }
     if (!reaped) {
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -205,7 +193,7 @@ void run_slurm_backend(const std::vector<PendingPoint>& pending, const SweepOpti
     }
     collect();
     const int code = exit_code_of(status);
-    const std::string said = last_line(slurp(sbatch_log));
+    const std::string said = last_line(read_text_file(sbatch_log));
     if (collected.empty() && code == 127)
         throw InputError("cannot run sbatch (" + said + "); install Slurm's client (slurm-client) or use --backend local");
 

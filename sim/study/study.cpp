@@ -21,13 +21,12 @@ namespace {
 const std::vector<std::string> kStudyKeys = {"name",    "notes",   "chip",    "workload", "set",   "axes",
                                              "combine", "metrics", "changes", "modes",    "expect"};
 
-[[noreturn]] void fail(const std::string& file, const std::string& msg) { throw InputError(file + ": " + msg); }
 
 std::string require_string(const std::string& file, const ojson& doc, const std::string& key) {
     const auto it = doc.find(key);
-    if (it == doc.end()) fail(file, fmt::format("missing required key \"{}\" (a path relative to the study file)", key));
+    if (it == doc.end()) fail_in(file, fmt::format("missing required key \"{}\" (a path relative to the study file)", key));
     if (!it->is_string() || it->get<std::string>().empty())
-        fail(file, fmt::format("\"{}\": expected a file path (a non-empty string), got {}", key, json_kind(*it)));
+        fail_in(file, fmt::format("\"{}\": expected a file path (a non-empty string), got {}", key, json_kind(*it)));
     return it->get<std::string>();
 }
 
@@ -37,7 +36,7 @@ std::string resolve(const std::string& study_file, const std::string& key, const
     p = fs::absolute(p).lexically_normal();
     std::error_code ec;
     if (!fs::is_regular_file(p, ec))
-        fail(study_file, fmt::format("\"{}\": file not found: {} (paths are relative to the study file)", key, p.string()));
+        fail_in(study_file, fmt::format("\"{}\": file not found: {} (paths are relative to the study file)", key, p.string()));
     return p.string();
 }
 
@@ -48,9 +47,9 @@ const KeySpec* check_key_path(const std::string& file, const std::string& where,
                               const std::string& kind) {
     const auto segs = split_key_path(path);
     for (const auto& s : segs)
-        if (s.empty()) fail(file, fmt::format("{}: empty key name in path '{}'", where, path));
+        if (s.empty()) fail_in(file, fmt::format("{}: empty key name in path '{}'", where, path));
     if (segs.size() < 2 || (segs[0] != "chip" && segs[0] != "workload"))
-        fail(file, fmt::format("{}: '{}': a path must start with 'chip.' or 'workload.'{}", where, path,
+        fail_in(file, fmt::format("{}: '{}': a path must start with 'chip.' or 'workload.'{}", where, path,
                                did_you_mean(segs[0], {"chip", "workload"})));
     const KeySpec* spec = nullptr;
     std::string parent = segs[0];
@@ -58,14 +57,14 @@ const KeySpec* check_key_path(const std::string& file, const std::string& where,
         const std::string full = parent + "." + segs[i];
         if ((spec = find_key(full, kind))) {
             if (spec->type == ValueType::object) return spec;
-            if (i + 1 != segs.size()) fail(file, fmt::format("{}: {} is a single value, not a group of keys", where, full));
+            if (i + 1 != segs.size()) fail_in(file, fmt::format("{}: {} is a single value, not a group of keys", where, full));
         } else if (!is_group(full, kind)) {
-            fail(file, fmt::format("{}: unknown key '{}' in {}{}", where, segs[i], parent,
+            fail_in(file, fmt::format("{}: unknown key '{}' in {}{}", where, segs[i], parent,
                                    did_you_mean(segs[i], child_names(parent, kind))));
         }
         parent = full;
     }
-    if (!spec) fail(file, fmt::format("{}: {} is a group of keys; an axis needs a single key inside it", where, path));
+    if (!spec) fail_in(file, fmt::format("{}: {} is a group of keys; an axis needs a single key inside it", where, path));
     return spec;
 }
 
@@ -75,7 +74,7 @@ std::vector<RunFile> run_files(const std::string& file, const ojson& doc, const 
     std::vector<RunFile> out;
     const auto it = doc.find(key);
     if (it != doc.end() && it->is_object()) {
-        if (it->empty()) fail(file, fmt::format("\"{}\": expected NAME: FILE entries, got an empty object", key));
+        if (it->empty()) fail_in(file, fmt::format("\"{}\": expected NAME: FILE entries, got an empty object", key));
         for (auto e = it->begin(); e != it->end(); ++e) {
             const std::string where = fmt::format("\"{}\".\"{}\"", key, e.key());
             RunFile f;
@@ -85,16 +84,16 @@ std::vector<RunFile> run_files(const std::string& file, const ojson& doc, const 
             } else if (e->is_object()) {
                 for (auto k = e->begin(); k != e->end(); ++k)
                     if (k.key() != "file" && k.key() != "set")
-                        fail(file, fmt::format("{}: unknown key \"{}\"{}; an entry has: file, set", where, k.key(),
+                        fail_in(file, fmt::format("{}: unknown key \"{}\"{}; an entry has: file, set", where, k.key(),
                                                did_you_mean(k.key(), {"file", "set"})));
                 f.file = require_string(file, *e, "file");
                 if (e->contains("set")) {
                     if (!(*e)["set"].is_object())
-                        fail(file, fmt::format("{}: \"set\": expected an object of PATH: VALUE", where));
+                        fail_in(file, fmt::format("{}: \"set\": expected an object of PATH: VALUE", where));
                     f.set = (*e)["set"];
                 }
             } else {
-                fail(file, fmt::format("{}: expected a file path or {{\"file\": ..., \"set\": {{...}}}}, got {}", where,
+                fail_in(file, fmt::format("{}: expected a file path or {{\"file\": ..., \"set\": {{...}}}}, got {}", where,
                                        json_kind(*e)));
             }
             f.path = resolve(file, key + "." + f.name, f.file);
@@ -113,26 +112,26 @@ void read_changes(const std::string& file, const ojson& doc, const std::string& 
     if (!doc.contains("changes")) return;
     const ojson& ch = doc["changes"];
     if (!ch.is_object() || ch.empty())
-        fail(file, "\"changes\": expected a non-empty object of PATH: [values...], e.g. {\"chip.hbm.bandwidth_gbps\": "
+        fail_in(file, "\"changes\": expected a non-empty object of PATH: [values...], e.g. {\"chip.hbm.bandwidth_gbps\": "
                    "[{\"scale\": 0.5}, {\"scale\": 2}]}, got " + json_kind(ch));
     for (auto it = ch.begin(); it != ch.end(); ++it) {
         const std::string where = "\"changes\".\"" + it.key() + "\"";
-        if (!it->is_array() || it->empty()) fail(file, where + ": expected a non-empty list of values");
+        if (!it->is_array() || it->empty()) fail_in(file, where + ": expected a non-empty list of values");
         Change c;
         c.path = it.key();
         const KeySpec* spec = check_key_path(file, where, c.path, kind);
         c.unit = spec->unit;
         c.integer = spec->type == ValueType::integer;
         for (const auto& a : s.axes)
-            if (a.path == c.path) fail(file, where + ": " + c.path + " is also an axis; keep it in one place");
+            if (a.path == c.path) fail_in(file, where + ": " + c.path + " is also an axis; keep it in one place");
         std::set<std::string> seen;
         for (const auto& v : *it) {
             if (v.is_object()) {
                 if (v.size() != 1 || !v.contains("scale") || !v["scale"].is_number() || v["scale"].get<double>() <= 0)
-                    fail(file, fmt::format("{}: {}: expected a value or {{\"scale\": F}} with F > 0 (F times the base "
+                    fail_in(file, fmt::format("{}: {}: expected a value or {{\"scale\": F}} with F > 0 (F times the base "
                                            "point's value)", where, v.dump()));
             }
-            if (!seen.insert(v.dump()).second) fail(file, fmt::format("{}: the value {} is listed twice", where, v.dump()));
+            if (!seen.insert(v.dump()).second) fail_in(file, fmt::format("{}: the value {} is listed twice", where, v.dump()));
             c.values.push_back(v);
         }
         s.changes.push_back(std::move(c));
@@ -142,27 +141,27 @@ void read_changes(const std::string& file, const ojson& doc, const std::string& 
 void read_modes(const std::string& file, const ojson& doc, Study& s) {
     if (!doc.contains("modes")) return;
     const ojson& m = doc["modes"];
-    if (!m.is_array() || m.empty()) fail(file, "\"modes\": expected a list of \"fixed\" and/or \"recompiled\"");
+    if (!m.is_array() || m.empty()) fail_in(file, "\"modes\": expected a list of \"fixed\" and/or \"recompiled\"");
     s.modes.clear();
     for (const auto& v : m) {
         const std::string t = v.is_string() ? v.get<std::string>() : v.dump();
         const Mode mode = t == "fixed" ? Mode::fixed : Mode::recompiled;
         if (t != "fixed" && t != "recompiled")
-            fail(file, fmt::format("\"modes\": expected \"fixed\" (the base point's compiled stream on the changed "
+            fail_in(file, fmt::format("\"modes\": expected \"fixed\" (the base point's compiled stream on the changed "
                                    "chip) or \"recompiled\", got {}{}", v.dump(), did_you_mean(t, {"fixed", "recompiled"})));
         if (std::find(s.modes.begin(), s.modes.end(), mode) != s.modes.end())
-            fail(file, "\"modes\": " + t + " is listed twice");
+            fail_in(file, "\"modes\": " + t + " is listed twice");
         s.modes.push_back(mode);
     }
     if (s.has_fixed()) {
-        if (s.changes.empty()) fail(file, "\"modes\": \"fixed\" compares changes with their base point: add \"changes\"");
+        if (s.changes.empty()) fail_in(file, "\"modes\": \"fixed\" compares changes with their base point: add \"changes\"");
         for (const auto& c : s.changes)
             if (c.path.rfind("chip.", 0) != 0)
-                fail(file, "\"modes\": \"fixed\" runs the base point's stream, so every change must be a chip key; \"" +
+                fail_in(file, "\"modes\": \"fixed\" runs the base point's stream, so every change must be a chip key; \"" +
                                c.path + "\" is not");
         for (const auto& a : s.axes)
             if (a.path.rfind("workload.", 0) == 0)
-                fail(file, "\"modes\": \"fixed\" compiles one stream per base point; a workload axis (\"" + a.path +
+                fail_in(file, "\"modes\": \"fixed\" compiles one stream per base point; a workload axis (\"" + a.path +
                                "\") belongs in the workload entries' \"set\"");
     }
 }
@@ -171,35 +170,35 @@ void read_expect(const std::string& file, const ojson& doc, Study& s) {
     if (!doc.contains("expect")) return;
     const ojson& e = doc["expect"];
     const std::vector<std::string> keys = {"rule", "metric", "tolerance", "known"};
-    if (!e.is_object()) fail(file, "\"expect\": expected an object {\"rule\": ..., \"tolerance\": ..., \"known\": [...]}");
+    if (!e.is_object()) fail_in(file, "\"expect\": expected an object {\"rule\": ..., \"tolerance\": ..., \"known\": [...]}");
     for (auto it = e.begin(); it != e.end(); ++it)
         if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
-            fail(file, fmt::format("\"expect\": unknown key \"{}\"{}", it.key(), did_you_mean(it.key(), keys)));
+            fail_in(file, fmt::format("\"expect\": unknown key \"{}\"{}", it.key(), did_you_mean(it.key(), keys)));
     const std::string rule = e.value("rule", std::string());
     if (rule != "roofline" && rule != "monotone")
-        fail(file, fmt::format("\"expect\".\"rule\": expected \"roofline\" (each change within the band its base "
+        fail_in(file, fmt::format("\"expect\".\"rule\": expected \"roofline\" (each change within the band its base "
                                "run's roofline allows) or \"monotone\" (each change's values, as written, grow a "
                                "resource: no step slower), got {}{}",
                                e.contains("rule") ? e["rule"].dump() : "nothing", did_you_mean(rule, {"roofline", "monotone"})));
-    if (s.changes.empty()) fail(file, "\"expect\": responses compare changes with their base point: add \"changes\"");
+    if (s.changes.empty()) fail_in(file, "\"expect\": responses compare changes with their base point: add \"changes\"");
     s.expect.rule = rule;
     if (e.contains("metric")) {
-        if (!e["metric"].is_string()) fail(file, "\"expect\".\"metric\": expected a dotted path into the statistics");
+        if (!e["metric"].is_string()) fail_in(file, "\"expect\".\"metric\": expected a dotted path into the statistics");
         s.expect.metric = e["metric"].get<std::string>();
     }
     if (e.contains("tolerance")) {
         if (!e["tolerance"].is_number() || e["tolerance"].get<double>() < 0)
-            fail(file, "\"expect\".\"tolerance\": expected a fraction >= 0, e.g. 0.01");
+            fail_in(file, "\"expect\".\"tolerance\": expected a fraction >= 0, e.g. 0.01");
         s.expect.tolerance = e["tolerance"].get<double>();
     }
     if (e.contains("known")) {
-        if (!e["known"].is_array()) fail(file, "\"expect\".\"known\": expected a list of responses (as in responses.jsonl)");
+        if (!e["known"].is_array()) fail_in(file, "\"expect\".\"known\": expected a list of responses (as in responses.jsonl)");
         s.expect.known = e["known"];
     }
     if (rule == "roofline")
         for (const auto& c : s.changes)
             if (!roofline_rule_known(c.path))
-                fail(file, fmt::format("\"expect\": the roofline rule does not know what more of {} is; it knows: {}",
+                fail_in(file, fmt::format("\"expect\": the roofline rule does not know what more of {} is; it knows: {}",
                                        c.path, fmt::join(roofline_rule_keys(), ", ")));
     if (std::find(s.metrics.begin(), s.metrics.end(), s.expect.metric) == s.metrics.end())
         s.metrics.push_back(s.expect.metric);
@@ -282,13 +281,13 @@ Study load_study(const std::string& file) {
     const ojson doc = read_json_object_file(file, "study file");
     for (auto it = doc.begin(); it != doc.end(); ++it)
         if (std::find(kStudyKeys.begin(), kStudyKeys.end(), it.key()) == kStudyKeys.end())
-            fail(file, fmt::format("unknown key \"{}\"{}; a study has: {}", it.key(), did_you_mean(it.key(), kStudyKeys),
+            fail_in(file, fmt::format("unknown key \"{}\"{}; a study has: {}", it.key(), did_you_mean(it.key(), kStudyKeys),
                                    fmt::join(kStudyKeys, ", ")));
     Study s;
     s.file = file;
     s.name = fs::path(file).stem().string();
     if (doc.contains("name")) {
-        if (!doc["name"].is_string()) fail(file, "\"name\": expected a string, got " + json_kind(doc["name"]));
+        if (!doc["name"].is_string()) fail_in(file, "\"name\": expected a string, got " + json_kind(doc["name"]));
         s.name = doc["name"].get<std::string>();
     }
     if (doc.contains("notes")) {
@@ -296,10 +295,10 @@ Study load_study(const std::string& file) {
         if (n.is_string()) s.notes = n.get<std::string>();
         else if (n.is_array()) {
             for (const auto& line : n) {
-                if (!line.is_string()) fail(file, "\"notes\": expected a string or a list of strings");
+                if (!line.is_string()) fail_in(file, "\"notes\": expected a string or a list of strings");
                 s.notes += (s.notes.empty() ? "" : " ") + line.get<std::string>();
             }
-        } else fail(file, "\"notes\": expected a string or a list of strings, got " + json_kind(n));
+        } else fail_in(file, "\"notes\": expected a string or a list of strings, got " + json_kind(n));
     }
     s.chips = run_files(file, doc, "chip");
     s.workloads = run_files(file, doc, "workload");
@@ -310,7 +309,7 @@ Study load_study(const std::string& file) {
 
     if (doc.contains("set")) {
         if (!doc["set"].is_object())
-            fail(file, "\"set\": expected an object of PATH: VALUE, e.g. {\"workload.batch\": 1}, got " + json_kind(doc["set"]));
+            fail_in(file, "\"set\": expected an object of PATH: VALUE, e.g. {\"workload.batch\": 1}, got " + json_kind(doc["set"]));
         s.set = doc["set"];
     }
 
@@ -321,55 +320,55 @@ Study load_study(const std::string& file) {
         if (v == "grid") s.combine = Combine::grid;
         else if (v == "zip") s.combine = Combine::zip;
         else
-            fail(file, fmt::format("\"combine\": expected \"grid\" (every combination) or \"zip\" (the i-th values "
+            fail_in(file, fmt::format("\"combine\": expected \"grid\" (every combination) or \"zip\" (the i-th values "
                                    "together), got {}{}", c.dump(), did_you_mean(v, {"grid", "zip"})));
     }
 
     // Axes: required unless the files or "changes" vary the runs.
     const bool varies = s.chips.size() > 1 || s.workloads.size() > 1 || doc.contains("changes");
     if (!doc.contains("axes") && !varies)
-        fail(file, "missing required key \"axes\" (an object of PATH: [values...])");
+        fail_in(file, "missing required key \"axes\" (an object of PATH: [values...])");
     const ojson& axes = doc.contains("axes") ? doc["axes"] : ojson::object();
     if (!axes.is_object() || (axes.empty() && !varies))
-        fail(file, "\"axes\": expected a non-empty object of PATH: [values...], e.g. {\"chip.hbm.bandwidth_gbps\": "
+        fail_in(file, "\"axes\": expected a non-empty object of PATH: [values...], e.g. {\"chip.hbm.bandwidth_gbps\": "
                    "[800, 1600]}, got " + (axes.is_object() ? std::string("an empty object") : json_kind(axes)));
     for (auto it = axes.begin(); it != axes.end(); ++it) {
         const std::string where = "\"axes\".\"" + it.key() + "\"";
         if (!it->is_array() || it->empty())
-            fail(file, fmt::format("{}: expected a non-empty list of values, got {}", where,
+            fail_in(file, fmt::format("{}: expected a non-empty list of values, got {}", where,
                                    it->is_array() ? std::string("an empty list") : json_kind(*it)));
         Axis a;
         a.path = it.key();
         std::set<std::string> seen;
         for (const auto& v : *it) {
             if (!seen.insert(v.dump()).second)
-                fail(file, fmt::format("{}: the value {} is listed twice", where, v.dump()));
+                fail_in(file, fmt::format("{}: the value {} is listed twice", where, v.dump()));
             a.values.push_back(v);
         }
         if (s.set.contains(a.path))
-            fail(file, fmt::format("{}: {} is also in \"set\"; keep it in one place", where, a.path));
+            fail_in(file, fmt::format("{}: {} is also in \"set\"; keep it in one place", where, a.path));
         s.axes.push_back(std::move(a));
     }
     if (s.combine == Combine::zip)
         for (const auto& a : s.axes)
             if (a.values.size() != s.axes.front().values.size())
-                fail(file, fmt::format("\"combine\": \"zip\" needs axes of equal length, but {} has {} values and {} has {}",
+                fail_in(file, fmt::format("\"combine\": \"zip\" needs axes of equal length, but {} has {} values and {} has {}",
                                        s.axes.front().path, s.axes.front().values.size(), a.path, a.values.size()));
 
     // Metrics.
     if (doc.contains("metrics")) {
         const ojson& m = doc["metrics"];
         if (!m.is_array() || m.empty())
-            fail(file, "\"metrics\": expected a non-empty list of dotted paths into the statistics, e.g. "
+            fail_in(file, "\"metrics\": expected a non-empty list of dotted paths into the statistics, e.g. "
                        "[\"total_cycles\", \"units.cube.utilization\"], got " + json_kind(m));
         for (const auto& v : m) {
             if (!v.is_string() || v.get<std::string>().empty())
-                fail(file, "\"metrics\": expected dotted paths (strings), got " + json_kind(v));
+                fail_in(file, "\"metrics\": expected dotted paths (strings), got " + json_kind(v));
             const std::string p = v.get<std::string>();
             if (std::find(s.metrics.begin(), s.metrics.end(), p) != s.metrics.end())
-                fail(file, "\"metrics\": " + p + " is listed twice");
+                fail_in(file, "\"metrics\": " + p + " is listed twice");
             for (const auto& a : s.axes)
-                if (a.path == p) fail(file, "\"metrics\": " + p + " is also an axis");
+                if (a.path == p) fail_in(file, "\"metrics\": " + p + " is also an axis");
             s.metrics.push_back(p);
         }
     } else {
@@ -384,7 +383,7 @@ Study load_study(const std::string& file) {
                 kind = RunConfig::load(c.path, w.path, base_run_sets(s, c, w)).workload_kind();
             } catch (const InputError& e) {
                 const std::string which = (c.name.empty() ? "" : " " + c.name) + (w.name.empty() ? "" : " " + w.name);
-                fail(file, fmt::format("the study's chip, workload and \"set\"{} do not make a valid run: {}",
+                fail_in(file, fmt::format("the study's chip, workload and \"set\"{} do not make a valid run: {}",
                                        which.empty() ? "" : " (" + which.substr(1) + ")", e.what()));
             }
         }

@@ -1,4 +1,5 @@
 #include "system/system.hpp"
+#include "common/arith.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +15,6 @@ namespace npusim {
 
 namespace {
 
-std::uint64_t ns_to_ps(double ns) { return static_cast<std::uint64_t>(std::llround(ns * 1000.0)); }
 
 // Per destination rank, the GM ranges that copies of any rank write into it,
 // sorted and merged.
