@@ -55,17 +55,21 @@ def dig(d, path):
 def share_rows(folder, study, rows):
     """(change, base value, {workload: share}) per change: (base - changed) / base of the first metric."""
     metric = study["metrics"][0]
-    base = {(r["axes"]["chip"], r["axes"]["workload"]): r for r in rows if r["axes"]["change"] == ""}
+
+    def base_key(a):  # what names a base point: every field but the change's
+        return json.dumps({k: v for k, v in a.items() if k not in ("change", "value", "applied")}, sort_keys=True)
+
+    base = {base_key(r["axes"]): r for r in rows if r["axes"]["change"] == ""}
     out = {}
     for r in rows:
         a = r["axes"]
-        if a["change"] == "":
+        if a["change"] == "" or r["status"] != "ok" or base_key(a) not in base:
             continue
-        b = base[(a["chip"], a["workload"])]
+        b = base[base_key(a)]
         with open(os.path.join(folder, "points", b["id"], "stats.json")) as f:
             value = dig(json.load(f)["config"], a["change"])
         t0, t1 = b["metrics"][metric], r["metrics"][metric]
-        out.setdefault((a["change"], value), {})[a["workload"]] = (t0 - t1) / t0
+        out.setdefault((a["change"], value), {})[a.get("workload", "")] = (t0 - t1) / t0
     return [(k[0], k[1], v) for k, v in out.items()]
 
 

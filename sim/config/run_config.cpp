@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/arith.hpp"
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
 #include "common/input_limits.hpp"
@@ -501,7 +502,7 @@ void check_mesh_keys(const json& doc, const Sources& sources) {
     if (!ic->contains("node_size"))
         missing("chip.interconnect.node_size", "a mesh of " + std::to_string(ranks) + " ranks must say how many share a node");
     const std::int64_t node = ic->at("node_size").get<std::int64_t>();
-    const std::int64_t nodes = (ranks + node - 1) / node;
+    const std::int64_t nodes = ceil_div(ranks, node);
     for (const auto& [tier, used, why] :
          {std::tuple{"intra_node", node > 1, std::string("ranks of one node write to each other through it")},
           std::tuple{"inter_node", ranks > node,

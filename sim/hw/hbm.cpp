@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/arith.hpp"
 #include "chip/timing.hpp"
 
 namespace npusim {
@@ -19,7 +20,7 @@ Hbm::Hbm(const HbmParams& hbm)
     : p_(hbm),
       peak_(hbm.bandwidth_gbps / 1000.0),
       channel_rate_(peak_ / std::max(1, hbm.channels)),
-      base_latency_ps_(static_cast<std::uint64_t>(std::llround(hbm.latency_ns * 1000.0))),
+      base_latency_ps_(ns_to_ps(hbm.latency_ns)),
       burst_ps_(hbm.interleave_bytes / channel_rate_),
       share_(peak_ * timing::hbm_efficiency(hbm, 0)) {}
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/arith.hpp"
 #include "onnx/fold.hpp"
 #include "onnx/mapping_support.hpp"
 
@@ -104,7 +105,7 @@ std::string window_of(const MapContext& c, const Shape& x, const Shape& kernel, 
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
         const auto same = [&](std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d, std::int64_t& lo,
                               std::int64_t& hi) {
-            const std::int64_t out = (in + s - 1) / s;
+            const std::int64_t out = ceil_div(in, s);
             const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * s + (k - 1) * d + 1 - in);
             lo = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
             hi = total - lo;

@@ -248,7 +248,7 @@ json response_axes(const json& rows, const json& study_axes) {
     std::vector<std::string> order = {"change", "value", "mode", "stream", "chip", "workload"};
     for (const auto& a : study_axes) order.push_back(a.value("path", std::string()));
     for (const auto& key : order) {
-        if (!rows.front()["axes"].contains(key)) continue;
+        if (std::none_of(rows.begin(), rows.end(), [&](const json& r) { return r["axes"].contains(key); })) continue;
         json values = json::array();
         for (const auto& r : rows) {
             const json& v = r["axes"].contains(key) ? r["axes"][key] : json();

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "common/version.hpp"
 #include "study/child_process.hpp"
 #include "study/point_run.hpp"
 
@@ -19,9 +20,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string combination_id(const Point& p) {
+// Names the stream by what it is compiled from: the combination's values,
+// the chip and workload files' contents and the simulator's version, so a
+// resumed sweep never runs a stream an older build or file made.
+std::string combination_id(const Study& s, const Point& p) {
     ojson key = p.values;
     for (const char* k : {"change", "value", "applied", "mode", "stream"}) key.erase(k);
+    key["npusim"] = version();
+    key["chip_file"] = point_id(ojson(read_text_file(s.chips[p.chip].path)));
+    key["workload_file"] = point_id(ojson(read_text_file(s.workloads[p.workload].path)));
     return "s" + point_id(key).substr(1);
 }
 
@@ -36,13 +43,35 @@ void write_unpinned(const std::string& pinned, const std::string& unpinned) {
         out << t.dump() << "\n";
     }
     out.close();
+    if (!in.eof() || !out) throw InputError(unpinned + ": cannot write the unpinned stream (disk full?)");
     fs::rename(unpinned + ".tmp", unpinned);
+}
+
+// Compiles one combination's stream to `path` (and its unpinned copy);
+// returns "" or what went wrong, in one line.
+std::string compile_one(const Study& s, const Point& p, const std::string& path, const std::string& self) {
+    const std::string stem = path.substr(0, path.size() - 6), log = stem + ".log";
+    std::vector<std::string> argv = {self, "compile", "--chip", s.chips[p.chip].path, "--workload",
+                                     s.workloads[p.workload].path};
+    for (const auto& a : p.compile_set_args(s)) argv.insert(argv.end(), {"--set", a});
+    argv.insert(argv.end(), {"--emit-tasks", path + ".tmp", "--quiet"});
+    try {
+        const int rc = run_process(argv, log);
+        if (rc != 0) return error_from_log(log, rc);
+        std::error_code ec;
+        fs::rename(path + ".tmp", path, ec);
+        if (ec) return fmt::format("{}: no stream written ({})", path, ec.message());
+        write_unpinned(path, stem + "_unpinned.jsonl");
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
 }
 
 }  // namespace
 
-std::string fixed_stream_path(const std::string& out_dir, const Point& p) {
-    return out_dir + "/streams/" + combination_id(p) + (p.unpinned ? "_unpinned" : "") + ".jsonl";
+std::string fixed_stream_path(const std::string& out_dir, const Study& s, const Point& p) {
+    return out_dir + "/streams/" + combination_id(s, p) + (p.unpinned ? "_unpinned" : "") + ".jsonl";
 }
 
 void compile_fixed_streams(const Study& s, const std::vector<Point>& points, const std::string& out_dir,
@@ -52,13 +81,12 @@ void compile_fixed_streams(const Study& s, const std::vector<Point>& points, con
         if (p.mode != Mode::fixed) continue;
         Point pinned = p;
         pinned.unpinned = false;
-        const std::string path = fixed_stream_path(out_dir, pinned);
         std::error_code ec;
-        if (!fs::exists(fixed_stream_path(out_dir, p), ec)) todo.emplace(path, &p);
+        if (!fs::exists(fixed_stream_path(out_dir, s, p), ec)) todo.emplace(fixed_stream_path(out_dir, s, pinned), &p);
     }
     if (todo.empty()) return;
     fs::create_directories(out_dir + "/streams");
-    std::vector<std::pair<std::string, const Point*>> list(todo.begin(), todo.end());
+    const std::vector<std::pair<std::string, const Point*>> list(todo.begin(), todo.end());
     std::vector<std::string> errors(list.size());
     std::size_t next = 0;
     std::mutex m;
@@ -70,20 +98,10 @@ void compile_fixed_streams(const Study& s, const std::vector<Point>& points, con
                 if (next == list.size() || interrupted()) return;
                 i = next++;
             }
-            const auto& [path, p] = list[i];
-            const std::string log = path.substr(0, path.size() - 6) + ".log";
-            std::vector<std::string> argv = {self, "compile", "--chip", s.chips[p->chip].path, "--workload",
-                                             s.workloads[p->workload].path};
-            for (const auto& a : p->compile_set_args(s)) argv.insert(argv.end(), {"--set", a});
-            argv.insert(argv.end(), {"--emit-tasks", path + ".tmp", "--quiet"});
-            const int rc = run_process(argv, log);
-            if (rc != 0) {
+            const std::string e = compile_one(s, *list[i].second, list[i].first, self);
+            if (!e.empty())
                 errors[i] = fmt::format("{}: fixed mode: the base run ({}) does not compile: {}", s.file,
-                                        p->label(), error_from_log(log, rc));
-                continue;
-            }
-            fs::rename(path + ".tmp", path);
-            write_unpinned(path, path.substr(0, path.size() - 6) + "_unpinned.jsonl");
+                                        list[i].second->label(), e);
         }
     };
     std::vector<std::thread> threads;

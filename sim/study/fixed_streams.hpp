@@ -13,14 +13,16 @@
 namespace npusim::study {
 
 // DIR/streams/<s + 12 hex digits>.jsonl (or _unpinned.jsonl) of a point's
-// base combination: named by the combination's values, so a resumed sweep
-// finds the streams it compiled.
-std::string fixed_stream_path(const std::string& out_dir, const Point& p);
+// base combination: named by the combination's values, its files' contents
+// and the simulator's version, so a resumed sweep finds the streams it
+// compiled and never reuses one compiled from something else.
+std::string fixed_stream_path(const std::string& out_dir, const Study& s, const Point& p);
 
-// Compiles the stream of every combination a fixed point needs (children of
-// `self`, at most `jobs` at a time) unless the file is there, and writes its
-// unpinned copy. A combination that does not compile throws InputError
-// naming it and the compiler's message (DIR/streams/<name>.log).
+// Compiles the stream of every combination the fixed points among `points`
+// need (children of `self`, at most `jobs` at a time) unless the file is
+// there, and writes its unpinned copy. A combination that does not compile
+// throws InputError naming it and the compiler's message
+// (DIR/streams/<name>.log).
 void compile_fixed_streams(const Study& s, const std::vector<Point>& points, const std::string& out_dir,
                            const std::string& self, unsigned jobs);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -141,8 +142,14 @@ std::vector<ojson> axis_combinations(const Study& s, std::size_t per_combination
 ojson applied_value(const Study& s, const Change& c, const ojson& written, const Point& base) {
     if (!written.is_object()) return written;
     const double f = written["scale"].get<double>();
-    const RunConfig cfg = RunConfig::load(s.chips[base.chip].path, s.workloads[base.workload].path, base.compile_set_args(s));
-    const nlohmann::json* node = &cfg.document();
+    std::optional<RunConfig> loaded;
+    try {
+        loaded.emplace(RunConfig::load(s.chips[base.chip].path, s.workloads[base.workload].path, base.compile_set_args(s)));
+    } catch (const InputError& e) {
+        throw InputError(fmt::format("{}: \"changes\".\"{}\": {{\"scale\": {}}} needs the base run ({}), which does "
+                                     "not load: {}", s.file, c.path, f, base.label(), e.what()));
+    }
+    const nlohmann::json* node = &loaded->document();
     for (const auto& seg : split_key_path(c.path)) {
         if (!node->is_object() || !node->contains(seg) || (*node)[seg].is_null())
             throw InputError(fmt::format("{}: \"changes\".\"{}\": {{\"scale\": {}}} needs the base run's value, and "
@@ -152,9 +159,11 @@ ojson applied_value(const Study& s, const Change& c, const ojson& written, const
     if (!node->is_number())
         throw InputError(fmt::format("{}: \"changes\".\"{}\": {{\"scale\": ...}} scales a number; the base run's "
                                      "value is {}", s.file, c.path, node->dump()));
-    const double v = node->get<double>() * f;
-    if (c.integer) return std::max<std::int64_t>(1, std::llround(v));
-    return std::round(v * 1e6) / 1e6;
+    const double base_value = node->get<double>(), v = base_value * f;
+    // A count scaled down stays a count (at least 1, unless it was 0: "none"
+    // or "all" for some keys); a real keeps six significant digits.
+    if (c.integer) return std::max<std::int64_t>(base_value >= 1 ? 1 : 0, std::llround(v));
+    return std::stod(fmt::format("{:.6g}", v));
 }
 
 bool core_count(const std::string& path) {

@@ -153,12 +153,18 @@ json roofline_row(const Study& s, const Point& p, const json& st, const json& sb
         row["verdict"] = "error";
         return row;
     }
+    const double t0 = num(sb, metric, -1), t1 = num(st, metric, -1);
+    const double v0 = chip_value(sb, p.change), v1 = chip_value(st, p.change);
+    if (!(t0 > 0 && t1 > 0 && v0 > 0 && v1 > 0)) {  // a metric or value the runs lack: nothing to judge
+        row["verdict"] = "error";
+        return row;
+    }
     const json chip = sb.at("config").at("chip");
-    const double factor = chip_value(st, p.change) / chip_value(sb, p.change);
+    const double factor = v1 / v0;
     const Fractions fr = fractions(sb);
     const Band b = band(kind, factor, fr, chip, p.mode == Mode::fixed, s.expect.tolerance);
-    const double r = num(st, metric) / num(sb, metric);
-    row.update({{"base", num(sb, metric)}, {"changed", num(st, metric)}, {"factor", factor}, {"r", r},
+    const double r = t1 / t0;
+    row.update({{"base", t0}, {"changed", t1}, {"factor", factor}, {"r", r},
                 {"sign", b.sign}, {"lo", b.lo}, {"hi", b.hi}, {"verdict", verdict(b, r, s.expect.tolerance)}});
     row["fractions"] = {{"hbm", fr.hbm}, {"l2", fr.l2}, {"cube_any", fr.cube_any}, {"vector_any", fr.vector_any}};
     return row;
@@ -171,12 +177,13 @@ json monotone_row(const Study& s, const Point& from, const Point& to, const json
     row["to"] = json::parse(to.values.at("value").dump());
     row["rule"] = "monotone";
     row["metric"] = s.expect.metric;
-    if (sf.is_null() || st.is_null()) {
+    const double t0 = sf.is_null() ? -1 : num(sf, s.expect.metric, -1), t1 = st.is_null() ? -1 : num(st, s.expect.metric, -1);
+    if (!(t0 > 0 && t1 > 0)) {  // a run failed or lacks the metric: nothing to judge
         row["verdict"] = "error";
         return row;
     }
-    const double r = num(st, s.expect.metric) / num(sf, s.expect.metric);
-    row.update({{"before", num(sf, s.expect.metric)}, {"after", num(st, s.expect.metric)}, {"r", r},
+    const double r = t1 / t0;
+    row.update({{"before", t0}, {"after", t1}, {"r", r},
                 {"verdict", r > 1 + s.expect.tolerance ? "slower" : "ok"}});
     return row;
 }

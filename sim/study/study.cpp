@@ -86,6 +86,8 @@ std::vector<RunFile> run_files(const std::string& file, const ojson& doc, const 
                     if (k.key() != "file" && k.key() != "set")
                         fail_in(file, fmt::format("{}: unknown key \"{}\"{}; an entry has: file, set", where, k.key(),
                                                did_you_mean(k.key(), {"file", "set"})));
+                if (!e->contains("file"))
+                    fail_in(file, fmt::format("{}: missing required key \"file\" (a path relative to the study file)", where));
                 f.file = require_string(file, *e, "file");
                 if (e->contains("set")) {
                     if (!(*e)["set"].is_object())
@@ -140,6 +142,7 @@ void read_changes(const std::string& file, const ojson& doc, const std::string& 
 
 void read_modes(const std::string& file, const ojson& doc, Study& s) {
     if (!doc.contains("modes")) return;
+    if (s.changes.empty()) fail_in(file, "\"modes\": modes are those of the \"changes\"; add \"changes\"");
     const ojson& m = doc["modes"];
     if (!m.is_array() || m.empty()) fail_in(file, "\"modes\": expected a list of \"fixed\" and/or \"recompiled\"");
     s.modes.clear();
@@ -166,6 +169,26 @@ void read_modes(const std::string& file, const ojson& doc, Study& s) {
     }
 }
 
+// "expect"."known": objects of the fields that name a response in
+// responses.jsonl, so a misspelt field is an error, not a miss never matched.
+void read_known(const std::string& file, const ojson& known, Study& s) {
+    if (!known.is_array()) fail_in(file, "\"expect\".\"known\": expected a list of responses (as in responses.jsonl)");
+    std::vector<std::string> fields = {"chip", "workload", "change", "value", "from", "to", "mode", "stream", "verdict"};
+    for (const auto& a : s.axes) fields.push_back(a.path);
+    for (std::size_t i = 0; i < known.size(); ++i) {
+        const ojson& k = known[i];
+        const std::string where = fmt::format("\"expect\".\"known\"[{}]", i);
+        if (!k.is_object() || k.empty())
+            fail_in(file, where + ": expected an object of the fields that name a response, e.g. {\"chip\": \"a2\", "
+                                  "\"change\": \"chip.l2.size_mb\", \"verdict\": \"no effect\"}");
+        for (auto it = k.begin(); it != k.end(); ++it)
+            if (std::find(fields.begin(), fields.end(), it.key()) == fields.end())
+                fail_in(file, fmt::format("{}: unknown field \"{}\"{}; a response is named by: {}", where, it.key(),
+                                          did_you_mean(it.key(), fields), fmt::join(fields, ", ")));
+    }
+    s.expect.known = known;
+}
+
 void read_expect(const std::string& file, const ojson& doc, Study& s) {
     if (!doc.contains("expect")) return;
     const ojson& e = doc["expect"];
@@ -174,7 +197,7 @@ void read_expect(const std::string& file, const ojson& doc, Study& s) {
     for (auto it = e.begin(); it != e.end(); ++it)
         if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
             fail_in(file, fmt::format("\"expect\": unknown key \"{}\"{}", it.key(), did_you_mean(it.key(), keys)));
-    const std::string rule = e.value("rule", std::string());
+    const std::string rule = e.contains("rule") && e["rule"].is_string() ? e["rule"].get<std::string>() : std::string();
     if (rule != "roofline" && rule != "monotone")
         fail_in(file, fmt::format("\"expect\".\"rule\": expected \"roofline\" (each change within the band its base "
                                "run's roofline allows) or \"monotone\" (each change's values, as written, grow a "
@@ -191,10 +214,7 @@ void read_expect(const std::string& file, const ojson& doc, Study& s) {
             fail_in(file, "\"expect\".\"tolerance\": expected a fraction >= 0, e.g. 0.01");
         s.expect.tolerance = e["tolerance"].get<double>();
     }
-    if (e.contains("known")) {
-        if (!e["known"].is_array()) fail_in(file, "\"expect\".\"known\": expected a list of responses (as in responses.jsonl)");
-        s.expect.known = e["known"];
-    }
+    if (e.contains("known")) read_known(file, e["known"], s);
     if (rule == "roofline")
         for (const auto& c : s.changes)
             if (!roofline_rule_known(c.path))
@@ -277,15 +297,9 @@ ojson Study::to_json(std::size_t point_count) const {
     return j;
 }
 
-Study load_study(const std::string& file) {
-    const ojson doc = read_json_object_file(file, "study file");
-    for (auto it = doc.begin(); it != doc.end(); ++it)
-        if (std::find(kStudyKeys.begin(), kStudyKeys.end(), it.key()) == kStudyKeys.end())
-            fail_in(file, fmt::format("unknown key \"{}\"{}; a study has: {}", it.key(), did_you_mean(it.key(), kStudyKeys),
-                                   fmt::join(kStudyKeys, ", ")));
-    Study s;
-    s.file = file;
-    s.name = fs::path(file).stem().string();
+namespace {
+
+void read_name_and_notes(const std::string& file, const ojson& doc, Study& s) {
     if (doc.contains("name")) {
         if (!doc["name"].is_string()) fail_in(file, "\"name\": expected a string, got " + json_kind(doc["name"]));
         s.name = doc["name"].get<std::string>();
@@ -300,13 +314,9 @@ Study load_study(const std::string& file) {
             }
         } else fail_in(file, "\"notes\": expected a string or a list of strings, got " + json_kind(n));
     }
-    s.chips = run_files(file, doc, "chip");
-    s.workloads = run_files(file, doc, "workload");
-    s.chip = s.chips.front().file;
-    s.workload = s.workloads.front().file;
-    s.chip_path = s.chips.front().path;
-    s.workload_path = s.workloads.front().path;
+}
 
+void read_set_and_combine(const std::string& file, const ojson& doc, Study& s) {
     if (doc.contains("set")) {
         if (!doc["set"].is_object())
             fail_in(file, "\"set\": expected an object of PATH: VALUE, e.g. {\"workload.batch\": 1}, got " + json_kind(doc["set"]));
@@ -324,6 +334,9 @@ Study load_study(const std::string& file) {
                                    "together), got {}{}", c.dump(), did_you_mean(v, {"grid", "zip"})));
     }
 
+}
+
+void read_axes(const std::string& file, const ojson& doc, Study& s) {
     // Axes: required unless the files or "changes" vary the runs.
     const bool varies = s.chips.size() > 1 || s.workloads.size() > 1 || doc.contains("changes");
     if (!doc.contains("axes") && !varies)
@@ -355,6 +368,9 @@ Study load_study(const std::string& file) {
                 fail_in(file, fmt::format("\"combine\": \"zip\" needs axes of equal length, but {} has {} values and {} has {}",
                                        s.axes.front().path, s.axes.front().values.size(), a.path, a.values.size()));
 
+}
+
+void read_metrics(const std::string& file, const ojson& doc, Study& s) {
     // Metrics.
     if (doc.contains("metrics")) {
         const ojson& m = doc["metrics"];
@@ -375,7 +391,11 @@ Study load_study(const std::string& file) {
         s.metrics = {"total_cycles"};
     }
 
-    // Every base run must load; then every axis path must name a key of it.
+}
+
+// Every base run (chip x workload entry) must load; returns the workload kind
+// the key paths are checked against.
+std::string check_base_runs(const std::string& file, const Study& s) {
     std::string kind;
     for (const auto& c : s.chips)
         for (const auto& w : s.workloads) {
@@ -387,6 +407,32 @@ Study load_study(const std::string& file) {
                                        which.empty() ? "" : " (" + which.substr(1) + ")", e.what()));
             }
         }
+    return kind;
+}
+
+}  // namespace
+
+Study load_study(const std::string& file) {
+    const ojson doc = read_json_object_file(file, "study file");
+    for (auto it = doc.begin(); it != doc.end(); ++it)
+        if (std::find(kStudyKeys.begin(), kStudyKeys.end(), it.key()) == kStudyKeys.end())
+            fail_in(file, fmt::format("unknown key \"{}\"{}; a study has: {}", it.key(), did_you_mean(it.key(), kStudyKeys),
+                                   fmt::join(kStudyKeys, ", ")));
+    Study s;
+    s.file = file;
+    s.name = fs::path(file).stem().string();
+    read_name_and_notes(file, doc, s);
+    s.chips = run_files(file, doc, "chip");
+    s.workloads = run_files(file, doc, "workload");
+    s.chip = s.chips.front().file;
+    s.workload = s.workloads.front().file;
+    s.chip_path = s.chips.front().path;
+    s.workload_path = s.workloads.front().path;
+    read_set_and_combine(file, doc, s);
+    read_axes(file, doc, s);
+    read_metrics(file, doc, s);
+    // Then every axis and change path must name a key of the runs' kind.
+    const std::string kind = check_base_runs(file, s);
     for (auto& a : s.axes) a.unit = check_key_path(file, "\"axes\".\"" + a.path + "\"", a.path, kind)->unit;
     read_changes(file, doc, kind, s);
     read_modes(file, doc, s);

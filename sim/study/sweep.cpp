@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -173,6 +174,39 @@ void check_metric_names(const Study& study, const Point& first, const std::strin
     if (!error.empty()) throw InputError(fmt::format("{}: \"metrics\": {}", study.file, error));
 }
 
+// The finished points of an earlier run of the sweep: rows of results.jsonl
+// (`torn` lines unreadable, `dropped` rows of points no longer in the study)
+// and result.json files array tasks wrote after the collecting sweep stopped
+// (`adopted`).
+void collect_finished(const ResultsStore& store, const std::vector<Point>& points, const std::string& dir,
+                      const std::map<std::string, const Point*>& by_id, std::map<std::string, Row>& done,
+                      std::size_t& torn, std::size_t& dropped, std::size_t& adopted) {
+    for (Row& r : store.load(&torn)) {
+        if (!by_id.count(r.id)) {
+            ++dropped;
+            continue;
+        }
+        r.index = by_id.at(r.id)->index;
+        if (r.ok()) done[r.id] = r;
+    }
+    std::error_code ec;
+    for (const auto& p : points) {
+        if (done.count(p.id)) continue;
+        const PointFiles f = point_files(dir, p.id);
+        try {
+            if (!fs::exists(f.result, ec)) continue;
+            std::ifstream in(f.result, std::ios::binary);
+            Row r = Row::from_json(ojson::parse(in));
+            if (r.ok() && r.id == p.id) {
+                r.index = p.index;
+                done[p.id] = r;
+                ++adopted;
+            }
+        } catch (const std::exception&) {
+        }
+    }
+}
+
 // DIR/responses.jsonl and its verdict: false when a miss is not one the
 // study records, or a recorded one passed.
 bool write_responses(const Study& study, const std::vector<Point>& points, const std::map<std::string, Row>& rows,
@@ -216,9 +250,10 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     std::string lock_note;
     const FolderLock lock(dir, lock_note);
     const std::string study_json = dir + "/study.json";
-    std::vector<std::string> axis_paths;  // the axes, and a response study's chip, workload, change and mode
-    if (!points.empty())
-        for (auto it = points.front().values.begin(); it != points.front().values.end(); ++it) axis_paths.push_back(it.key());
+    std::vector<std::string> axis_paths;  // the axes, and a response study's fields (first seen first)
+    for (const auto& p : points)
+        for (auto it = p.values.begin(); it != p.values.end(); ++it)
+            if (std::find(axis_paths.begin(), axis_paths.end(), it.key()) == axis_paths.end()) axis_paths.push_back(it.key());
     const ResultsStore store(dir, axis_paths, study.metrics);
     const bool has_results = fs::exists(store.jsonl_path(), ec) && fs::file_size(store.jsonl_path(), ec) > 0;
     if (!opt.resume && (fs::exists(study_json, ec) || has_results))
@@ -241,31 +276,9 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     for (const auto& p : points) by_id[p.id] = &p;
     std::map<std::string, Row> done;
     std::size_t torn = 0, dropped = 0, adopted = 0;
-    if (opt.resume) remove_stale_temporaries(dir);
     if (opt.resume) {
-        for (Row& r : store.load(&torn)) {
-            if (!by_id.count(r.id)) {
-                ++dropped;
-                continue;
-            }
-            r.index = by_id[r.id]->index;
-            if (r.ok()) done[r.id] = r;
-        }
-        for (const auto& p : points) {
-            if (done.count(p.id)) continue;
-            const PointFiles f = point_files(dir, p.id);
-            try {
-                if (!fs::exists(f.result, ec)) continue;
-                std::ifstream in(f.result, std::ios::binary);
-                Row r = Row::from_json(ojson::parse(in));
-                if (r.ok() && r.id == p.id) {
-                    r.index = p.index;
-                    done[p.id] = r;
-                    ++adopted;
-                }
-            } catch (const std::exception&) {
-            }
-        }
+        remove_stale_temporaries(dir);
+        collect_finished(store, points, dir, by_id, done, torn, dropped, adopted);
     }
     const std::size_t remeasured = reread_metrics(done, study, dir, by_id);
     {
@@ -275,11 +288,6 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     }
 
     const std::string abs_dir = fs::absolute(dir).lexically_normal().string();
-    if (study.has_fixed()) {
-        out << "compiling the base points' streams for the fixed runs ...\n";
-        out.flush();
-        compile_fixed_streams(study, points, abs_dir, opt.self, opt.jobs);
-    }
     std::vector<PendingPoint> pending;
     for (const auto& p : points) {
         if (done.count(p.id)) continue;
@@ -287,7 +295,7 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
         pp.point = p;
         pp.files = point_files(abs_dir, p.id);
         const std::string workload =
-            p.mode == Mode::fixed ? fixed_stream_path(abs_dir, p) : study.workloads[p.workload].path;
+            p.mode == Mode::fixed ? fixed_stream_path(abs_dir, study, p) : study.workloads[p.workload].path;
         pp.argv = run_arguments(study.chips[p.chip].path, workload, p.set_args(study), pp.files.stats);
         pp.argv.insert(pp.argv.begin(), opt.self);
         pending.push_back(std::move(pp));
@@ -313,6 +321,18 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     log.line(fmt::format("sweep {} points={} pending={} resumed={} backend={}", study.name, points.size(), pending.size(),
                          done.size(), opt.backend));
 
+    install_interrupt_handlers();
+    if (study.has_fixed()) {
+        std::vector<Point> to_run;
+        for (const auto& p : pending) to_run.push_back(p.point);
+        out << "compiling the base points' streams for the fixed runs ...\n";
+        out.flush();
+        compile_fixed_streams(study, to_run, abs_dir, opt.self, opt.jobs);
+        if (interrupted()) {
+            out << "sweep interrupted while compiling the fixed streams; rerun with --resume to continue\n";
+            return 130;
+        }
+    }
     Progress progress(out, points.size(), done.size(), opt.tty);
     SweepSink sink;
     sink.started = [&](const PendingPoint& p) {
@@ -327,7 +347,6 @@ int run_sweep(const SweepOptions& opt, std::ostream& out) {
     };
     sink.tick = [&] { progress.tick(); };
 
-    install_interrupt_handlers();
     bool stopped = false;
     try {
         if (opt.backend == "local") run_local_backend(pending, opt, study.metrics, sink);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/arith.hpp"
 #include "engine/wake_scheduler.hpp"
 #include "system/plane_hash.hpp"
 #include "stats/run_span.hpp"
@@ -45,9 +46,8 @@ Mesh::Mesh(sc_core::sc_module_name name, const ChipParams& chip, GlobalMemory& m
         const LinkTier& p = t == MeshTier::intra ? ic.intra_node : ic.inter_node;
         TierSpec& spec = tiers_[static_cast<int>(t)];
         spec.ps_per_byte = 1000.0 / p.plane_bandwidth_gbps;
-        spec.latency_ps = static_cast<std::uint64_t>(std::llround(p.latency_ns * 1000.0));
-        spec.jitter_bound_ps = ic.reorder_jitter_ns < 0 ? spec.latency_ps
-                                                        : static_cast<std::uint64_t>(std::llround(ic.reorder_jitter_ns * 1000.0));
+        spec.latency_ps = ns_to_ps(p.latency_ns);
+        spec.jitter_bound_ps = ic.reorder_jitter_ns < 0 ? spec.latency_ps : ns_to_ps(ic.reorder_jitter_ns);
         // The ingress buffer in drain time at this tier's rate.
         spec.buffer_ps = static_cast<std::uint64_t>(std::floor(static_cast<double>(ic.ingress_buffer_bytes) * spec.ps_per_byte));
     }

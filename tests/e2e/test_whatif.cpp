@@ -1,5 +1,4 @@
-// What-if signs (issue 13, "What-if conformance"; issue 41, "tests mirror the
-// code"): more of any chip resource never makes a bundled model slower by
+// What-if signs: more of any chip resource never makes a bundled model slower by
 // more than 1% on a2, whether the stream is compiled once for the base chip
 // (fixed) or recompiled for the changed chip. A property over every graph
 // model under models/ and every resource of kResources, in both directions

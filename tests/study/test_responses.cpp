@@ -120,6 +120,18 @@ TEST_CASE("response study: bad changes, modes and expectations name the key with
                Contains("did you mean 'roofline'"));
     CHECK_THAT(load_error(tmp, conv_study(hbm_and_cubes(), {"recompiled"}, {{"rule", "monotone"}, {"tolerence", 0.1}})),
                Contains("did you mean 'tolerance'"));
+    CHECK_THAT(load_error(tmp, conv_study(hbm_and_cubes(), {"recompiled"}, {{"rule", 1}})), Contains("\"rule\": expected"));
+    ojson known = ojson::array();
+    known.push_back({{"model", "b1"}, {"verdict", "no effect"}});
+    CHECK_THAT(load_error(tmp, conv_study(hbm_and_cubes(), {"recompiled"}, {{"rule", "roofline"}, {"known", known}})),
+               Contains("\"expect\".\"known\"[0]: unknown field \"model\"") && Contains("did you mean 'mode'"));
+    s = conv_study(hbm_and_cubes(), {"fixed"});
+    s.erase("changes");
+    s["axes"] = {{"chip.hbm.bandwidth_gbps", {800, 1600}}};
+    CHECK_THAT(load_error(tmp, s), Contains("\"modes\": modes are those of the \"changes\""));
+    s = conv_study(hbm_and_cubes(), {"recompiled"});
+    s["workload"]["b1"] = {{"set", {{"workload.batch", 1}}}};
+    CHECK_THAT(load_error(tmp, s), Contains("\"workload\".\"b1\": missing required key \"file\""));
 }
 
 TEST_CASE("response sweep: halving the Cube cores slows a Cube-bound model, doubling HBM does not slow it, "
