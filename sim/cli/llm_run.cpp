@@ -1,6 +1,7 @@
 #include "cli/llm_run.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <vector>
@@ -116,10 +117,12 @@ std::string llm_stats(Stats& s, const System& sys, const LlmBuild& b, const LlmW
     const double end_mean_ns = s.number_or("ranks.end_mean_ns", 0);  // one die reports no ranks.*
     s.set("llm.rank_imbalance", end_mean_ns > 0 ? step_ns / end_mean_ns : 1.0);
     if (g.microbatches == 2) s.set("llm.microbatch_overlap", overlap_sum / ranks);
-    s.set("llm.weight_bytes_per_die", g.weight_bytes);
-    s.set("llm.kv_cache_bytes_per_die", g.kv_bytes);
-    s.set("llm.params.total", llm::count_params(b.model).total());
-    s.set("llm.params.active", llm::active_params(b.model, false));
+    // Byte and parameter counts are whole numbers (summed as reals).
+    auto whole = [](double v) { return static_cast<std::uint64_t>(std::llround(v)); };
+    s.set("llm.weight_bytes_per_die", whole(g.weight_bytes));
+    s.set("llm.kv_cache_bytes_per_die", whole(g.kv_bytes));
+    s.set("llm.params.total", whole(llm::count_params(b.model).total()));
+    s.set("llm.params.active", whole(llm::active_params(b.model, false)));
     std::string out = fmt::format("  llm          {} {}: step {:.3f} us, {:.0f} tokens/s per die, mean layer {:.3f} us, slowest die / mean {:.3f}\n",
                                   b.model.model_type, w.phase == LlmWorkload::Phase::decode ? "decode" : "prefill", step_ns / 1000.0,
                                   tokens_per_s, s.number("llm.layer_ns") / 1000.0, s.number("llm.rank_imbalance"));

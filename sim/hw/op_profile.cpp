@@ -1,6 +1,7 @@
 #include "hw/op_profile.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <map>
 #include <string>
@@ -130,7 +131,7 @@ void report_ops(Stats& s, const SimContext& ctx) {
                        {"transfer_ns", ns(r->transfer)},
                        {"event_wait_ns", ns(r->wait)},
                        {"bytes", r->bytes},
-                       {"flops", r->flops},
+                       {"flops", static_cast<std::uint64_t>(std::llround(r->flops))},  // a count
                        {"bound", bound(*r)},
                        {"resource", resource(*r)}});
     s.set_json("ops", ops.dump());

@@ -35,8 +35,8 @@ bool kind_fits(StatKind k, const nlohmann::json& v) {
         case StatKind::ps:
         case StatKind::bytes:
         case StatKind::index:
-        case StatKind::flag:  // whole numbers; a few are written as floats (ops[].flops, llm.params.total)
-            return v.is_number_integer() || (v.is_number_float() && v.get<double>() == std::floor(v.get<double>()));
+        case StatKind::flag:  // whole numbers, written as integers
+            return v.is_number_integer();
         case StatKind::ns:
         case StatKind::fraction:
         case StatKind::ratio:
