@@ -139,17 +139,34 @@ std::vector<ojson> axis_combinations(const Study& s, std::size_t per_combination
 
 // A change value as set: {"scale": F} is F times the base run's value
 // (rounded, and at least 1, for an integer key).
-ojson applied_value(const Study& s, const Change& c, const ojson& written, const Point& base) {
+// A base combination's resolved configuration, loaded once and only if a
+// scaled change needs it.
+class BaseDocument {
+public:
+    BaseDocument(const Study& s, const Point& base) : s_(s), base_(base) {}
+    const nlohmann::json& get(const std::string& path, double f) {
+        if (!loaded_) {
+            try {
+                loaded_.emplace(RunConfig::load(s_.chips[base_.chip].path, s_.workloads[base_.workload].path,
+                                                base_.compile_set_args(s_)));
+            } catch (const InputError& e) {
+                throw InputError(fmt::format("{}: \"changes\".\"{}\": {{\"scale\": {}}} needs the base run ({}), "
+                                             "which does not load: {}", s_.file, path, f, base_.label(), e.what()));
+            }
+        }
+        return loaded_->document();
+    }
+
+private:
+    const Study& s_;
+    const Point& base_;
+    std::optional<RunConfig> loaded_;
+};
+
+ojson applied_value(const Study& s, const Change& c, const ojson& written, BaseDocument& base) {
     if (!written.is_object()) return written;
     const double f = written["scale"].get<double>();
-    std::optional<RunConfig> loaded;
-    try {
-        loaded.emplace(RunConfig::load(s.chips[base.chip].path, s.workloads[base.workload].path, base.compile_set_args(s)));
-    } catch (const InputError& e) {
-        throw InputError(fmt::format("{}: \"changes\".\"{}\": {{\"scale\": {}}} needs the base run ({}), which does "
-                                     "not load: {}", s.file, c.path, f, base.label(), e.what()));
-    }
-    const nlohmann::json* node = &loaded->document();
+    const nlohmann::json* node = &base.get(c.path, f);
     for (const auto& seg : split_key_path(c.path)) {
         if (!node->is_object() || !node->contains(seg) || (*node)[seg].is_null())
             throw InputError(fmt::format("{}: \"changes\".\"{}\": {{\"scale\": {}}} needs the base run's value, and "
@@ -188,12 +205,13 @@ void add_mode_points(const Study& s, const Point& key, Mode mode, std::vector<Po
         if (fixed) base.values["stream"] = unpinned ? "unpinned" : "pinned";
         base.base = out.size();
         out.push_back(base);
+        BaseDocument document(s, base);
         for (const auto& c : s.changes) {
             if (fixed && core_count(c.path) != unpinned) continue;
             for (const auto& v : c.values) {
                 Point p = base;
                 p.change = c.path;
-                p.applied = applied_value(s, c, v, base);
+                p.applied = applied_value(s, c, v, document);
                 p.values["change"] = c.path;
                 p.values["value"] = v;
                 p.values["applied"] = p.applied;
