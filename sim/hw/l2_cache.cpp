@@ -1,5 +1,7 @@
 #include "hw/l2_cache.hpp"
 
+#include "common/arith.hpp"
+
 #include <algorithm>
 #include <new>
 #include <stdexcept>
@@ -105,7 +107,7 @@ std::uint64_t L2Cache::clean_set(std::uint64_t set) {
     }
     if (dirty_ways <= 1) clear_bit(candidate_bits_, set);  // nothing dirty left after this one
     if (v == ways_) return 0;
-    const auto lines = static_cast<std::uint64_t>(__builtin_popcountll(x.dirty[v]));
+    const auto lines = popcount64(x.dirty[v]);
     x.dirty[v] = 0;
     dirty_count_ -= lines;
     counters_.cleaned += lines;
@@ -149,9 +151,9 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
             const std::uint64_t present = x.valid[w] & covered;
             const std::uint64_t added = covered & ~x.valid[w];
             x.valid[w] |= covered;
-            resident_ += static_cast<std::uint64_t>(__builtin_popcountll(added));
+            resident_ += popcount64(added);
             if (write) {
-                dirty_count_ += static_cast<std::uint64_t>(__builtin_popcountll(covered & ~x.dirty[w]));
+                dirty_count_ += popcount64(covered & ~x.dirty[w]);
                 x.dirty[w] |= covered;
             }
             return present;
@@ -173,8 +175,8 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
 
     const std::uint32_t old_stamp = tags[v] == 0 ? 0 : stamps[v];
     if (tags[v] != 0) {
-        const auto lines = static_cast<std::uint64_t>(__builtin_popcountll(x.valid[v]));
-        const auto dirty = static_cast<std::uint64_t>(__builtin_popcountll(x.dirty[v]));
+        const auto lines = popcount64(x.valid[v]);
+        const auto dirty = popcount64(x.dirty[v]);
         counters_.evictions += lines;
         counters_.dirty_evictions += dirty;
         out.dirty_evicted_bytes += dirty * line_;
@@ -189,8 +191,8 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
     tags[v] = tag;
     x.valid[v] = covered;
     x.dirty[v] = write ? covered : 0;
-    if (write) dirty_count_ += static_cast<std::uint64_t>(__builtin_popcountll(covered));
-    resident_ += static_cast<std::uint64_t>(__builtin_popcountll(covered));
+    if (write) dirty_count_ += popcount64(covered);
+    resident_ += popcount64(covered);
     // Bimodal insertion: at the LRU end (the evicted block's age), so a
     // block that is not reused soon is the next to go; every 32nd at the
     // MRU end.
@@ -226,7 +228,7 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
         const std::uint64_t last = line_shift_ >= 0 ? (hi - 1 - bbase) >> line_shift_ : (hi - 1 - bbase) / line_;
         const std::uint64_t covered = (last == 63 ? ~0ULL : (1ULL << (last + 1)) - 1) & ~((1ULL << first) - 1);
         const std::uint64_t hit = touch(block, set, covered, write, out);
-        const auto n_hit = static_cast<std::uint64_t>(__builtin_popcountll(hit));
+        const auto n_hit = popcount64(hit);
         const auto n_all = last - first + 1;
         if (write) {
             counters_.write_hits += n_hit;

@@ -1,5 +1,7 @@
 #include "tasks/lint.hpp"
 
+#include "common/arith.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -410,7 +412,7 @@ private:
             const Word* pa = pa_.row(t);
             for (std::size_t i = 0; i < W_; ++i) {
                 row[i] &= pa[i];
-                rep_.true_dependences += static_cast<std::uint64_t>(__builtin_popcountll(row[i]));
+                rep_.true_dependences += popcount64(row[i]);
             }
         }
     }
