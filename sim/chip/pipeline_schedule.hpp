@@ -41,11 +41,12 @@ struct Due {
 
 // Steps a TilePipeline with known stage costs (a template over the cost
 // function: the planners rank many schedules, and a call through
-// std::function per stage and tile showed in the profile).
+// std::function per stage and tile showed in the profile). Its buffers are
+// the thread's, kept from run to run: one Stepper of a kind runs at a time.
 template <class Cost>
-class Stepper : public TilePipeline::Host {
+class Stepper {
 public:
-    explicit Stepper(const Cost& cost) : cost_(cost) { due_.reserve(16); }
+    explicit Stepper(const Cost& cost) : cost_(cost), due_(scratch().due), ring_(scratch().ring) { due_.clear(); }
 
     // `period`: tiles after which the costs repeat (0: none known). When the
     // schedule's state one period ago equals today's shifted by a period
@@ -57,6 +58,7 @@ public:
         stages_ = stages;
         tiles_ = tiles;
         period_ = period;
+        ring_set_ = false;
         pipe_.kick(*this);
         double end = 0;
         while (!due_.empty()) {
@@ -77,9 +79,9 @@ public:
         return end;
     }
 
-    bool has_work(int stage, std::uint64_t tile) override { return !cost_(stage, tile).none; }
+    bool has_work(int stage, std::uint64_t tile) { return !cost_(stage, tile).none; }
 
-    bool begin_stage(int stage, std::uint64_t tile) override {
+    bool begin_stage(int stage, std::uint64_t tile) {
         const StageCost c = cost_(stage, tile);
         if (c.none) return false;
         if (c.latency > 0) {
@@ -97,7 +99,7 @@ private:
     struct Snapshot {
         std::uint64_t tile = ~0ULL;  // stage 0's next tile when it was taken
         double t = 0;
-        TilePipeline::State state;
+        typename BasicTilePipeline<Stepper>::State state;
         std::array<Due, kMaxDue> due;
         std::size_t n_due = 0;
     };
@@ -112,7 +114,7 @@ private:
     }
 
     bool matches(const Snapshot& old, std::uint64_t lag) const {
-        const TilePipeline::State now = pipe_.state();
+        const auto now = pipe_.state();
         for (int s = 0; s < stages_; ++s)
             if (now.next[s] != old.state.next[s] + lag || now.done[s] != old.state.done[s] + lag ||
                 now.busy[s] != old.state.busy[s])
@@ -135,7 +137,11 @@ private:
     void fast_forward() {
         if (due_.size() > kMaxDue) return;
         const std::uint64_t max_lag = period_ * std::max<std::uint64_t>(1, kMinLagTiles / period_);
-        if (ring_.size() != max_lag + 1) ring_.assign(max_lag + 1, Snapshot{});
+        if (!ring_set_) {
+            ring_.resize(max_lag + 1);
+            for (Snapshot& s : ring_) s.tile = ~0ULL;
+            ring_set_ = true;
+        }
         for (std::uint64_t lag = period_; lag <= max_lag && lag <= seen_; lag += period_) {
             const Snapshot& then = ring_[(seen_ - lag) % ring_.size()];
             if (then.tile != seen_ - lag || !matches(then, lag)) continue;
@@ -166,38 +172,58 @@ private:
     // back, costs less here than a heap.
     void post(double t, int stage, Step s) {
         const Due d{t, seq_++, stage, s};
-        auto it = due_.end();
-        while (it != due_.begin() && d > *(it - 1)) --it;
-        due_.insert(it, d);
+        due_.push_back(d);
+        std::size_t i = due_.size() - 1;
+        for (; i > 0 && d > due_[i - 1]; --i) due_[i] = due_[i - 1];
+        due_[i] = d;
+    }
+
+    struct Scratch {
+        std::vector<Due> due;
+        std::vector<Snapshot> ring;
+    };
+    static Scratch& scratch() {
+        thread_local Scratch s;
+        return s;
     }
 
     const Cost& cost_;
-    TilePipeline pipe_;
-    std::vector<Due> due_;  // latest first
+    BasicTilePipeline<Stepper> pipe_;
+    std::vector<Due>& due_;  // latest first
     double now_ = 0;
     std::uint64_t seq_ = 0;
     int stages_ = 0;
     std::uint64_t tiles_ = 0, period_ = 0, seen_ = 0;
-    std::vector<Snapshot> ring_;  // by stage 0's next tile, one period back at most
+    std::vector<Snapshot>& ring_;  // by stage 0's next tile, one period back at most
+    bool ring_set_ = false;
 };
 
 }  // namespace detail
 
+// Cycles of `tiles` tiles from `run(n)`, the cycles of the first n of them
+// stepped: tasks of more than `exact_tiles` tiles are stepped for that many
+// and extrapolated at the rate of the second half of them (steady state).
+template <class Run>
+double extrapolated_cycles(std::uint64_t tiles, std::uint64_t exact_tiles, const Run& run) {
+    if (tiles == 0) return 0;
+    if (tiles <= exact_tiles || exact_tiles < 2) return run(tiles);
+    const std::uint64_t half = exact_tiles / 2;
+    const double t_half = run(half);
+    const double t_full = run(exact_tiles);
+    const double per_tile = (t_full - t_half) / static_cast<double>(exact_tiles - half);
+    return t_full + per_tile * static_cast<double>(tiles - exact_tiles);
+}
+
 // Cycles from the first stage starting until the last stage of the last tile
-// has finished and every transfer has arrived. Tasks of more than
-// `exact_tiles` tiles are stepped for that many and extrapolated at the rate
-// of the second half of them (steady state). Stages in `port_mask` share
+// has finished and every transfer has arrived, extrapolated past
+// `exact_tiles` tiles (extrapolated_cycles). Stages in `port_mask` share
 // one port (chip/tile_pipeline.hpp). `cost(stage, tile)` gives a StageCost.
 template <class Cost>
 double pipelined_cycles(int stages, std::uint64_t tiles, int depth, const Cost& cost, std::uint64_t exact_tiles = 4096,
                         std::uint32_t port_mask = 0, std::uint64_t period = 0) {
-    if (tiles == 0) return 0;
-    if (tiles <= exact_tiles || exact_tiles < 2) return detail::Stepper<Cost>(cost).run(stages, tiles, depth, port_mask, period);
-    const std::uint64_t half = exact_tiles / 2;
-    const double t_half = detail::Stepper<Cost>(cost).run(stages, half, depth, port_mask, period);
-    const double t_full = detail::Stepper<Cost>(cost).run(stages, exact_tiles, depth, port_mask, period);
-    const double per_tile = (t_full - t_half) / static_cast<double>(exact_tiles - half);
-    return t_full + per_tile * static_cast<double>(tiles - exact_tiles);
+    return extrapolated_cycles(tiles, exact_tiles, [&](std::uint64_t n) {
+        return detail::Stepper<Cost>(cost).run(stages, n, depth, port_mask, period);
+    });
 }
 
 }  // namespace npusim::timing

@@ -327,68 +327,179 @@ void fit_rows(MatmulTiling& t, const MatmulShape& s, const ChipParams& chip) {
 }
 
 namespace {
-double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
-                                   Rereads rereads, std::uint64_t exact_tiles, double warm);
+// What a Cube schedule's transfers cost where it runs: `active` cores
+// streaming, a `warm` share of every load fetched by another core first.
+struct CubeRates {
+    double per_hit, per_miss, out_rate, load_latency, warm;
+    CubeRates(const MatmulShape& s, const ChipParams& chip, int active, double warm_share)
+        // A load's cycles: hits at the L2 rate, misses at the HBM share (as
+        // core_transfer_cycles, with the two rates found once per schedule).
+        : per_hit(1.0 / core_transfer_bytes_per_cycle(chip, CoreType::cube, 1.0, active)),
+          per_miss(1.0 / core_transfer_bytes_per_cycle(chip, CoreType::cube, 0.0, active)),
+          // Stores allocate in the write-back L2: they move at the core's L2 write rate.
+          out_rate(core_transfer_bytes_per_cycle(chip, CoreType::cube, 1.0, active, true)),
+          load_latency(0),
+          warm(s.src == Space::l2 ? 1.0 : warm_share) {
+        load_latency = warm * gm_write_latency_cycles(chip) + (1 - warm) * hbm_latency_cycles(chip);
+    }
+};
+
+double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip,
+                                   const CubeRates& rates, Rereads rereads, std::uint64_t exact_tiles);
 }  // namespace
 
 double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
                           Rereads rereads, std::uint64_t exact_tiles, double warm) {
     // The compiler's whole-plan searches rate the same Cube tasks in every
     // plan they try (a plan for fewer cores changes a few kernels' tiles):
-    // the stepped schedule is kept per task shape, plan, place and chip.
+    // the stepped schedule is kept per task shape, plan, transfer rates and
+    // chip. Rates, not the core count: counts whose HBM shares the port
+    // caps alike give the same schedule.
+    const CubeRates rates(s, chip, active, warm);
     CacheKey key;
     key.shape(s);
     key.add(g.m0), key.add(g.n0), key.add(g.k0), key.add(g.m1), key.add(g.n1), key.add(g.k1);
     key.add(g.mb), key.add(g.nb), key.add(g.kb), key.add(g.elt), key.add(g.a_gm_ratio);
     key.add(g.a_panel_reused), key.add(g.b_reused);
-    key.add(active), key.add(rereads.a), key.add(rereads.b), key.add(exact_tiles), key.add(warm);
+    key.add(rates.per_hit), key.add(rates.per_miss), key.add(rates.out_rate), key.add(rates.load_latency);
+    key.add(rates.warm), key.add(rereads.a), key.add(rereads.b), key.add(exact_tiles);
     key.chip(chip);
     thread_local std::unordered_map<std::string, double> cache;
     if (const auto it = cache.find(key.bytes); it != cache.end()) return it->second;
     if (cache.size() >= 65536) cache.clear();
-    const double c = matmul_pipe_cycles_uncached(s, g, chip, active, rereads, exact_tiles, warm);
+    const double c = matmul_pipe_cycles_uncached(s, g, chip, rates, rereads, exact_tiles);
     cache.emplace(std::move(key.bytes), c);
     return c;
 }
 
 namespace {
-double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
-                                   Rereads rereads, std::uint64_t exact_tiles, double warm) {
-    // Stores allocate in the write-back L2: they move at the core's L2 write rate.
-    const double out_rate = core_transfer_bytes_per_cycle(chip, CoreType::cube, 1.0, active, true);
+using StepCosts = std::array<StageCost, 4>;  // MTE2, MTE1, M, FixPipe
+
+// A block step's pipe costs follow from the work cube_tile finds for it.
+StepCosts step_costs(const CubeTile& c, const MatmulShape& s, const ChipParams& chip, const CubeRates& r,
+                     Rereads rereads) {
     const bool gm_in = s.src == Space::hbm || s.src == Space::l2, gm_out = s.dst == Space::hbm || s.dst == Space::l2;
-    if (s.src == Space::l2) warm = 1.0;
-    // A load's cycles: hits at the L2 rate, misses at the HBM share (as
-    // core_transfer_cycles, with the two rates found once per schedule).
-    const double per_hit = 1.0 / core_transfer_bytes_per_cycle(chip, CoreType::cube, 1.0, active);
-    const double per_miss = 1.0 / core_transfer_bytes_per_cycle(chip, CoreType::cube, 0.0, active);
-    const double load_latency = warm * gm_write_latency_cycles(chip) + (1 - warm) * hbm_latency_cycles(chip);
-    CubeTileRing steps;
-    const auto cost = [&](int stage, std::uint64_t tile) {
-        const CubeTile& c = steps.at(s, g, chip, tile);
-        switch (stage) {
-            case 0: {
-                const std::uint64_t bytes = c.a_gm_bytes + c.b_bytes;
-                if (bytes == 0 || !gm_in) return StageCost{true, 0, 0};
-                const double again = static_cast<double>((rereads.a && c.a_reread ? c.a_gm_bytes : 0) +
-                                                         (rereads.b && c.b_reread ? c.b_bytes : 0));
-                const double hits = std::max(again, warm * static_cast<double>(bytes));
-                return StageCost{false, hits * per_hit + (static_cast<double>(bytes) - hits) * per_miss, load_latency};
-            }
-            case 1: return StageCost{false, c.mte1_cycles, 0};
-            case 2: return StageCost{false, c.m_cycles, 0};
-            default:
-                if (c.out_bytes == 0) return StageCost{true, 0, 0};
-                if (!gm_out) return StageCost{false, fixpipe_local_cycles(chip, c.out_bytes), 0};
-                return StageCost{false, transfer_cycles(static_cast<double>(c.out_bytes), out_rate),
-                                 gm_write_latency_cycles(chip)};
+    StepCosts out;
+    const std::uint64_t bytes = c.a_gm_bytes + c.b_bytes;
+    if (bytes == 0 || !gm_in) {
+        out[0] = StageCost{true, 0, 0};
+    } else {
+        const double again = static_cast<double>((rereads.a && c.a_reread ? c.a_gm_bytes : 0) +
+                                                 (rereads.b && c.b_reread ? c.b_bytes : 0));
+        const double hits = std::max(again, r.warm * static_cast<double>(bytes));
+        out[0] = StageCost{false, hits * r.per_hit + (static_cast<double>(bytes) - hits) * r.per_miss, r.load_latency};
+    }
+    out[1] = StageCost{false, c.mte1_cycles, 0};
+    out[2] = StageCost{false, c.m_cycles, 0};
+    if (c.out_bytes == 0) out[3] = StageCost{true, 0, 0};
+    else if (!gm_out) out[3] = StageCost{false, fixpipe_local_cycles(chip, c.out_bytes), 0};
+    else out[3] = StageCost{false, transfer_cycles(static_cast<double>(c.out_bytes), r.out_rate),
+                            gm_write_latency_cycles(chip)};
+    return out;
+}
+
+// When the block counts cover the shape (as every plan_matmul plan's do),
+// a step's work depends only on whether it is in the first or last row
+// of blocks, the first or last column, and the last K step (remainders,
+// what stays in L1, the FixPipe step): one of 32 kinds, each found once.
+class CubeStepTable {
+public:
+    CubeStepTable(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, const CubeRates& r,
+                  Rereads rereads)
+        : s_(s), g_(g), chip_(chip), r_(r), rereads_(rereads),
+          by_kind_(g.m1 > 0 && g.n1 > 0 && g.k1 > 0 && g.mb == ceil_div(s.m, g.m1) && g.nb == ceil_div(s.n, g.n1) &&
+                   g.kb == ceil_div(s.k, g.k1)) {}
+
+    bool by_kind() const { return by_kind_; }
+    unsigned kind(std::uint64_t tile) const {
+        const std::uint64_t rest = fast_div(tile, g_.kb), mi = fast_div(rest, g_.nb);
+        const std::uint64_t ki = tile - rest * g_.kb, ni = rest - mi * g_.nb;
+        return (mi == 0 ? 1u : 0u) | (mi + 1 == g_.mb ? 2u : 0u) | (ni == 0 ? 4u : 0u) | (ni + 1 == g_.nb ? 8u : 0u) |
+               (ki + 1 == g_.kb ? 16u : 0u);
+    }
+    // The first step of a kind, or ~0 when no step is of that kind.
+    std::uint64_t first_of(unsigned kind) const {
+        const auto at = [](std::uint64_t blocks, bool first, bool last) -> std::uint64_t {
+            if (first) return last == (blocks == 1) ? 0 : ~std::uint64_t{0};
+            if (last) return blocks > 1 ? blocks - 1 : ~std::uint64_t{0};
+            return blocks > 2 ? 1 : ~std::uint64_t{0};
+        };
+        const std::uint64_t mi = at(g_.mb, kind & 1u, kind & 2u), ni = at(g_.nb, kind & 4u, kind & 8u);
+        const std::uint64_t ki = kind & 16u ? g_.kb - 1 : (g_.kb > 1 ? 0 : ~std::uint64_t{0});
+        if (mi == ~std::uint64_t{0} || ni == ~std::uint64_t{0} || ki == ~std::uint64_t{0}) return ~std::uint64_t{0};
+        return (mi * g_.nb + ni) * g_.kb + ki;
+    }
+    const StepCosts& at(std::uint64_t tile) {
+        if (!by_kind_) {
+            Own& o = own_[tile & 7];
+            if (o.tile != tile) o = Own{tile, step_costs(cube_tile(s_, g_, chip_, tile), s_, chip_, r_, rereads_)};
+            return o.costs;
         }
+        const unsigned k = kind(tile);
+        if (!(found_ >> k & 1u)) {
+            kinds_[k] = step_costs(cube_tile(s_, g_, chip_, tile), s_, chip_, r_, rereads_);
+            found_ |= 1u << k;
+        }
+        return kinds_[k];
+    }
+
+private:
+    struct Own {
+        std::uint64_t tile = ~std::uint64_t{0};
+        StepCosts costs;
     };
+    const MatmulShape& s_;
+    const MatmulTiling& g_;
+    const ChipParams& chip_;
+    const CubeRates& r_;
+    Rereads rereads_;
+    bool by_kind_;
+    std::array<StepCosts, 32> kinds_{};
+    std::uint32_t found_ = 0;
+    std::array<Own, 8> own_{};
+};
+
+// The first `tiles` steps' schedule follows from the kinds of step among
+// them and their costs: plans of other shapes, cores or K extents often
+// step the same ones (a task's last row only matters once it is reached).
+std::string schedule_key(CubeStepTable& table, const MatmulTiling& g, std::uint64_t tiles, std::uint32_t port,
+                         std::uint64_t period) {
+    CacheKey key;
+    key.add(tiles), key.add(port), key.add(period), key.add(g.nb), key.add(g.kb);
+    key.add((g.mb - 1) * g.nb * g.kb < tiles ? g.mb : 0);
+    for (unsigned k = 0; k < 32; ++k) {
+        const std::uint64_t first = table.first_of(k);
+        if (first >= tiles) continue;
+        key.add(k);
+        for (const StageCost& c : table.at(first)) key.add(c.none), key.add(c.cycles), key.add(c.latency);
+    }
+    return std::move(key.bytes);
+}
+
+double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip,
+                                   const CubeRates& rates, Rereads rereads, std::uint64_t exact_tiles) {
+    const bool gm_in = s.src == Space::hbm || s.src == Space::l2, gm_out = s.dst == Space::hbm || s.dst == Space::l2;
+    CubeStepTable table(s, g, chip, rates, rereads);
+    const auto cost = [&](int stage, std::uint64_t tile) { return table.at(tile)[static_cast<std::size_t>(stage)]; };
     // MTE2 and FixPipe share the core's GM port (when both go through it).
     // Block steps run m-outer, n, k-inner: the steps of one (m, n) block
     // repeat along a row (those of a whole row when the rows are short).
+    const std::uint32_t port = (gm_in ? 1u : 0u) | (gm_out ? 0b1000u : 0u);
     const std::uint64_t period = g.kb * (g.nb <= 4 ? g.nb : 1);
-    return pipelined_cycles(4, g.tiles(), 2, cost, exact_tiles, (gm_in ? 1u : 0u) | (gm_out ? 0b1000u : 0u), period);
+    const auto step = [&](std::uint64_t n) { return detail::Stepper<decltype(cost)>(cost).run(4, n, 2, port, period); };
+    if (!table.by_kind()) return extrapolated_cycles(g.tiles(), exact_tiles, step);
+    // A few steps are stepped sooner than their key is made and found.
+    constexpr std::uint64_t kMinKept = 16;
+    thread_local std::unordered_map<std::string, double> stepped;
+    return extrapolated_cycles(g.tiles(), exact_tiles, [&](std::uint64_t n) {
+        if (n < kMinKept) return step(n);
+        std::string key = schedule_key(table, g, n, port, period);
+        if (const auto it = stepped.find(key); it != stepped.end()) return it->second;
+        if (stepped.size() >= 65536) stepped.clear();
+        const double c = step(n);
+        stepped.emplace(std::move(key), c);
+        return c;
+    });
 }
 }  // namespace
 
