@@ -123,12 +123,9 @@ bool BasicTilePipeline<Host>::can_start(int s, Host& host) const {
     // first, so the next tile's data is on its way while stores wait,
     // unless the stage before a store waits for the buffer that store
     // frees: then the store goes first, whatever order simultaneous events
-    // arrive in. Until 2026-12-03 loads always went first: a load that
-    // could run ahead (a lower HBM latency freed its buffer sooner) kept a
-    // finished accumulator's store waiting, L0C stayed full and the Cube
-    // stalled (a 128 x 384 x 384 tile on ax300 took 13% longer at 150 ns
-    // than at 200 ns). A stage with no work on this tile neither waits for
-    // the port nor takes it.
+    // arrive in (else a load that runs ahead keeps a finished accumulator's
+    // store waiting, L0C stays full and the Cube stalls). A stage with no
+    // work on this tile neither waits for the port nor takes it.
     for (int o = 0; o < stages_; ++o) {
         if (!(port_mask_ >> o & 1u) || o == s) continue;
         if (busy_[o]) return !host.has_work(s, next_[s]);
