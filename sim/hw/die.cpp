@@ -17,7 +17,7 @@
 namespace npusim {
 
 Die::Die(sc_core::sc_module_name name, const ChipParams& chip, const TaskStream& stream, TraceWriter* trace,
-         bool trace_pipes, DiePlace place)
+         bool trace_pipes, DiePlace place, std::shared_ptr<const DescriptorTable> descriptors)
     : sc_core::sc_module(name), ctx_(chip, stream), scheduler_("scheduler") {
     ctx_.scheduler = &scheduler_;
     ctx_.trace = trace;
@@ -39,7 +39,7 @@ Die::Die(sc_core::sc_module_name name, const ChipParams& chip, const TaskStream&
     memory_ = std::make_unique<MemorySystem>("memory", scheduler_, chip, ctx_.tracing ? trace : nullptr, ctx_.trace_pid);
     ctx_.memory = memory_.get();
     // The scalar core listens to every core, so it comes first.
-    scalar_ = std::make_unique<ScalarCore>("scalar", ctx_);
+    scalar_ = std::make_unique<ScalarCore>("scalar", ctx_, std::move(descriptors));
     std::vector<AiCore*> cubes, vectors;
     for (int i = 0; i < chip.cube.count; ++i) {
         cube_.push_back(std::make_unique<CubeCore>(fmt::format("cube{}", i).c_str(), i, ctx_, *scalar_));

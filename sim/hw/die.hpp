@@ -28,8 +28,10 @@ public:
     // `trace` may be null. The stream must already be checked against the chip.
     // `place` puts it in a System of ranks (its trace process is then
     // "rank R", pid R + 1); a stream with kernel programs needs one.
+    // `descriptors`: the stream's, shared with other dies that run it (null:
+    // the die packs its own).
     Die(sc_core::sc_module_name name, const ChipParams& chip, const TaskStream& stream, TraceWriter* trace,
-        bool trace_pipes = true, DiePlace place = {});
+        bool trace_pipes = true, DiePlace place = {}, std::shared_ptr<const DescriptorTable> descriptors = nullptr);
     ~Die() override;
 
     // Runs to completion; throws DeadlockError if tasks remain that can never run.

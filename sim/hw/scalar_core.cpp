@@ -1,6 +1,7 @@
 #include "hw/scalar_core.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -13,7 +14,42 @@
 
 namespace npusim {
 
-ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
+DescriptorTable::DescriptorTable(const TaskStream& ts) {
+    // Stream-major packed descriptors: count per stream, then fill.
+    const auto& tasks = ts.tasks;
+    stream_begin.assign(ts.streams.size() + 1, 0);
+    for (const Task& t : tasks) ++stream_begin[t.stream + 1];
+    for (std::size_t s = 0; s < ts.streams.size(); ++s) stream_begin[s + 1] += stream_begin[s];
+    std::vector<std::size_t> fill(stream_begin.begin(), stream_begin.end() - 1);
+    descs.resize(tasks.size());
+    std::size_t n_waits = 0, n_signals = 0;
+    for (const Task& t : tasks) {
+        n_waits += t.wait.size();
+        n_signals += t.signal.size();
+    }
+    waits.reserve(n_waits);
+    signals.reserve(n_signals);
+    // Waits are appended per stream in stream order to keep them in step.
+    std::vector<std::uint32_t> order(tasks.size());
+    for (std::uint32_t i = 0; i < tasks.size(); ++i) order[fill[tasks[i].stream]++] = i;
+    for (std::size_t d = 0; d < order.size(); ++d) {
+        const Task& t = tasks[order[d]];
+        Desc& desc = descs[d];
+        desc.task = order[d];
+        desc.priority = t.priority;
+        desc.core = t.core;
+        desc.type = t.core_type;
+        desc.scalar_cycles = t.params.cycles;
+        desc.wait_begin = static_cast<std::uint32_t>(waits.size());
+        waits.insert(waits.end(), t.wait.begin(), t.wait.end());
+        desc.wait_end = static_cast<std::uint32_t>(waits.size());
+        desc.signal_begin = static_cast<std::uint32_t>(signals.size());
+        signals.insert(signals.end(), t.signal.begin(), t.signal.end());
+        desc.signal_end = static_cast<std::uint32_t>(signals.size());
+    }
+}
+
+ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx, std::shared_ptr<const DescriptorTable> table)
     : sc_core::sc_module(name),
       ctx_(ctx),
       room_cores_(2),
@@ -21,48 +57,21 @@ ScalarCore::ScalarCore(sc_core::sc_module_name name, SimContext& ctx)
       queue_capacity_(1 + static_cast<std::uint32_t>(std::max(0, ctx.chip.scalar.queue_depth))),
       streams_(ctx.stream.streams.size()),
       events_(ctx.stream.events.size()),
+      table_(table ? std::move(table) : std::make_shared<const DescriptorTable>(ctx.stream)),
+      descs_(table_->descs.data()),
+      waits_(table_->waits.data()),
+      signals_(table_->signals.data()),
       slot_busy_(static_cast<std::size_t>(ctx.chip.scalar.count), 0),
       slot_core_(static_cast<std::size_t>(ctx.chip.scalar.count), nullptr),
       slot_tid_(static_cast<std::size_t>(ctx.chip.scalar.count), 0) {
-    // Stream-major packed descriptors: count per stream, then fill.
-    const auto& tasks = ctx_.stream.tasks;
-    std::vector<std::size_t> fill(streams_.size(), 0);
-    for (const Task& t : tasks) ++fill[t.stream];
-    std::size_t at = 0;
+    if (table_->descs.size() != ctx_.stream.tasks.size() || table_->stream_begin.size() != streams_.size() + 1)
+        throw std::logic_error("ScalarCore: descriptor table of another stream");
     for (std::size_t s = 0; s < streams_.size(); ++s) {
-        streams_[s].begin = streams_[s].head = at;
-        at += fill[s];
-        streams_[s].end = at;
-        fill[s] = streams_[s].begin;
+        streams_[s].begin = streams_[s].head = table_->stream_begin[s];
+        streams_[s].end = table_->stream_begin[s + 1];
     }
     for (std::size_t e = 0; e < events_.size(); ++e) events_[e].count = ctx_.stream.events[e].count;
-    descs_.resize(tasks.size());
-    std::size_t n_waits = 0, n_signals = 0;
-    for (const Task& t : tasks) {
-        n_waits += t.wait.size();
-        n_signals += t.signal.size();
-    }
-    waits_.reserve(n_waits);
-    signals_.reserve(n_signals);
     slot_running_.resize(slot_busy_.size());
-    // Waits are appended per stream in stream order to keep them in step.
-    std::vector<std::uint32_t> order(tasks.size());
-    for (std::uint32_t i = 0; i < tasks.size(); ++i) order[fill[tasks[i].stream]++] = i;
-    for (std::size_t d = 0; d < order.size(); ++d) {
-        const Task& t = tasks[order[d]];
-        Desc& desc = descs_[d];
-        desc.task = order[d];
-        desc.priority = t.priority;
-        desc.core = t.core;
-        desc.type = t.core_type;
-        desc.scalar_cycles = t.params.cycles;
-        desc.wait_begin = static_cast<std::uint32_t>(waits_.size());
-        waits_.insert(waits_.end(), t.wait.begin(), t.wait.end());
-        desc.wait_end = static_cast<std::uint32_t>(waits_.size());
-        desc.signal_begin = static_cast<std::uint32_t>(signals_.size());
-        signals_.insert(signals_.end(), t.signal.begin(), t.signal.end());
-        desc.signal_end = static_cast<std::uint32_t>(signals_.size());
-    }
     if (ctx_.tracing)
         for (std::size_t s = 0; s < slot_tid_.size(); ++s) {
             slot_tid_[s] = ctx_.next_tid++;

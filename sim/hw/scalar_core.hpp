@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <queue>
 #include <string>
 #include <vector>
@@ -36,6 +37,29 @@ struct EventState {
     std::uint32_t first_waiter = UINT32_MAX, last_waiter = UINT32_MAX;
 };
 
+// What the scalar core needs of a stream's descriptors, packed and laid out
+// stream by stream, so walking a stream reads memory in order. It is read
+// only, so the ranks of a System that run one stream share one rather than
+// each holding ~70 B per task.
+struct DescriptorTable {
+    struct Desc {
+        std::uint32_t task;
+        std::int32_t priority;
+        std::int32_t core;        // pinned core or -1
+        CoreType type;
+        std::uint32_t wait_begin;  // into waits
+        std::uint32_t wait_end;
+        std::uint32_t signal_begin;  // into signals
+        std::uint32_t signal_end;
+        std::uint64_t scalar_cycles;
+    };
+    explicit DescriptorTable(const TaskStream& ts);
+    std::vector<Desc> descs;
+    std::vector<EventIndex> waits;
+    std::vector<EventIndex> signals;
+    std::vector<std::size_t> stream_begin;  // per stream, its first descriptor; then descs.size()
+};
+
 // How long the host had been at work when it signalled an event from
 // outside the die: since `since_ps`, after device task `after_task` ended
 // (UINT32_MAX: none; the host was busy from the start).
@@ -47,7 +71,9 @@ struct HostGate {
 
 class ScalarCore : public sc_core::sc_module, public CoreListener, private Wakeable {
 public:
-    ScalarCore(sc_core::sc_module_name name, SimContext& ctx);
+    // `table`: the stream's descriptors, shared with other dies that run it
+    // (null: the core packs its own).
+    ScalarCore(sc_core::sc_module_name name, SimContext& ctx, std::shared_ptr<const DescriptorTable> table = nullptr);
     void attach_cores(std::vector<AiCore*> cube, std::vector<AiCore*> vector);
 
     void task_finished(CoreType type, int core, std::uint32_t task) override;
@@ -76,19 +102,7 @@ public:
     std::string deadlock_report() const;
 
 private:
-    // What the scalar core needs of a descriptor, packed and laid out
-    // stream by stream, so walking a stream reads memory in order.
-    struct Desc {
-        std::uint32_t task;
-        std::int32_t priority;
-        std::int32_t core;        // pinned core or -1
-        CoreType type;
-        std::uint32_t wait_begin;  // into waits_
-        std::uint32_t wait_end;
-        std::uint32_t signal_begin;  // into signals_
-        std::uint32_t signal_end;
-        std::uint64_t scalar_cycles;
-    };
+    using Desc = DescriptorTable::Desc;
     // The signal list of the task running on a core or dispatch slot, kept
     // where the finish looks first (the task's own descriptor is cold by
     // then: a cache miss per task in the profile).
@@ -172,9 +186,10 @@ private:
     std::array<std::uint32_t, 3> ready_count_{};
     void count_ready(CoreType type, int delta);
     std::size_t queue_index(const Desc& d) const;
-    std::vector<Desc> descs_;
-    std::vector<EventIndex> waits_;
-    std::vector<EventIndex> signals_;
+    std::shared_ptr<const DescriptorTable> table_;
+    const Desc* descs_;  // table_'s arrays, read on every dispatch
+    const EventIndex* waits_;
+    const EventIndex* signals_;
     std::vector<CoreQueue> queues_[2];    // per cube / vector core
     std::vector<Running> slot_running_;   // per dispatch slot (scalar-kernel tasks)
     struct Waiter {

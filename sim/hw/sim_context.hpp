@@ -27,6 +27,8 @@ struct DiePlace {
 };
 
 // When each task became ready to issue, was dispatched, started and ended.
+// One per task on every rank, kept to the end for the statistics and the
+// critical path across ranks: fields are ordered so it packs into 88 B.
 struct TaskTiming {
     std::uint64_t head_ps = 0;      // reached the head of its stream
     std::uint64_t released_ps = 0;  // its last awaited event fired
@@ -37,6 +39,7 @@ struct TaskTiming {
     bool done = false;
     // What held it up, for the critical path (hw/critical_path): a few
     // stores per task, never per cycle.
+    BoundBy bound = BoundBy::none;  // what held it (hw/bound_by.hpp)
     std::uint32_t prev_on_core = UINT32_MAX;  // the task its core ran before it
     std::uint64_t dispatch_ps = 0;  // its dispatch began on the scalar core
     std::uint64_t compute_ps = 0;   // busiest compute pipe's time inside the task
@@ -46,8 +49,8 @@ struct TaskTiming {
     // landed last (the critical path goes on there).
     std::int32_t mem_rank = -1;
     std::uint32_t mem_task = UINT32_MAX;
-    BoundBy bound = BoundBy::none;  // what held it (hw/bound_by.hpp)
 };
+static_assert(sizeof(TaskTiming) == 88, "TaskTiming: a field that breaks the packing costs 8 B per task per rank");
 
 struct SimContext {
     const ChipParams& chip;

@@ -64,7 +64,7 @@ void GlobalMemory::post_block(int rank, std::uint64_t block, std::uint64_t land_
     Page& p = page(rank, block / kPageBlocks);
     const int slot = static_cast<int>(block % kPageBlocks);
     p.land[slot] = land_ps;
-    p.by[slot] = by;
+    p.by[slot] = WrittenBy{by.rank, by.task};
     if (has_flag) p.flag[slot] = flag;
     ++blocks_posted_;
     if (p.waiters == kNone) return;
@@ -107,8 +107,7 @@ Writer GlobalMemory::writer(int rank, std::uint64_t first, std::uint32_t n) cons
         const auto slot = static_cast<std::size_t>(b % kPageBlocks);
         if (p->land[slot] != kNever && p->land[slot] >= latest) {
             latest = p->land[slot];
-            w = p->by[slot];
-            w.land_ps = latest;
+            w = Writer{p->by[slot].rank, p->by[slot].task, latest};
         }
     }
     return w;

@@ -84,10 +84,16 @@ public:
 private:
     static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
     static constexpr int kPageBlocks = 64;
+    // Who wrote a block: a Writer without the landing time, which is the
+    // block's own (8 B a block, not 16: pages are kept to the run's end).
+    struct WrittenBy {
+        std::int32_t rank = -1;
+        std::uint32_t task = UINT32_MAX;
+    };
     struct Page {
         std::uint64_t land[kPageBlocks];
         std::uint64_t flag[kPageBlocks];
-        Writer by[kPageBlocks];
+        WrittenBy by[kPageBlocks];
         std::uint32_t waiters = kNone;  // index into waiter_heads_, made on first watch
         Page() {
             for (auto& l : land) l = kNever;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -77,9 +79,15 @@ System::System(sc_core::sc_module_name name, const ChipParams& chip, std::vector
     min_landing_ps_ = std::min(ns_to_ps(chip.l2.latency_ns), link_min - window);
     max_latency_ps_ = ns_to_ps(chip.interconnect.max_latency_ns());
     dies_.reserve(streams_.size());
+    // Ranks that run one stream share its descriptor table (the streams are
+    // few: one per distinct rank program).
+    std::vector<std::pair<const TaskStream*, std::shared_ptr<const DescriptorTable>>> tables;
     for (int r = 0; r < ranks; ++r) {
-        dies_.push_back(std::make_unique<Die>(fmt::format("rank{}", r).c_str(), chip, *streams_[static_cast<std::size_t>(r)],
-                                              traced(r) ? trace : nullptr, trace_pipes, DiePlace{r, this}));
+        const TaskStream& stream = *streams_[static_cast<std::size_t>(r)];
+        auto it = std::find_if(tables.begin(), tables.end(), [&](const auto& t) { return t.first == &stream; });
+        if (it == tables.end()) it = tables.insert(tables.end(), {&stream, std::make_shared<const DescriptorTable>(stream)});
+        dies_.push_back(std::make_unique<Die>(fmt::format("rank{}", r).c_str(), chip, stream, traced(r) ? trace : nullptr,
+                                              trace_pipes, DiePlace{r, this}, it->second));
         dies_.back()->scheduler().attach(hub_, r);
     }
 }
