@@ -70,10 +70,15 @@ std::string phase_summary(const Stats& s) {
 
 // The functional memory (system/global_memory.hpp) keeps what it knows of
 // each written DataBlock in pages of 64 (land time, flag, writer) behind a
-// hash table: about 2.1 KB a page (932,176 pages took 1.96 GB in a 2 GiB
-// ring allreduce on 8 ranks).
+// hash table: about 1.9 KB a page (a 2 GiB ring allreduce on 8 ranks, its
+// 932,176 pages nearly all of it, peaked at 1.77 GB).
 constexpr std::uint64_t kPageBlocks = 64;
-constexpr std::uint64_t kLandedPageBytes = 2100;
+constexpr std::uint64_t kLandedPageBytes = 1900;
+// A rank's own state per task of a stream other ranks run too (its timing
+// record, event states, queues; the stream and its descriptors are shared),
+// measured: a DeepSeek-V3 decode on 288 dies held 338 MB more for two more
+// MoE layers, 2.15 M task instances (157 B each).
+constexpr std::uint64_t kRankBytesPerTask = 160;
 // A die's fixed state besides its L2's tags (cores, memory system, HBM
 // channels, scheduler, its share of the mesh), measured: a 1 MiB ring
 // allreduce held 156 MB on 64 ranks and 1.0 GB on 288, 1.3-1.6 MB a rank
@@ -113,13 +118,22 @@ std::uint64_t landed_pages(const std::vector<std::shared_ptr<const TaskStream>>&
 // memory's pages.
 void check_system_memory(const std::vector<std::shared_ptr<const TaskStream>>& per_rank, const ChipParams& chip,
                          const std::string& workload) {
-    std::uint64_t tasks = 0;
-    for (const auto& s : per_rank) tasks += s->tasks.size();
+    // A stream is held once however many ranks run it; each rank adds its
+    // own per-task state.
+    std::uint64_t tasks = 0, stream_tasks = 0;
+    std::vector<const TaskStream*> seen;
+    for (const auto& s : per_rank) {
+        tasks += s->tasks.size();
+        if (std::find(seen.begin(), seen.end(), s.get()) != seen.end()) continue;
+        seen.push_back(s.get());
+        stream_tasks += s->tasks.size();
+    }
     const std::uint64_t pages = landed_pages(per_rank, static_cast<std::uint64_t>(chip.interconnect.datablock_bytes));
 
     const auto l2_tags = static_cast<std::uint64_t>(chip.l2.size_mb * 1024 * 1024) /
                          static_cast<std::uint64_t>(std::max(1, chip.l2.region_kb) * 1024) * 28;
-    const std::uint64_t bytes = per_rank.size() * (l2_tags + kDieBytes) + tasks * kStreamBytesPerTask + pages * kLandedPageBytes;
+    const std::uint64_t bytes = per_rank.size() * (l2_tags + kDieBytes) + stream_tasks * kStreamBytesPerTask +
+                                (tasks - stream_tasks) * kRankBytesPerTask + pages * kLandedPageBytes;
     check_memory_budget(fmt::format("{}: simulating {} tasks on {} ranks with {} pages of DataBlocks landing over the mesh",
                                     workload, tasks, per_rank.size(), pages),
                         bytes, "use fewer ranks (--set chip.interconnect.ranks=N), fewer bytes or fewer layers");
