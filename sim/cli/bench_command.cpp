@@ -388,6 +388,9 @@ int bench_llm(const std::string& self, const std::string& chip, int layers) {
         }
         std::cout.flush();
     }
+    // What sets the budget: the supernode path's event rate against the die's own.
+    std::cout << fmt::format("  the die alone: {:.0f} events/CPU s (a synthetic stream, npusim bench --machine)\n",
+                             die_events_per_s(self, chip, dir));
     std::error_code ec;
     fs::remove_all(dir, ec);
     return rc;
