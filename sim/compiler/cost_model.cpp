@@ -71,10 +71,9 @@ double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int activ
 int vector_streams(const VectorWork& w, const ChipParams& chip, std::int64_t tiles) {
     // Short tasks share L2 and HBM with fewer cores than the kernel has
     // tiles: one scalar slot dispatches a task every dispatch_cycles, so
-    // 96 tasks of 1500 cycles never all stream together (BERT-512 on a2
-    // with 96 vector cores: tasks estimated at all 96 ran in 0.34-0.6 of
-    // it). Fewer streams make each task shorter, so it is iterated down
-    // to the count its own length supports.
+    // many short tasks never all stream together. Fewer streams make each
+    // task shorter, so it is iterated down to the count its own length
+    // supports.
     int c = static_cast<int>(std::clamp<std::int64_t>(tiles, 1, std::max(1, chip.vector.count)));
     const double interval = timing::dispatch_interval_cycles(chip);
     if (interval <= 0) return c;

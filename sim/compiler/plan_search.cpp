@@ -16,7 +16,7 @@ namespace npusim::compiler {
 namespace {
 
 // Beyond this many Cube kernels the variants cost too much compile time
-// (ResNet-50's 53 convolutions: each variant is another full tiling).
+// (each variant is another full tiling of the graph).
 constexpr long kMaxExploredCubeKernels = 16;
 
 // Each fused attention kernel hands its score tiles between Cube and Vector
@@ -68,16 +68,13 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     // Planned for every Cube core, a kernel's tiling sees only its own
     // estimate: one wave of larger tiles can beat two of smaller ones there
     // and lose in the graph, where coarser tiles start later behind their
-    // producers (BERT-512 on a2 ran 2-5% slower on 36-64 cube cores than on
-    // 32). So the graph is also planned for fewer cores, every `step` from
-    // the chip's count down to `step`: the same counts on every chip, so a
-    // chip with more cores tries every plan a smaller one tried and keeps
-    // the same one unless a plan for its extra cores is estimated faster.
-    // The plan whose schedule ends first goes (on a tie, the one on fewer
-    // cores). Until 2026-12-03 the counts went down to half the chip's and
-    // a plan for fewer cores had to win by kEstimateMargin: ax300 BERT-128
-    // with 24 cube cores kept a plan for 12, with 28 never tried 12, kept
-    // its own and ran 6.5% slower.
+    // producers. So the graph is also planned for fewer cores, every `step`
+    // from the chip's count down to `step`: the same counts on every chip,
+    // so a chip with more cores tries every plan a smaller one tried and
+    // keeps the same one unless a plan for its extra cores is estimated
+    // faster (no margin: a margin would let a chip with more cores keep a
+    // plan a smaller chip beat). The plan whose schedule ends first goes
+    // (on a tie, the one on fewer cores).
     PlannedGraph best = plan_graph(laid, chip, opt);
     const auto cube_kernels = std::count_if(best.plan.kernels.begin(), best.plan.kernels.end(),
                                             [](const Kernel& k) { return k.core == CoreType::cube; });
@@ -103,15 +100,12 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     // The tiler chooses each Cube kernel's block counts by the kernel's own
     // estimate; what its neighbours make of them (a conversion it waits
     // for, a consumer waiting for its last rows, a kernel beside it) only
-    // the whole schedule sees. A 2048^3 MatMul behind its input conversion
-    // ran 6.7% / 9.2% slower with L0C / L0B doubled: the larger buffer let a
-    // plan win whose every tile reads all rows of A. So each Cube kernel's
-    // runners-up (kernel order, each kept if the whole plan ends
-    // kEstimateMargin sooner, as above) are tried with the plan found so
-    // far, on every kernel of the same dims at once: BERT's q, k and v
-    // projections run side by side, and one of them alone in coarser tiles
-    // frees too little (48 cube cores: 0.4% by the schedule; all three 2.1%,
-    // and the run 5.4% faster).
+    // the whole schedule sees: a larger buffer can let a plan win whose
+    // every tile reads all rows of A. So each Cube kernel's runners-up
+    // (kernel order, each kept if the whole plan ends kEstimateMargin
+    // sooner) are tried with the plan found so far, on every kernel of the
+    // same dims at once: kernels alike run side by side, and one of them
+    // alone in coarser tiles frees too few cores to show.
     if (opt.search_cube_plans && cube_kernels > 0 && cube_kernels <= kMaxExploredCubeKernels) {
         ChipParams c = chip;
         c.cube.count = best.cubes;
@@ -124,13 +118,9 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
                 return other.dims == tc.dims && !other.runners_up.empty();
             });
             for (const TilingChoice::Blocks& b : tc.runners_up) {
-                // Coarser tiles are tried for a kernel alone too: until
-                // 2026-12-03 only for kernels alike, and ax300 BERT-128 kept
-                // ffn.up / ffn.down in 12 / 8 tiles (3 / 2 waves on 4 cube
-                // cores) where 8 / 4 were 4% sooner by the schedule and ran
-                // 5% faster. The margin guards the schedule's error as for
-                // any runner-up (a 2048^3 MatMul's 3 x 12 x 2, rated 0.8%
-                // better than 12 x 1 x 8, ran 1.5% slower: not kept).
+                // Coarser tiles are tried for a kernel alone too: fewer
+                // waves of a lone kernel can end sooner. The margin guards
+                // against the schedule's own error, as for any runner-up.
                 CompileOptions o = kept;
                 for (const TilingChoice& other : first)
                     if (other.dims == tc.dims && !other.runners_up.empty())

@@ -61,8 +61,8 @@ constexpr double kRunnerUpBand = 0.15;
 constexpr double kFullPlanWindow = 0.05;  // block counts re-rated by the full Cube plan (choose_cube)
 
 // Tasks one graph may compile to: bounds the compiler's memory and time (a
-// 2 TiB tensor would otherwise become millions of tiles). ResNet-50 at
-// batch 256 is about 28 000 tasks.
+// 2 TiB tensor would otherwise become millions of tiles); a large CNN at
+// batch 256 is tens of thousands.
 constexpr std::size_t kMaxCompiledTasks = 1000000;
 
 class Tiler {
@@ -614,10 +614,8 @@ private:
             return w;
         };
         const int cubes = std::max(1, chip_.cube.count);
-        // Kernels alike beside it (BERT's q, k and v projections) run at
-        // the same time on the same cores: their tiles together fill the
-        // waves (ax300 BERT-128's q, k and v in 12 tiles each, 9 waves on 4
-        // cores, ran 3.1% slower than in 4 each).
+        // Kernels alike beside it (projections of one input) run at the
+        // same time on the same cores: their tiles together fill the waves.
         const i64 group = kernels_alike(k);
         const auto count = [](const CubeBlocks& b) { return b.m * b.n * b.k; };
         CubeBlocks best_b;
@@ -732,14 +730,11 @@ private:
             }
             // The quick Cube plan ranks only the blocks that move the fewest
             // bytes, and a larger L0C or L0B, whose blocks move fewer still,
-            // can push out the block the smaller buffer ran fastest: the
-            // same tile rated 2.4% slower with 128 KB of L0C than with 64 KB
-            // (a2 BERT-128's attn.out.matmul) and lost its block counts. So
-            // the counts within kFullPlanWindow of the best are rated again
-            // by the full plan, whose candidates include the smaller
-            // buffer's (for a buffer that doubles: timing.cpp). The
-            // conformance table came out as with every count rated by the
-            // full plan, which compiled 4-5x slower.
+            // can push out the block the smaller buffer ran fastest. So the
+            // counts within kFullPlanWindow of the best are rated again by
+            // the full plan, whose candidates include the smaller buffer's
+            // (for a buffer that doubles: timing.cpp); rating every count by
+            // the full plan costs several times the compile time.
             {
                 const double cut = best * (1 + kFullPlanWindow);
                 best = std::numeric_limits<double>::max();
@@ -758,10 +753,7 @@ private:
             // estimated kEstimateMargin faster: the estimate spreads an
             // operand's L2 hits evenly over its readers and sees no other
             // kernel's traffic, so it underrates tiles that each read all
-            // of A. BERT-512 on ax300 with L0C doubled took q, k and v in
-            // 1 x 4 blocks (each tile all 512 rows of x: 10% more bytes),
-            // rated 0.2% faster than 2 x 2; they ran 5% slower and the
-            // whole layer 1.0% slower than with the smaller L0C.
+            // of A.
             {
                 const auto port_bytes = [&](const CubeBlocks& b) {
                     const CubeWork w = tile_work(b);
@@ -987,8 +979,7 @@ private:
         if (!cut) return 1;
         const i64 cube_waves = ceil_div(cut->tiles, std::max(1, chip_.cube.count));
         // The scalar slots start one tile per interval: the tiles of the
-        // first waves are ready no sooner than they are all dispatched (96
-        // tiles of segnet's input normalisation take 3072 cycles on a2).
+        // first waves are ready no sooner than they are all dispatched.
         const double interval = timing::dispatch_interval_cycles(chip_);
         const auto cube_end = [&](i64 w) {
             const double small = vector_tile_cycles(k, bytes, tiles * w);
@@ -1274,8 +1265,8 @@ private:
                     // A 4-D tensor is (N, H rows, C columns) in an image
                     // layout and (N·C, H rows, W columns) in a matrix one:
                     // the tile's rows of one (n, c) plane, or of every c of
-                    // one n, on the other side (BERT's heads converted to
-                    // FRACTAL_NZ read all 12 heads' rows for one head's).
+                    // one n, on the other side (heads converted to
+                    // FRACTAL_NZ read every head's rows for one head's).
                     read_blocks.clear();
                     if (in_image) read_blocks.push_back(Block{b / ib.c1, b / ib.c1 + 1, lo, hi, b % ib.c1, b % ib.c1 + 1});
                     else
@@ -1300,7 +1291,7 @@ private:
     // Each input copied into its place in the output, in row blocks: the
     // kernel's tile count (vector_tiles over all its bytes) shared out by
     // each input's bytes, so a large input is not one long copy on one
-    // core (segnet's skip joins copied an encoder map in one 170 us task).
+    // core.
     // A join along W names the whole output per copy (the block model keeps
     // W whole), so those stay one copy per input and image.
     void concat(int ki, TilingChoice& choice) {
