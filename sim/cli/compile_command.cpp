@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/estimates_csv.hpp"
 #include "cli/llm_run.hpp"
 #include "cli/parse_options.hpp"
 #include "cli/system_run.hpp"
@@ -104,23 +105,9 @@ int compile_command(const Args& args) {
     OutputFile out(out_file);
     write_task_stream(r.stream, out.stream());
     out.commit();
-    if (!estimates_file.empty()) {
-        OutputFile est(estimates_file);
-        // Names come from the graph: quoted, as CSV quotes them.
-        const auto quoted = [](const std::string& s) {
-            std::string q = "\"";
-            for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-            return q + "\"";
-        };
-        est.stream() << "id,op,core_type,est_cycles\n";
-        for (std::size_t i = 0; i < r.stream.tasks.size(); ++i) {
-            const Task& t = r.stream.tasks[i];
-            est.stream() << fmt::format("{},{},{},{:.1f}\n", quoted(t.id), quoted(r.stream.name(t.op)),
-                                        to_string(t.core_type), r.est_cycles[i]);
-        }
-        est.commit();
-    }
-    if (!quiet) std::cout << r.summary() << fmt::format("  stream -> {}\n", out_file);
+    std::string estimates_note;
+    if (!estimates_file.empty()) estimates_note = write_estimates(r, cfg.chip(), estimates_file);
+    if (!quiet) std::cout << r.summary() << fmt::format("  stream -> {}\n", out_file) << estimates_note;
     return 0;
 }
 

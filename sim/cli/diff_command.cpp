@@ -19,6 +19,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/parse_options.hpp"
+#include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
 #include "common/output_file.hpp"
@@ -111,13 +112,6 @@ std::string workload_of(const json& stats) {
     return w->value("kind", std::string()) + " " + w->value("file", std::string());
 }
 
-// A CSV field in quotes, its quotes doubled.
-std::string quoted(const std::string& s) {
-    std::string q = "\"";
-    for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-}
-
 void write_ops_csv(const std::string& file, const std::map<std::string, json>& a, const std::map<std::string, json>& b) {
     static const std::vector<std::string> fields = {"tasks", "cores", "flops", "bytes", "busy_ns", "compute_ns",
                                                     "transfer_ns", "event_wait_ns", "start_ns", "end_ns", "bound"};
@@ -132,7 +126,7 @@ void write_ops_csv(const std::string& file, const std::map<std::string, json>& a
     for (const auto& [k, v] : b) names.insert(k);
     const auto cell = [](const json& v) {
         if (v.is_null()) return std::string();
-        if (v.is_string()) return quoted(v.get<std::string>());
+        if (v.is_string()) return csv_quoted(v.get<std::string>());
         return v.is_number_float() ? fmt::format("{:.6g}", v.get<double>()) : v.dump();
     };
     const auto rate = [](const std::map<std::string, json>& m, const std::string& n) {
@@ -142,7 +136,7 @@ void write_ops_csv(const std::string& file, const std::map<std::string, json>& a
         return busy > 0 ? fmt::format("{:.6g}", it->second["flops"].get<double>() / (busy * 1e-9)) : std::string();
     };
     for (const auto& n : names) {
-        os << quoted(n);
+        os << csv_quoted(n);
         for (const auto* m : {&a, &b}) {
             const auto it = m->find(n);
             for (const auto& f : fields) os << "," << (it == m->end() ? std::string() : cell(it->second.value(f, json())));

@@ -14,7 +14,9 @@ namespace {
 constexpr std::uint64_t kNever = ~std::uint64_t{0};
 }
 
-WakeScheduler::WakeScheduler(sc_core::sc_module_name name) : sc_core::sc_module(name), armed_ps_(kNever) {
+WakeScheduler::WakeScheduler(sc_core::sc_module_name name, Kernel kernel)
+    : sc_core::sc_module(name), armed_ps_(kNever), alone_(kernel == Kernel::alone) {
+    if (alone_) return;
     SC_HAS_PROCESS(WakeScheduler);
     SC_METHOD(run);
     sensitive << ev_;
@@ -58,6 +60,7 @@ void WakeScheduler::pop() {
 
 void WakeScheduler::arm(std::uint64_t t_ps, std::uint64_t now) {
     armed_ps_ = t_ps;
+    if (alone_) return;  // run_alone() takes the next action itself
     if (hub_) hub_->arm(*this, t_ps);
     else ev_.notify(sc_core::sc_time::from_value(t_ps - now));
 }
@@ -91,6 +94,25 @@ void WakeScheduler::run_due(std::uint64_t now) {
     running_ = false;
     if (head_ < queue_.size()) arm(queue_[head_].t, now);
     else if (hub_) hub_->arm(*this, kNever);
+}
+
+std::uint64_t WakeScheduler::run_alone() {
+    if (!alone_ || hub_)
+        throw std::logic_error("WakeScheduler::run_alone: a scheduler built to run alone, not attached");
+    struct Restore {  // also when an action throws
+        std::uint64_t events;
+        ~Restore() {
+            detail::running_now_ps = kNever;
+            sim_events_total() = events;
+        }
+    } restore{sim_events_total()};
+    std::uint64_t last = 0;
+    while (head_ < queue_.size()) {
+        last = queue_[head_].t;
+        detail::running_now_ps = last;
+        run_due(last);
+    }
+    return last;
 }
 
 void WakeScheduler::run_window(std::uint64_t end) {

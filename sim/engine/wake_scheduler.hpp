@@ -64,7 +64,11 @@ protected:
 
 class WakeScheduler : public sc_core::sc_module {
 public:
-    explicit WakeScheduler(sc_core::sc_module_name name);
+    // Who runs the actions: a SystemC process (every real run), or the
+    // caller of run_alone() (a die evaluated outside the simulation, e.g.
+    // by the compiler's planner; no SystemC process, event or time).
+    enum class Kernel { systemc, alone };
+    explicit WakeScheduler(sc_core::sc_module_name name, Kernel kernel = Kernel::systemc);
 
     // Runs w.wake(action) at t_ps (>= now; earlier means now). Call during
     // elaboration or from any SystemC process.
@@ -84,6 +88,11 @@ public:
     void run_window(std::uint64_t end);
     void rearm();
     std::uint64_t next_ps() const;  // earliest pending action, or ~0
+    // Kernel::alone: runs every action, in (time, post order), each at its
+    // own time (now_ps()), those they post included, until none is left;
+    // returns the last one's time. The events it counts are not the
+    // simulation's (sim_events_total() is left as it was).
+    std::uint64_t run_alone();
 
 private:
     struct Entry {
@@ -107,6 +116,7 @@ private:
     std::uint64_t armed_ps_;
     std::uint64_t done_ps_ = 0;  // the time of the last action run
     bool running_ = false;
+    bool alone_ = false;
 };
 
 // The one SystemC process of a System of dies (docs/architecture.md, "How

@@ -17,8 +17,9 @@
 namespace npusim {
 
 Die::Die(sc_core::sc_module_name name, const ChipParams& chip, const TaskStream& stream, TraceWriter* trace,
-         bool trace_pipes, DiePlace place, std::shared_ptr<const DescriptorTable> descriptors)
-    : sc_core::sc_module(name), ctx_(chip, stream), scheduler_("scheduler") {
+         bool trace_pipes, DiePlace place, std::shared_ptr<const DescriptorTable> descriptors,
+         WakeScheduler::Kernel kernel)
+    : sc_core::sc_module(name), ctx_(chip, stream), scheduler_("scheduler", kernel) {
     ctx_.scheduler = &scheduler_;
     ctx_.trace = trace;
     ctx_.tracing = trace && trace->enabled();
@@ -76,6 +77,11 @@ std::string Die::deadlock_report() const {
 
 void Die::run() {
     sc_core::sc_start();
+    check_finished();
+}
+
+void Die::run_alone() {
+    scheduler_.run_alone();
     check_finished();
 }
 

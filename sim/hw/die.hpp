@@ -30,12 +30,18 @@ public:
     // "rank R", pid R + 1); a stream with kernel programs needs one.
     // `descriptors`: the stream's, shared with other dies that run it (null:
     // the die packs its own).
+    // `kernel`: Kernel::alone builds a die that run_alone() runs without
+    // SystemC (no process, event or simulation time), any number of times
+    // per process before the simulation starts.
     Die(sc_core::sc_module_name name, const ChipParams& chip, const TaskStream& stream, TraceWriter* trace,
-        bool trace_pipes = true, DiePlace place = {}, std::shared_ptr<const DescriptorTable> descriptors = nullptr);
+        bool trace_pipes = true, DiePlace place = {}, std::shared_ptr<const DescriptorTable> descriptors = nullptr,
+        WakeScheduler::Kernel kernel = WakeScheduler::Kernel::systemc);
     ~Die() override;
 
     // Runs to completion; throws DeadlockError if tasks remain that can never run.
     void run();
+    // The same for a die built with Kernel::alone.
+    void run_alone();
     std::uint64_t end_ps() const;  // the last task's end
     // The run's statistics: every module's report plus the die's own
     // figures (total time, Cube/Vector overlap, task and event counts,

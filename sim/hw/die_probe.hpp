@@ -1,0 +1,28 @@
+// The die model as a StreamEvaluator: the compiler's way to cost a plan by
+// running it (docs/compiler.md, "Costing a plan on the die model"). Each
+// call builds a die that runs without SystemC (WakeScheduler::Kernel::alone),
+// runs the stream on it to the end and returns when the last task ended:
+// the same modules and formulas as `npusim run`, so the same time to the
+// picosecond. Only before the simulation starts (a die is a module).
+#pragma once
+#include <cstdint>
+
+#include "chip/chip_params.hpp"
+#include "tasks/stream_evaluator.hpp"
+
+namespace npusim {
+
+class DieProbe final : public StreamEvaluator {
+public:
+    explicit DieProbe(const ChipParams& chip) : chip_(chip) {}
+    // The stream must fit the chip (tasks/stream_checks); throws
+    // DeadlockError if it cannot finish.
+    std::uint64_t end_ps(const TaskStream& s) override;
+    std::uint64_t probes() const { return probes_; }
+
+private:
+    ChipParams chip_;
+    std::uint64_t probes_ = 0;
+};
+
+}  // namespace npusim
