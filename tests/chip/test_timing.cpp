@@ -402,12 +402,15 @@ std::vector<double> run_over_estimate(const TempDir& tmp, const std::string& chi
     std::ifstream in(est);
     std::string line;
     std::getline(in, line);
-    REQUIRE(line == "id,op,core_type,est_cycles");
+    REQUIRE(line == "id,op,core_type,est_cycles,alone_cycles,kernel_alone_cycles");
     while (std::getline(in, line)) {
         const auto end_id = line.find("\",");
         REQUIRE(line.front() == '"');
         REQUIRE(end_id != std::string::npos);
-        estimate[line.substr(1, end_id - 1)] = std::stod(line.substr(line.rfind(',') + 1));
+        // The estimate is the third field from the end (names may hold commas).
+        std::size_t at = line.size();
+        for (int i = 0; i < 3; ++i) at = line.rfind(',', at - 1);
+        estimate[line.substr(1, end_id - 1)] = std::stod(line.substr(at + 1));
     }
     std::vector<double> ratios;
     const auto events = read_json(trace).at("traceEvents");
