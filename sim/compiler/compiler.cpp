@@ -56,32 +56,25 @@ void check_capacity(const Graph& g, const ChipParams& chip, const CompileOptions
 
 }  // namespace
 
-CompileResult compile(const Graph& input, const ChipParams& chip, const CompileOptions& opt) {
-    CompileResult r;
-    Graph g = input;
-    if (opt.fold_bn)
-        for (auto& n : fold_batchnorm(g)) r.notes.push_back(n);
-    const CubeConversions on_the_way{chip.cube.mte2_nd2nz, chip.cube.fixpipe_nz2nd};
-    for (auto& n : assign_layouts(g, opt.input_layout, opt.hoist_layout, on_the_way)) r.notes.push_back(n);
-    check_forced_names(g, input.file, opt);
-    check_capacity(g, chip, opt, r);
-    PlannedGraph best = plan_best(g, chip, opt, r.notes);
-    r.cube_cores_planned = best.cubes;
-    g = std::move(best.g);
-    KernelPlan plan = std::move(best.plan);
-    r.tilings = std::move(best.tilings);
-    std::vector<TileTask> tasks = std::move(best.tasks);
-    const SyncPlan sync = std::move(best.sync);
-    const std::vector<Placement> where = std::move(best.where);
-    r.notes.insert(r.notes.end(), plan.notes.begin(), plan.notes.end());
-    r.kernels = plan.kernels.size();
-    r.edges_before_reduction = sync.edges_before;
-    r.edges_after_reduction = sync.edges_after;
+namespace {
+
+// The task stream a compile writes, put together from the tiler's tasks,
+// the sync plan's events and the dispatcher's placement.
+struct StreamAssembly {
+    explicit StreamAssembly(std::string file) { ts.file = std::move(file); }
+    void declare_events(const SyncPlan& sync, const std::vector<TileTask>& tasks, const KernelPlan& plan);
+    void declare_programs(const std::vector<TileTask>& tasks, const KernelPlan& plan);
+    void add_tasks(const std::vector<TileTask>& tasks, const KernelPlan& plan, const SyncPlan& sync,
+                   const std::vector<Placement>& where, CompileResult& r);
+    std::uint32_t stream_of(const TileTask& tt, const Placement& where);
 
     TaskStream ts;
-    ts.file = g.file + " (compiled)";
     std::map<std::string, std::uint32_t> stream_index;
     std::map<std::string, EventIndex> event_index;
+    std::map<int, std::uint32_t> program_of;
+};
+
+void StreamAssembly::declare_events(const SyncPlan& sync, const std::vector<TileTask>& tasks, const KernelPlan& plan) {
     for (const auto& [id, count] : sync.events) {
         event_index[id] = static_cast<EventIndex>(ts.events.size());
         ts.events.push_back(EventDecl{id, count, 0});
@@ -94,8 +87,10 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
                 if (event_index.emplace(id, static_cast<EventIndex>(ts.events.size())).second)
                     ts.events.push_back(EventDecl{id, 1, 0});
             }
-    // Kernel programs: one declaration per kernel that runs one.
-    std::map<int, std::uint32_t> program_of;
+}
+
+// Kernel programs: one declaration per kernel that runs one.
+void StreamAssembly::declare_programs(const std::vector<TileTask>& tasks, const KernelPlan& plan) {
     for (const TileTask& tt : tasks) {
         if (tt.type != npusim::Kernel::program || program_of.count(tt.kernel)) continue;
         program_of[tt.kernel] = static_cast<std::uint32_t>(ts.programs.size());
@@ -106,8 +101,19 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         d.blocks = tt.program_blocks;
         ts.programs.push_back(std::move(d));
     }
-    // Row tables: per capacity Dispatch, the tokens each rank's experts hold.
-    for (const int d : capacity_dispatches(g)) ts.row_tables.push_back(dispatch_row_table(g, d));
+}
+
+std::uint32_t StreamAssembly::stream_of(const TileTask& tt, const Placement& where) {
+    // A scalar step (a collective's end) runs on a dispatch slot, not a core.
+    const bool on_scalar = tt.core == CoreType::scalar;
+    const std::string stream = on_scalar ? std::string("scalar") : fmt::format("{}{}", to_string(tt.core), where.core);
+    auto [it, fresh] = stream_index.emplace(stream, static_cast<std::uint32_t>(ts.streams.size()));
+    if (fresh) ts.streams.push_back(stream);
+    return it->second;
+}
+
+void StreamAssembly::add_tasks(const std::vector<TileTask>& tasks, const KernelPlan& plan, const SyncPlan& sync,
+                               const std::vector<Placement>& where, CompileResult& r) {
     std::vector<int> tile_no(plan.kernels.size(), 0);
     ts.tasks.reserve(tasks.size());
     r.est_cycles.reserve(tasks.size());
@@ -118,13 +124,8 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         t.id = fmt::format("{}#{}", k.name, tile_no[static_cast<std::size_t>(tt.kernel)]++);
         t.core_type = tt.core;
         t.kernel = tt.type;
-        // A scalar step (a collective's end) runs on a dispatch slot, not a core.
-        const bool on_scalar = tt.core == CoreType::scalar;
-        const std::string stream = on_scalar ? std::string("scalar") : fmt::format("{}{}", to_string(tt.core), where[i].core);
-        auto [it, fresh] = stream_index.emplace(stream, static_cast<std::uint32_t>(ts.streams.size()));
-        if (fresh) ts.streams.push_back(stream);
-        t.stream = it->second;
-        t.core = on_scalar ? -1 : where[i].core;
+        t.stream = stream_of(tt, where[i]);
+        t.core = tt.core == CoreType::scalar ? -1 : where[i].core;
         t.priority = where[i].priority;
         t.op = ts.intern(k.name);
         t.tile = ts.intern(tt.label);
@@ -147,17 +148,15 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         }
         t.line = static_cast<std::uint32_t>(i + 1);
         r.est_cycles.push_back(tt.est_cycles);
-
-
         ts.tasks.push_back(std::move(t));
     }
-    r.events = ts.events.size();
-    // Canonical form: exactly what `compile --emit-tasks` writes and `run`
-    // reads back, so both give the same cycles.
-    // Line by line, each task freed once written: the stream is held about
-    // once, not three times (text, written form, read form).
-    std::vector<TileTask>().swap(tasks);
-    TaskStreamParser parser(g.file + " (compiled)", ts.tasks.size(), true);
+}
+
+// Canonical form: exactly what `compile --emit-tasks` writes and `run`
+// reads back, so both give the same cycles. Each task is freed once
+// written.
+TaskStream canonical_stream(TaskStream& ts, const std::string& name) {
+    TaskStreamParser parser(name, ts.tasks.size(), true);
     std::string line;
     for (const char c : event_declaration_lines(ts)) {
         if (c != '\n') {
@@ -173,7 +172,44 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
         parser.line(line);
         t = Task();
     }
-    r.stream = parser.finish();
+    return parser.finish();
+}
+
+}  // namespace
+
+CompileResult compile(const Graph& input, const ChipParams& chip, const CompileOptions& opt) {
+    CompileResult r;
+    Graph g = input;
+    if (opt.fold_bn)
+        for (auto& n : fold_batchnorm(g)) r.notes.push_back(n);
+    const CubeConversions on_the_way{chip.cube.mte2_nd2nz, chip.cube.fixpipe_nz2nd};
+    for (auto& n : assign_layouts(g, opt.input_layout, opt.hoist_layout, on_the_way)) r.notes.push_back(n);
+    check_forced_names(g, input.file, opt);
+    check_capacity(g, chip, opt, r);
+    PlannedGraph best = plan_best(g, chip, opt, r.notes);
+    r.cube_cores_planned = best.cubes;
+    g = std::move(best.g);
+    KernelPlan plan = std::move(best.plan);
+    r.tilings = std::move(best.tilings);
+    std::vector<TileTask> tasks = std::move(best.tasks);
+    const SyncPlan sync = std::move(best.sync);
+    const std::vector<Placement> where = std::move(best.where);
+    r.notes.insert(r.notes.end(), plan.notes.begin(), plan.notes.end());
+    r.kernels = plan.kernels.size();
+    r.edges_before_reduction = sync.edges_before;
+    r.edges_after_reduction = sync.edges_after;
+
+    StreamAssembly a(g.file + " (compiled)");
+    a.declare_events(sync, tasks, plan);
+    a.declare_programs(tasks, plan);
+    // Row tables: per capacity Dispatch, the tokens each rank's experts hold.
+    for (const int d : capacity_dispatches(g)) a.ts.row_tables.push_back(dispatch_row_table(g, d));
+    a.add_tasks(tasks, plan, sync, where, r);
+    r.events = a.ts.events.size();
+    // Line by line, each task freed once written: the stream is held about
+    // once, not three times (text, written form, read form).
+    std::vector<TileTask>().swap(tasks);
+    r.stream = canonical_stream(a.ts, g.file + " (compiled)");
     r.tasks = r.stream.tasks.size();
     r.ops = make_op_table(input, r.tilings, r.stream);
     return r;

@@ -76,69 +76,60 @@ void unique_kernel_names(KernelPlan& plan) {
         }
 }
 
-}  // namespace
-
-KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipParams& chip) {
-    KernelPlan plan;
-    std::vector<int> kernel_of_tensor(g.tensors.size(), -1);
-    for (std::size_t ni = 0; ni < g.nodes.size(); ++ni) {
-        const Node& n = g.nodes[ni];
-        const int act = activation_input(g, n);
-        const int producer = act >= 0 ? kernel_of_tensor[static_cast<std::size_t>(act)] : -1;
-        const bool sole = act >= 0 && single_use(g.tensors[static_cast<std::size_t>(act)]);
-        Kernel* into = nullptr;
-        // Kernels stay within one core group (nodes of two streams never fuse).
-        if (producer >= 0 && sole && plan.kernels[static_cast<std::size_t>(producer)].cores == n.cores) {
-            Kernel& p = plan.kernels[static_cast<std::size_t>(producer)];
-            if (opt.fuse_activation && fixpipe_can_apply(n.op) && p.core == CoreType::cube && !p.fused_epilogue) {
-                p.fused_epilogue = true;
-                into = &p;
-                plan.notes.push_back(fmt::format("{} fused into {} (applied by FixPipe)", n.name, head_name(g, p)));
-            } else if (opt.fuse_vector && is_elementwise(n.op) &&
-                       (p.kind == KernelKind::elementwise || (p.kind == KernelKind::conv && p.core == CoreType::vector))) {
-                into = &p;
-                plan.notes.push_back(fmt::format("{} fused into the Vector chain of {}", n.name, head_name(g, p)));
-            }
-        }
-        if (into) {
-            into->name += "+" + n.name;
-            into->nodes.push_back(static_cast<int>(ni));
-            if (into->core == CoreType::vector) into->cycles_per_repeat += vector_cycles_per_repeat(g, n);
-            for (int in : n.inputs)
-                if (in != act) into->inputs.push_back(in);
-            into->output = n.outputs[0];
-            kernel_of_tensor[static_cast<std::size_t>(n.outputs[0])] =
-                static_cast<int>(into - plan.kernels.data());
-            continue;
-        }
-        Kernel k;
-        k.name = n.name;
-        k.kind = kind_of(n.op);
-        k.core = is_cube_op(n.op) || n.op == OpType::Attention || n.op == OpType::MLAttention ? CoreType::cube : CoreType::vector;
-        k.nodes = {static_cast<int>(ni)};
-        k.cores = n.cores;
-        k.inputs = n.inputs;
-        k.output = n.outputs[0];
-        k.cycles_per_repeat = vector_cycles_per_repeat(g, n);
-        if (n.op == OpType::Conv2D && n.attr_int("groups", 1) > 1 && g.tensors[static_cast<std::size_t>(n.inputs[1])].shape.size() == 4) {
-            // A grouped convolution runs where it costs less: the Cube with
-            // its per-group waste, or kh·kw multiply-adds on Vector lanes.
-            const GroupedConvEstimate e = estimate_grouped_conv(g, n, chip);
-            const Shape& ws = g.tensors[static_cast<std::size_t>(n.inputs[1])].shape;
-            if (e.on_vector()) {
-                k.core = CoreType::vector;
-                k.cycles_per_repeat = static_cast<double>(ws[1] * ws[2] * ws[3]);
-            }
-            plan.notes.push_back(fmt::format("grouped conv {}: Cube ~{:.0f} vs Vector ~{:.0f} cycles: {}", n.name,
-                                             e.cube_cycles, e.vector_cycles, e.on_vector() ? "Vector" : "Cube"));
-        }
-        plan.kernels.push_back(std::move(k));
-        kernel_of_tensor[static_cast<std::size_t>(n.outputs[0])] = static_cast<int>(plan.kernels.size() - 1);
+// The kernel node n joins instead of starting one: its activation's
+// producer, when n is a FixPipe epilogue of a Cube kernel or extends a
+// Vector chain; else nullptr.
+Kernel* fusion_target(const Graph& g, const CompileOptions& opt, const Node& n, int act,
+                      const std::vector<int>& kernel_of_tensor, KernelPlan& plan) {
+    const int producer = act >= 0 ? kernel_of_tensor[static_cast<std::size_t>(act)] : -1;
+    const bool sole = act >= 0 && single_use(g.tensors[static_cast<std::size_t>(act)]);
+    // Kernels stay within one core group (nodes of two streams never fuse).
+    if (producer < 0 || !sole || plan.kernels[static_cast<std::size_t>(producer)].cores != n.cores) return nullptr;
+    Kernel& p = plan.kernels[static_cast<std::size_t>(producer)];
+    if (opt.fuse_activation && fixpipe_can_apply(n.op) && p.core == CoreType::cube && !p.fused_epilogue) {
+        p.fused_epilogue = true;
+        plan.notes.push_back(fmt::format("{} fused into {} (applied by FixPipe)", n.name, head_name(g, p)));
+        return &p;
     }
+    if (opt.fuse_vector && is_elementwise(n.op) &&
+        (p.kind == KernelKind::elementwise || (p.kind == KernelKind::conv && p.core == CoreType::vector))) {
+        plan.notes.push_back(fmt::format("{} fused into the Vector chain of {}", n.name, head_name(g, p)));
+        return &p;
+    }
+    return nullptr;
+}
 
-    unique_kernel_names(plan);
+// A kernel of node n alone.
+Kernel new_kernel(const Graph& g, const Node& n, std::size_t ni, const ChipParams& chip, KernelPlan& plan) {
+    Kernel k;
+    k.name = n.name;
+    k.kind = kind_of(n.op);
+    k.core = is_cube_op(n.op) || n.op == OpType::Attention || n.op == OpType::MLAttention ? CoreType::cube
+                                                                                          : CoreType::vector;
+    k.nodes = {static_cast<int>(ni)};
+    k.cores = n.cores;
+    k.inputs = n.inputs;
+    k.output = n.outputs[0];
+    k.cycles_per_repeat = vector_cycles_per_repeat(g, n);
+    if (n.op == OpType::Conv2D && n.attr_int("groups", 1) > 1 &&
+        g.tensors[static_cast<std::size_t>(n.inputs[1])].shape.size() == 4) {
+        // A grouped convolution runs where it costs less: the Cube with
+        // its per-group waste, or kh·kw multiply-adds on Vector lanes.
+        const GroupedConvEstimate e = estimate_grouped_conv(g, n, chip);
+        const Shape& ws = g.tensors[static_cast<std::size_t>(n.inputs[1])].shape;
+        if (e.on_vector()) {
+            k.core = CoreType::vector;
+            k.cycles_per_repeat = static_cast<double>(ws[1] * ws[2] * ws[3]);
+        }
+        plan.notes.push_back(fmt::format("grouped conv {}: Cube ~{:.0f} vs Vector ~{:.0f} cycles: {}", n.name,
+                                         e.cube_cycles, e.vector_cycles, e.on_vector() ? "Vector" : "Cube"));
+    }
+    return k;
+}
 
-    // The Cube -> Vector fusion boundary.
+// The Cube -> Vector fusion boundary.
+void mark_fusion_boundaries(const Graph& g, const CompileOptions& opt, const ChipParams& chip,
+                            const std::vector<int>& kernel_of_tensor, KernelPlan& plan) {
     for (std::size_t vi = 0; vi < plan.kernels.size(); ++vi) {
         Kernel& v = plan.kernels[vi];
         if (v.kind != KernelKind::elementwise) continue;
@@ -162,6 +153,31 @@ KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipPar
         }
         if (fuse) v.fused_with = pi;
     }
+}
+
+}  // namespace
+
+KernelPlan form_kernels(const Graph& g, const CompileOptions& opt, const ChipParams& chip) {
+    KernelPlan plan;
+    std::vector<int> kernel_of_tensor(g.tensors.size(), -1);
+    for (std::size_t ni = 0; ni < g.nodes.size(); ++ni) {
+        const Node& n = g.nodes[ni];
+        const int act = activation_input(g, n);
+        if (Kernel* into = fusion_target(g, opt, n, act, kernel_of_tensor, plan)) {
+            into->name += "+" + n.name;
+            into->nodes.push_back(static_cast<int>(ni));
+            if (into->core == CoreType::vector) into->cycles_per_repeat += vector_cycles_per_repeat(g, n);
+            for (int in : n.inputs)
+                if (in != act) into->inputs.push_back(in);
+            into->output = n.outputs[0];
+            kernel_of_tensor[static_cast<std::size_t>(n.outputs[0])] = static_cast<int>(into - plan.kernels.data());
+            continue;
+        }
+        plan.kernels.push_back(new_kernel(g, n, ni, chip, plan));
+        kernel_of_tensor[static_cast<std::size_t>(n.outputs[0])] = static_cast<int>(plan.kernels.size() - 1);
+    }
+    unique_kernel_names(plan);
+    mark_fusion_boundaries(g, opt, chip, kernel_of_tensor, plan);
     return plan;
 }
 

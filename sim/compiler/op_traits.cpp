@@ -147,6 +147,29 @@ double vector_cycles_per_repeat(const Graph& g, const Node& n) {
 Layout plain_layout(const Shape& s) { return s.size() == 4 ? Layout::NCHW : Layout::ND; }
 bool is_plain(Layout l) { return l == Layout::NCHW || l == Layout::ND; }
 
+namespace {
+
+// Spatial padding / resizing works on image blocks; anything that
+// changes the channels, or a fractal matrix, wants plain data.
+std::optional<Layout> spatial_layout(const Graph& g, const Node& n, const Tensor& t) {
+    const Tensor& out = g.tensors[static_cast<std::size_t>(n.outputs[0])];
+    if (t.layout == Layout::NC1HWC0 && out.shape.size() == 4 && out.shape[0] == t.shape[0] &&
+        out.shape[1] == t.shape[1])
+        return std::nullopt;
+    if (!is_plain(t.layout)) return plain_layout(t.shape);
+    return std::nullopt;
+}
+
+// Same-shape operands must share the first operand's layout.
+std::optional<Layout> first_operand_layout(const Graph& g, const Node& n, std::size_t i, const Tensor& t) {
+    if (i == 0) return std::nullopt;
+    const Tensor& first = g.tensors[static_cast<std::size_t>(n.inputs[0])];
+    if (t.shape.size() == first.shape.size() && first.layout != t.layout) return first.layout;
+    return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t i, CubeConversions cube) {
     const Tensor& t = g.tensors[static_cast<std::size_t>(n.inputs[i])];
     if (t.is_const) return std::nullopt;
@@ -201,15 +224,8 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
             if (t.layout == Layout::NC1HWC0) return Layout::NCHW;  // over the last axis, as Softmax
             return std::nullopt;
         case OpType::Pad:
-        case OpType::Resize: {
-            // Spatial padding / resizing works on image blocks; anything that
-            // changes the channels, or a fractal matrix, wants plain data.
-            const Tensor& out = g.tensors[static_cast<std::size_t>(n.outputs[0])];
-            if (t.layout == Layout::NC1HWC0 && out.shape.size() == 4 && out.shape[0] == t.shape[0] && out.shape[1] == t.shape[1])
-                return std::nullopt;
-            if (!is_plain(t.layout)) return plain_layout(t.shape);
-            return std::nullopt;
-        }
+        case OpType::Resize:
+            return spatial_layout(g, n, t);
         case OpType::Concat:
         case OpType::Add:
         case OpType::Mul:
@@ -219,13 +235,7 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
         case OpType::Min:
         case OpType::Pow:
         case OpType::Where:
- {
-            // Same-shape operands must share the first operand's layout.
-            if (i == 0) return std::nullopt;
-            const Tensor& first = g.tensors[static_cast<std::size_t>(n.inputs[0])];
-            if (t.shape.size() == first.shape.size() && first.layout != t.layout) return first.layout;
-            return std::nullopt;
-        }
+            return first_operand_layout(g, n, i, t);
         default: return std::nullopt;
     }
 }

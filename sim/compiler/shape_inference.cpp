@@ -505,6 +505,86 @@ Shape group_norm(const Ctx& c) {
     return c.shape(0);
 }
 
+Shape batch_norm_shape(const Ctx& c) {
+    c.need_inputs_in({1, 5}, "x, then optionally gamma, beta, mean, variance");
+    c.need_rank_at_least(0, 2, "channels on axis 1");
+    const std::int64_t ch = c.shape(0)[1];
+    for (std::size_t i = 1; i < c.count(); ++i)
+        if (elements(c.shape(i)) != ch)
+            bad("per-channel parameter " + c.name(i) + " must have " + std::to_string(ch) +
+                " elements (the channels of " + c.name(0) + ")");
+    return c.shape(0);
+}
+
+// One input, the output its shape.
+Shape same_shape(const Ctx& c) {
+    c.need_inputs(1, 1, "x");
+    return c.shape(0);
+}
+
+Shape broadcast_binary(const Ctx& c) {
+    c.need_inputs(2, 2, "a, b");
+    Shape out;
+    if (!broadcast_shapes(c.shape(0), c.shape(1), out))
+        bad("shapes of " + c.name(0) + " and " + c.name(1) + " do not broadcast");
+    return out;
+}
+
+Shape layer_norm_shape(const Ctx& c) {
+    if (c.node().op == OpType::RMSNorm) c.need_inputs_in({1, 2}, "x, then optionally gamma");
+    else c.need_inputs_in({1, 3}, "x, then optionally gamma, beta");
+    c.need_rank_at_least(0, 1, "normalised axes");
+    const Shape& x = c.shape(0);
+    const int ax = c.axis(c.attr_int("axis", -1), x.size(), "axis");
+    const std::int64_t norm = elements(Shape(x.begin() + ax, x.end()));
+    for (std::size_t i = 1; i < c.count(); ++i)
+        if (elements(c.shape(i)) != norm)
+            bad("parameter " + c.name(i) + " must have " + std::to_string(norm) +
+                " elements (the normalised dimensions of " + c.name(0) + ")");
+    return x;
+}
+
+// One input along attrs.axis (`what` names that axis), the output its shape.
+Shape along_axis_shape(const Ctx& c, const char* what) {
+    c.need_inputs(1, 1, "x");
+    c.need_rank_at_least(0, 1, what);
+    c.axis(c.attr_int("axis", -1), c.shape(0).size(), "axis");
+    return c.shape(0);
+}
+
+Shape global_avg_pool_shape(const Ctx& c) {
+    c.need_inputs(1, 1, "x");
+    c.need_rank_at_least(0, 3, "[N,C,spatial...]");
+    Shape out = c.shape(0);
+    std::fill(out.begin() + 2, out.end(), 1);
+    return out;
+}
+
+Shape where_shape(const Ctx& c) {
+    c.need_inputs(3, 3, "x, y, condition");
+    Shape xy, out;
+    if (!broadcast_shapes(c.shape(0), c.shape(1), xy) || !broadcast_shapes(xy, c.shape(2), out))
+        bad("shapes of " + c.name(0) + ", " + c.name(1) + " and " + c.name(2) + " do not broadcast");
+    return out;
+}
+
+Shape unique_shape(const Ctx& c) {
+    // Output size is data-dependent: attrs.expected (default: all elements, the upper bound).
+    c.need_inputs(1, 1, "x");
+    const std::int64_t n = elements(c.shape(0));
+    const std::int64_t e = c.attr_int("expected", n);
+    if (e < 1 || e > n)
+        bad("attrs.expected: must be in [1, " + std::to_string(n) + "] (the input's elements), got " +
+            std::to_string(e));
+    if (c.node().op == OpType::Unique) return {e};
+    return {static_cast<std::int64_t>(c.shape(0).size()), e};
+}
+
+Shape scatter_nd_shape(const Ctx& c) {
+    c.need_inputs(3, 3, "data, indices, updates");
+    return c.shape(0);
+}
+
 Shape infer(const Graph& g, const Node& n) {
     const Ctx c(g, n);
     switch (n.op) {
@@ -516,16 +596,8 @@ Shape infer(const Graph& g, const Node& n) {
         case OpType::AllToAll:
         case OpType::GroupedMatMul: return comm_shape(g, n);
         case OpType::Conv2D: return conv2d(c);
-        case OpType::BatchNorm: {
-            c.need_inputs_in({1, 5}, "x, then optionally gamma, beta, mean, variance");
-            c.need_rank_at_least(0, 2, "channels on axis 1");
-            const std::int64_t ch = c.shape(0)[1];
-            for (std::size_t i = 1; i < c.count(); ++i)
-                if (elements(c.shape(i)) != ch)
-                    bad("per-channel parameter " + c.name(i) + " must have " + std::to_string(ch) +
-                        " elements (the channels of " + c.name(0) + ")");
-            return c.shape(0);
-        }
+        case OpType::BatchNorm:
+            return batch_norm_shape(c);
         case OpType::ReLU:
         case OpType::GELU:
         case OpType::Sigmoid:
@@ -542,8 +614,10 @@ Shape infer(const Graph& g, const Node& n) {
         case OpType::HardSwish:
         case OpType::SiLU:
         case OpType::FormatConvert:
-            c.need_inputs(1, 1, "x");
-            return c.shape(0);
+        case OpType::Quantize:
+        case OpType::Dequantize:
+        case OpType::Cast:
+            return same_shape(c);
         case OpType::Add:
         case OpType::Mul:
         case OpType::Sub:
@@ -551,57 +625,26 @@ Shape infer(const Graph& g, const Node& n) {
         case OpType::Max:
         case OpType::Min:
         case OpType::Pow:
- {
-            c.need_inputs(2, 2, "a, b");
-            Shape out;
-            if (!broadcast_shapes(c.shape(0), c.shape(1), out))
-                bad("shapes of " + c.name(0) + " and " + c.name(1) + " do not broadcast");
-            return out;
-        }
+            return broadcast_binary(c);
         case OpType::MatMul: return matmul(c, false);
         case OpType::BatchMatMul: return matmul(c, true);
         case OpType::LayerNorm:
-        case OpType::RMSNorm: {
-            if (n.op == OpType::RMSNorm) c.need_inputs_in({1, 2}, "x, then optionally gamma");
-            else c.need_inputs_in({1, 3}, "x, then optionally gamma, beta");
-            c.need_rank_at_least(0, 1, "normalised axes");
-            const Shape& x = c.shape(0);
-            const int ax = c.axis(c.attr_int("axis", -1), x.size(), "axis");
-            const std::int64_t norm = elements(Shape(x.begin() + ax, x.end()));
-            for (std::size_t i = 1; i < c.count(); ++i)
-                if (elements(c.shape(i)) != norm)
-                    bad("parameter " + c.name(i) + " must have " + std::to_string(norm) +
-                        " elements (the normalised dimensions of " + c.name(0) + ")");
-            return x;
-        }
-        case OpType::Softmax: {
-            c.need_inputs(1, 1, "x");
-            c.need_rank_at_least(0, 1, "softmax axis");
-            c.axis(c.attr_int("axis", -1), c.shape(0).size(), "axis");
-            return c.shape(0);
-        }
+        case OpType::RMSNorm:
+            return layer_norm_shape(c);
+        case OpType::Softmax:
+            return along_axis_shape(c, "softmax axis");
         case OpType::MaxPool:
         case OpType::AvgPool: return pool(c);
-        case OpType::GlobalAvgPool: {
-            c.need_inputs(1, 1, "x");
-            c.need_rank_at_least(0, 3, "[N,C,spatial...]");
-            Shape out = c.shape(0);
-            std::fill(out.begin() + 2, out.end(), 1);
-            return out;
-        }
+        case OpType::GlobalAvgPool:
+            return global_avg_pool_shape(c);
         case OpType::Concat: return concat(c);
         case OpType::Reshape: return reshape(c);
         case OpType::Transpose: return transpose(c);
         case OpType::ReduceSum:
         case OpType::ReduceMean:
         case OpType::ReduceMax: return reduce_sum(c);
-        case OpType::Where: {
-            c.need_inputs(3, 3, "x, y, condition");
-            Shape xy, out;
-            if (!broadcast_shapes(c.shape(0), c.shape(1), xy) || !broadcast_shapes(xy, c.shape(2), out))
-                bad("shapes of " + c.name(0) + ", " + c.name(1) + " and " + c.name(2) + " do not broadcast");
-            return out;
-        }
+        case OpType::Where:
+            return where_shape(c);
         case OpType::Gather: return gather(c);
         case OpType::Slice: return slice(c);
         case OpType::Attention: return attention(c);
@@ -614,28 +657,12 @@ Shape infer(const Graph& g, const Node& n) {
         case OpType::ArgMax: return select(c, true);
         case OpType::GroupNorm: return group_norm(c);
         case OpType::ScatterND:
-            c.need_inputs(3, 3, "data, indices, updates");
-            return c.shape(0);
-        case OpType::Quantize:
-        case OpType::Dequantize:
-        case OpType::Cast:
-            c.need_inputs(1, 1, "x");
-            return c.shape(0);
+            return scatter_nd_shape(c);
         case OpType::CumSum:
-            c.need_inputs(1, 1, "x");
-            c.need_rank_at_least(0, 1, "the summed axis");
-            c.axis(c.attr_int("axis", -1), c.shape(0).size(), "axis");
-            return c.shape(0);
+            return along_axis_shape(c, "the summed axis");
         case OpType::Unique:
-        case OpType::NonZero: {
-            // Output size is data-dependent: attrs.expected (default: all elements, the upper bound).
-            c.need_inputs(1, 1, "x");
-            const std::int64_t n = elements(c.shape(0));
-            const std::int64_t e = c.attr_int("expected", n);
-            if (e < 1 || e > n) bad("attrs.expected: must be in [1, " + std::to_string(n) + "] (the input's elements), got " + std::to_string(e));
-            if (c.node().op == OpType::Unique) return {e};
-            return {static_cast<std::int64_t>(c.shape(0).size()), e};
-        }
+        case OpType::NonZero:
+            return unique_shape(c);
     }
     bad("unsupported op");
 }

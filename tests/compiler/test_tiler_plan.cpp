@@ -1,4 +1,4 @@
-// The tiler plans Cube kernels with the cost model (compiler/tiler.cpp):
+// The tiler plans Cube kernels with the cost model (compiler/tile_cube_choice.cpp):
 // block counts up to and beyond the core count, whole waves, split-K with
 // atomic-add partial sums. A decode GEMV (one row against a large weight)
 // streams its weight on every cube core, so HBM bandwidth sets its time;

@@ -1,0 +1,298 @@
+// Vector kernels cut into tiles: element-wise chains and transposes in
+// equal slices, Vector tiles fused behind Cube tiles, row-wise ops in row
+// blocks, Concat copies, and grouped convolutions run on the lanes.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/arith.hpp"
+#include "compiler/tiler_impl.hpp"
+
+namespace npusim::compiler {
+
+// A grouped convolution the cost model put on the lanes.
+// Row blocks of each image, all channels: its input rows (with the
+// window's halo) in, kh·kw multiply-adds per output (and any fused
+// element-wise ops), its output rows out.
+void Tiler::vector_conv(int ki, TilingChoice& choice, const ConvInRows& in_rows) {
+    const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+    const int x = k.inputs[0];
+    const Shape& xs = T(x).shape;
+    const Shape& os = T(k.output).shape;
+    const i64 N = os[0], Ho = os[2];
+    const i64 tiles = vector_tiles(k, mem_.bytes(k.output));
+    const i64 per = std::max<i64>(1, std::min<i64>(Ho, ceil_div(tiles, N)));
+    int count = 0;
+    for (i64 b = 0; b < N; ++b)
+        for (const auto& [h0, h1] : split_ranges(Ho, per)) {
+            TileTask t = vector_task(ki, fmt::format("n{}/h{}-{}", b, h0, h1));
+            const auto [r0, r1] = in_rows(h0, h1);
+            mem_.regions(x, Block{b, b + 1, r0, r1, 0, xs[1]}, t.reads);
+            const std::uint64_t in_bytes = sum_bytes(t.reads);
+            add_consts(k, 1, t.reads);
+            for (std::size_t i = 1; i < k.inputs.size(); ++i)  // a computed weight: all of it
+                if (!T(k.inputs[i]).is_const) t.reads.push_back(mem_.physical(k.inputs[i], 0, mem_.bytes(k.inputs[i])));
+            mem_.regions(k.output, Block{b, b + 1, h0, h1, 0, os[1]}, t.writes);
+            t.params.bytes = in_bytes;
+            t.params.out_bytes = sum_bytes(t.writes);
+            t.params.dtype = T(x).dtype;
+            finish_vector(t, k.cycles_per_repeat);
+            ++count;
+        }
+    choice.shape = fmt::format("on Vector (grouped: cheaper than the Cube's padded fractals): {} row blocks", count);
+}
+
+// Bytes of one independent row of a row op over trailing axes (Softmax,
+// LayerNorm, a ReduceSum of the last axes): each row starts a new V
+// repeat, so short rows waste lanes. 0 = contiguous work (other axes,
+// element-wise, pools, conversions).
+std::uint64_t Tiler::row_bytes(const Node& n, const Tensor& in) const {
+    const Shape& s = in.shape;
+    const i64 rank = static_cast<i64>(s.size());
+    if (rank == 0) return 0;
+    const auto from_axis = [&](i64 a) { return a < 0 ? a + rank : a; };
+    i64 first = rank;  // rows span axes [first, rank)
+    switch (n.op) {
+        case OpType::Softmax:
+        case OpType::TopK:
+        case OpType::ArgMax:
+            if (from_axis(n.attr_int("axis", -1)) == rank - 1) first = rank - 1;
+            break;
+        case OpType::LayerNorm:
+            first = from_axis(n.attr_int("axis", -1));
+            break;
+        case OpType::ReduceSum: {
+            const auto axes = n.attr_ints("axes", {});
+            std::vector<bool> reduced(s.size(), axes.empty());
+            for (const auto a : axes) reduced[static_cast<std::size_t>(from_axis(a))] = true;
+            while (first > 0 && reduced[static_cast<std::size_t>(first - 1)]) --first;
+            for (std::size_t d = 0; d < static_cast<std::size_t>(first); ++d)
+                if (reduced[d]) return 0;  // not a suffix: reduces across rows
+            break;
+        }
+        default:
+            return 0;
+    }
+    if (first >= rank) return 0;
+    // A fractal (NZ) tensor pads its last axis to 16 columns.
+    i64 elts = in.layout == Layout::FRACTAL_NZ ? ceil_div(s.back(), 16) * 16 : s.back();
+    for (i64 d = first; d < rank - 1; ++d) elts *= s[static_cast<std::size_t>(d)];
+    return static_cast<std::uint64_t>(elts) * static_cast<std::uint64_t>(dtype_bytes(in.dtype));
+}
+
+// Element-wise chains and transposes: equal slices of the output storage;
+// same-shaped inputs read the same slice of theirs.
+void Tiler::elementwise(int ki, TilingChoice& choice) {
+    const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+    const int out = k.output;
+    const std::uint64_t P = mem_.bytes(out);
+    const i64 tiles = vector_tiles(k, P);
+    choice.forced = forced(k) != nullptr;
+    choice.shape = fmt::format("{} slices of {} KB", tiles, ceil_div(static_cast<i64>(P), tiles * 1024));
+    const std::uint64_t chunk = (P / static_cast<std::uint64_t>(tiles) + 511) / 512 * 512;
+    int i = 0;
+    for (std::uint64_t lo = 0; lo < P; lo += chunk, ++i) {
+        const std::uint64_t hi = std::min(P, lo + chunk);
+        TileTask t = vector_task(ki, fmt::format("s{}", i));
+        std::uint64_t in_bytes = 0;
+        for (int in : k.inputs) {
+            const Tensor& it = T(in);
+            if (k.kind == KernelKind::elementwise && it.shape == T(out).shape && it.layout == T(out).layout) {
+                t.reads.push_back(mem_.physical(in, lo, hi));
+                in_bytes += hi - lo;
+            } else {
+                // Broadcast operands and transposes read scattered data:
+                // name all of it (safe for sync), stream a share of it.
+                t.reads.push_back(mem_.physical(in, 0, mem_.bytes(in)));
+                in_bytes +=
+                    it.is_const ? std::min<std::uint64_t>(mem_.bytes(in), hi - lo) : mem_.bytes(in) * (hi - lo) / P;
+            }
+        }
+        t.writes.push_back(mem_.physical(out, lo, hi));
+        t.params.bytes = in_bytes;
+        t.params.out_bytes = hi - lo;
+        t.params.dtype = T(k.inputs[0]).dtype;  // contiguous: lanes by the input's elements
+        finish_vector(t, k.cycles_per_repeat);
+    }
+}
+
+// A Vector kernel fused behind a Cube kernel: one tile per Cube tile,
+// reading it in place (UB / L2) and writing the same block.
+void Tiler::fused_vector(int ki, TilingChoice& choice) {
+    const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+    const int c = k.fused_with;
+    const int first = first_tile_[static_cast<std::size_t>(c)], n = tile_count_[static_cast<std::size_t>(c)];
+    const Space in_space = n > 0 ? tasks_[static_cast<std::size_t>(first)].params.dst : Space::l2;
+    choice.shape = fmt::format("{} tiles, one per Cube tile of {} (fused, in {})", n,
+                               plan_.kernels[static_cast<std::size_t>(c)].name, to_string(in_space));
+    const double out_per_in =
+        static_cast<double>(mem_.bytes(k.output)) /
+        static_cast<double>(std::max<std::uint64_t>(1, mem_.bytes(plan_.kernels[static_cast<std::size_t>(c)].output)));
+    for (int i = 0; i < n; ++i) {
+        const TileTask& ct = tasks_[static_cast<std::size_t>(first + i)];
+        TileTask t = vector_task(ki, ct.label);
+        t.paired = first + i;
+        t.reads = ct.writes;
+        add_consts(k, 1, t.reads);
+        for (const Region& r : ct.writes) {
+            // The same place in the output, scaled by its element size (row by row).
+            const auto scaled = [&](std::uint64_t v) {
+                return static_cast<std::uint64_t>(static_cast<double>(v) * out_per_in);
+            };
+            const auto off = r.addr - mem_.addr(plan_.kernels[static_cast<std::size_t>(c)].output);
+            Region o = mem_.physical(k.output, scaled(off), scaled(off) + scaled(r.bytes));
+            o.stride = scaled(r.stride);
+            o.rows = r.rows;
+            t.writes.push_back(o);
+        }
+        t.params.src = ct.params.dst;
+        t.params.bytes = sum_bytes(ct.writes);
+        t.params.out_bytes = sum_bytes(t.writes);
+        t.params.dtype = T(plan_.kernels[static_cast<std::size_t>(c)].output).dtype;
+        finish_vector(t, k.cycles_per_repeat);
+    }
+}
+
+// Row blocks with all columns: FormatConvert, row-wise reductions
+// (Softmax, LayerNorm, ReduceSum over the last axis), pools (with halo
+// rows) and GlobalAvgPool (by channel blocks).
+void Tiler::rowwise(int ki, TilingChoice& choice) {
+    const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+    const Node& n = node(k);
+    const int in = k.inputs[0], out = k.output;
+    const Block ob = full_block(T(out)), ib = full_block(T(in));
+    const i64 tiles = vector_tiles(k, mem_.bytes(in));
+    // GlobalAvgPool and GroupNorm reduce over all rows: split by channels
+    // (GroupNorm by whole groups).
+    const bool gap = n.op == OpType::GlobalAvgPool || n.op == OpType::GroupNorm;
+    const i64 channel_unit =
+        n.op == OpType::GroupNorm ? std::max<i64>(1, ib.c1 / std::max<i64>(1, n.attr_int("groups", 1))) : c0_of(T(in));
+    const auto image = [](const Tensor& t) {
+        return t.shape.size() == 4 && (t.layout == Layout::NCHW || t.layout == Layout::NC1HWC0);
+    };
+    const bool in_image = image(T(in));
+    const bool image_vs_matrix = n.op == OpType::FormatConvert && T(in).shape == T(out).shape &&
+                                 T(in).shape.size() == 4 && in_image != image(T(out));
+    // Split the batch first, then rows (channels for GlobalAvgPool).
+    const i64 outer = ob.b1;
+    // Rows (channel units) per image are the grain: the largest tile sets
+    // the kernel's wave, so cut into the fewest tiles with that largest
+    // tile (56 rows in 48 tiles have tiles of 2 rows, as 28 tiles do, and
+    // the 20 more only cost dispatch and task starts).
+    const i64 units = gap ? ceil_div(ob.c1, channel_unit) : ob.r1;
+    i64 per = std::max<i64>(1, ceil_div(tiles, outer));
+    if (!forced(k)) per = ceil_div(units, ceil_div(units, std::min(per, units)));
+    const std::uint64_t row = row_bytes(n, T(in));
+    choice.forced = forced(k) != nullptr;
+    int i = 0;
+    for (i64 b = 0; b < outer; ++b) {
+        const auto parts = gap ? split_ranges(ob.c1, per, channel_unit) : split_ranges(ob.r1, per);
+        for (const auto& [lo, hi] : parts) {
+            TileTask t = vector_task(ki, fmt::format("n{}/{}{}-{}", b, gap ? "c" : "r", lo, hi));
+            Block rb{b, b + 1, lo, hi, 0, ib.c1}, wb{b, b + 1, lo, hi, 0, ob.c1};
+            if (gap) {
+                rb = Block{b, b + 1, 0, ib.r1, lo, hi};
+                wb = Block{b, b + 1, 0, ob.r1, lo, hi};
+            } else if (n.op == OpType::MaxPool || n.op == OpType::AvgPool) {
+                const auto kk = n.attr_ints("kernel", {2, 2});
+                const auto st = n.attr_ints("stride", kk);
+                const auto pd = n.attr_ints("pad", {0, 0});
+                rb.r0 = std::max<i64>(0, lo * st[0] - pd[0]);
+                rb.r1 = std::min<i64>(ib.r1, (hi - 1) * st[0] - pd[0] + kk[0]);
+            } else if (ib.r1 != ob.r1) {
+                rb = Block{b, b + 1, 0, ib.r1, 0, ib.c1};  // reduces rows: reads them all
+            }
+            std::vector<Block> read_blocks{rb};
+            if (!gap && image_vs_matrix) {
+                // A 4-D tensor is (N, H rows, C columns) in an image
+                // layout and (N·C, H rows, W columns) in a matrix one:
+                // the tile's rows of one (n, c) plane, or of every c of
+                // one n, on the other side (heads converted to
+                // FRACTAL_NZ read every head's rows for one head's).
+                read_blocks.clear();
+                if (in_image) read_blocks.push_back(Block{b / ib.c1, b / ib.c1 + 1, lo, hi, b % ib.c1, b % ib.c1 + 1});
+                else
+                    for (i64 c = 0; c < ob.c1; ++c)
+                        read_blocks.push_back(Block{b * ob.c1 + c, b * ob.c1 + c + 1, lo, hi, 0, ib.c1});
+            }
+            for (const Block& r : read_blocks) mem_.regions(in, r, t.reads);
+            mem_.regions(out, wb, t.writes);
+            add_consts(k, 1, t.reads);
+            t.params.bytes = sum_bytes(t.reads);
+            t.params.out_bytes = sum_bytes(t.writes);
+            t.params.dtype = T(in).dtype;
+            t.params.row_bytes = row;
+            finish_vector(t, k.cycles_per_repeat);
+            ++i;
+        }
+    }
+    choice.shape = fmt::format("{} tiles ({} per image) over {}", i, per, gap ? "channels" : "rows");
+}
+
+// Concat: each input copied into its place in the output.
+// Each input copied into its place in the output, in row blocks: the
+// kernel's tile count (vector_tiles over all its bytes) shared out by
+// each input's bytes, so a large input is not one long copy on one
+// core.
+// A join along W names the whole output per copy (the block model keeps
+// W whole), so those stay one copy per input and image.
+void Tiler::concat(int ki, TilingChoice& choice) {
+    const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+    const Node& n = node(k);
+    const Tensor& ot = T(k.output);
+    i64 axis = n.attr_int("axis", 1);
+    if (axis < 0) axis += static_cast<i64>(ot.shape.size());
+    std::uint64_t all = 0;
+    for (int in : k.inputs) all += mem_.bytes(in);
+    const i64 budget = vector_tiles(k, all);
+    i64 offset = 0;
+    int tiles = 0;
+    for (int in : k.inputs) {
+        const Block ib = full_block(T(in));
+        const Shape& s = T(in).shape;
+        const i64 extent = s[static_cast<std::size_t>(axis)];
+        // A 4-D block is (N, H rows, C columns) with W whole.
+        const bool four = s.size() == 4;
+        const bool cols = four ? axis == 1 : axis == static_cast<i64>(s.size()) - 1;
+        const bool rows = four ? axis == 2 : s.size() >= 2 && axis == static_cast<i64>(s.size()) - 2;
+        const double share = all > 0 ? static_cast<double>(mem_.bytes(in)) / static_cast<double>(all) : 1.0;
+        const i64 per_image =
+            (cols || rows)
+                ? std::clamp<i64>(static_cast<i64>(std::llround(static_cast<double>(budget) * share /
+                                                                static_cast<double>(std::max<i64>(1, ib.b1)))),
+                                  1, ib.r1)
+                : 1;
+        for (i64 b = 0; b < ib.b1; ++b) {
+            for (const auto& [r0, r1] : split_ranges(ib.r1, per_image)) {
+                TileTask t = vector_task(ki,
+                                         per_image > 1 ? fmt::format("{}/n{}/r{}-{}", T(in).name, b, r0, r1)
+                                                       : fmt::format("{}/n{}", T(in).name, b),
+                                         npusim::Kernel::copy);
+                Block rb = ib, wb = full_block(ot);
+                rb.b0 = wb.b0 = b;
+                rb.b1 = wb.b1 = b + 1;
+                if (cols) {
+                    wb.c0 = offset;
+                    wb.c1 = offset + extent;
+                    rb.r0 = wb.r0 = r0;
+                    rb.r1 = wb.r1 = r1;
+                } else if (rows) {
+                    rb.r0 = r0;
+                    rb.r1 = r1;
+                    wb.r0 = offset + r0;
+                    wb.r1 = offset + r1;
+                }
+                mem_.regions(in, rb, t.reads);
+                mem_.regions(k.output, wb, t.writes);
+                t.params.bytes = sum_bytes(t.reads);
+                finish_vector(t, 0);
+                ++tiles;
+            }
+        }
+        offset += extent;
+    }
+    choice.shape = fmt::format("{} copies", tiles);
+}
+
+}  // namespace npusim::compiler
