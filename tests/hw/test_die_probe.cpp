@@ -2,12 +2,15 @@
 // cost a plan by running it) against the same stream run by SystemC.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "compiler/compiler.hpp"
 #include "support/build_paths.hpp"
+#include "support/e2e.hpp"
 #include "config/run_config.hpp"
 #include "hw/die.hpp"
 #include "hw/die_probe.hpp"
@@ -43,4 +46,39 @@ TEST_CASE("die probe: a compiled model ends at the same picosecond as the System
     CHECK(die.end_ps() == first);
     // A module cannot be built once the simulation has run.
     CHECK_THROWS_AS(probe.end_ps(r.stream), std::logic_error);
+}
+
+TEST_CASE("die probe: compile --estimates gives each task and its kernel alone on the die model", "[die][probe][e2e]") {
+    // BERT-128 on a2: each Cube task of ffn.down reads all rows of the
+    // activation; alone it fetches them from HBM, in its kernel the first
+    // core's fetch leaves them in L2 for the others, so the whole kernel
+    // alone ends sooner than one of its tasks alone.
+    test::TempDir tmp;
+    const std::string csv = tmp.path("est.csv");
+    const test::Result r = test::run_npusim(
+        tmp, {"compile", "--chip", kSrc + "/configs/chips/a2.json", "--workload", kSrc + "/models/bert_layer.json",
+              "--emit-tasks", tmp.path("s.jsonl"), "--estimates", csv});
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::Matchers::Contains("the die model ran 426 tasks and 22 kernels alone"));
+    std::ifstream in(csv);
+    std::string line;
+    std::getline(in, line);
+    REQUIRE(line == "id,op,core_type,est_cycles,alone_cycles,kernel_alone_cycles");
+    std::map<std::string, std::pair<double, double>> down;  // id -> (alone, kernel alone)
+    std::size_t rows = 0;
+    while (std::getline(in, line)) {
+        ++rows;
+        // "id","op",core,est,alone,kernel: the last three fields are numbers.
+        const auto c3 = line.rfind(','), c2 = line.rfind(',', c3 - 1);
+        const double alone = std::stod(line.substr(c2 + 1)), kernel = std::stod(line.substr(c3 + 1));
+        CHECK(alone > 0);
+        CHECK(kernel > 0);
+        if (line.rfind("\"ffn.down.matmul#", 0) == 0) down[line.substr(1, line.find('"', 1) - 1)] = {alone, kernel};
+    }
+    CHECK(rows == 426);
+    REQUIRE(down.size() == 24);
+    for (const auto& [id, t] : down) {
+        CAPTURE(id, t.first, t.second);
+        CHECK(t.second < t.first);
+    }
 }
