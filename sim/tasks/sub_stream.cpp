@@ -12,7 +12,11 @@ TaskStream sub_stream(const TaskStream& s, const std::vector<std::uint32_t>& kee
     if (s.cross_rank || !s.programs.empty())
         throw std::invalid_argument("sub_stream: " + s.file + " spans ranks or runs kernel programs");
     std::vector<char> kept(s.tasks.size(), 0);
-    for (const std::uint32_t i : keep) kept.at(i) = 1;
+    for (std::size_t j = 0; j < keep.size(); ++j) {
+        // In stream order: a stream's tasks issue in the order they come.
+        if (j > 0 && keep[j] <= keep[j - 1]) throw std::invalid_argument("sub_stream: task indices must be ascending");
+        kept.at(keep[j]) = 1;
+    }
     // Signals each event gets from the tasks left out: given already.
     std::vector<std::uint32_t> given(s.events.size(), 0);
     for (std::size_t i = 0; i < s.tasks.size(); ++i)

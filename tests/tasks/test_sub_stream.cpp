@@ -52,8 +52,11 @@ TEST_CASE("sub_stream: signals from the tasks left out count as given", "[tasks]
     }
 }
 
-TEST_CASE("sub_stream: a stream across ranks is refused", "[tasks][sub_stream]") {
+TEST_CASE("sub_stream: a stream across ranks, or tasks out of order, is refused", "[tasks][sub_stream]") {
     TaskStream s = three_tasks();
+    CHECK_THROWS_AS(sub_stream(s, {2, 1}), std::invalid_argument);
+    CHECK_THROWS_AS(sub_stream(s, {1, 1}), std::invalid_argument);
+    CHECK_THROWS_AS(sub_stream(s, {3}), std::out_of_range);
     s.cross_rank = true;
     CHECK_THROWS_AS(sub_stream(s, {0}), std::invalid_argument);
 }
