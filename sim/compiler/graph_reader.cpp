@@ -69,7 +69,10 @@ const AttrSpec& attr_spec(OpType op) {
     static const AttrSpec hard_sigmoid = {{"alpha", AttrType::Number}, {"beta", AttrType::Number}};
     static const AttrSpec slice = {{"starts", AttrType::List}, {"ends", AttrType::List}, {"axes", AttrType::List},
                                    {"steps", AttrType::List}};
-    static const AttrSpec attention = {{"scale", AttrType::Number}, {"k_transposed", AttrType::Int}, {"causal", AttrType::Int}};
+    static const AttrSpec attention = {{"scale", AttrType::Number},
+                                       {"k_transposed", AttrType::Int},
+                                       {"causal", AttrType::Int},
+                                       {"layout", AttrType::String}};
     static const AttrSpec ml_attention = {{"scale", AttrType::Number}, {"v_dim", AttrType::Int}, {"causal", AttrType::Int}};
     static const AttrSpec moe_gate = {{"top_k", AttrType::Int}, {"groups", AttrType::Int}, {"topk_groups", AttrType::Int}};
     static const AttrSpec pad = {{"pads", AttrType::List}, {"interior", AttrType::List}, {"mode", AttrType::String}};

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "common/errors.hpp"
+#include "compiler/attention_layout.hpp"
 #include "compiler/graph_edit.hpp"
 #include "compiler/op_traits.hpp"
 
@@ -78,6 +80,7 @@ public:
         }
         const std::size_t original = g_.nodes.size();
         for (std::size_t i = 0; i < original; ++i) {
+            need_plain_cube(g_.nodes[i]);
             if (hoist_) align_operands(i);
             for (std::size_t k = 0; k < g_.nodes[i].inputs.size(); ++k) {
                 const auto need = required_layout(g_, g_.nodes[i], k, cube_);
@@ -100,6 +103,23 @@ public:
         }
         relink(g_);
         notes_.push_back(fmt::format("layout: {} FormatConvert node(s) inserted, {} hoisted", inserted_, hoisted_));
+    }
+
+    // A BSND attention reads a head's rows strided in its plain operands and
+    // writes its output so: a Cube that loads and stores only fractal
+    // matrices cannot.
+    void need_plain_cube(const Node& n) const {
+        if (n.op != OpType::Attention || !seq_major(n)) return;
+        if (!cube_.nd2nz_on_load || !cube_.nz2nd_on_store)
+            throw InputError(
+                fmt::format("{}: node '{}': attrs.layout: BSND needs a Cube that loads and stores plain tensors "
+                            "(chip.cores.cube.mte2_nd2nz and fixpipe_nz2nd are false on this chip); give q, k "
+                            "and v as [..., heads, S, D] (BNSD)",
+                            g_.file, n.name));
+        for (const int in : n.inputs)  // constants keep the layout they were declared in
+            if (tensor(in).is_const && !is_plain(tensor(in).layout))
+                throw InputError(fmt::format("{}: node '{}': attrs.layout: BSND reads its inputs plain, but '{}' is {}",
+                                             g_.file, n.name, tensor(in).name, to_string(tensor(in).layout)));
     }
 
     // Operands of a Concat / Add / Mul that must share a layout: convert

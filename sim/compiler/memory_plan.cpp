@@ -67,8 +67,8 @@ void push_strided(std::vector<Region>& out, std::uint64_t addr, std::uint64_t by
 
 std::int64_t c0_of(const Tensor& t) { return t.dtype == DType::int8 ? 32 : 16; }
 
-Block full_block(const Tensor& t) {
-    const Dims d = dims_of(t);
+Block full_block(const Tensor& t, bool matrix) {
+    const Dims d = dims_of(t, matrix);
     return Block{0, d.b, 0, d.rows, 0, d.cols};
 }
 
@@ -139,6 +139,36 @@ void MemoryPlan::matrix_regions(int ti, const Block& b, std::vector<Region>& out
     regions(ti, b, l == Layout::NCHW, out);
 }
 
+void MemoryPlan::count_regions(const Tensor& t, const Block& b) const {
+    // Counted before the loops: every task of a compiled graph together
+    // names at most kMaxRegions regions (a scattered block of a huge tensor
+    // is one region per row or channel), one strided region per outer index.
+    constexpr std::uint64_t kMaxRegions = 16'000'000;
+    const auto upper = static_cast<std::uint64_t>(std::max<std::int64_t>(0, b.b1 - b.b0));
+    if (upper > kMaxRegions - std::min(regions_made_, kMaxRegions))
+        throw InputError(g_.file + ": tensor '" + t.name + "': the compiled tasks would name more than " +
+                         std::to_string(kMaxRegions) +
+                         " memory regions of it and the other tensors; use a smaller batch or smaller shapes");
+    regions_made_ += upper;
+}
+
+void MemoryPlan::seq_major_regions(int ti, const Block& b, std::vector<Region>& out) const {
+    const Tensor& t = g_.tensors[static_cast<std::size_t>(ti)];
+    const Shape& s = t.shape;
+    if (s.size() < 3 || !(t.layout == Layout::ND || t.layout == Layout::NCHW) || b.b1 < b.b0 || b.r1 < b.r0 ||
+        b.c1 < b.c0)
+        throw std::logic_error(
+            fmt::format("compiler: tensor '{}' {}: not a plain sequence-major operand or a bad block", t.name,
+                        to_string(t.layout)));
+    const std::int64_t S = s[s.size() - 3], N = s[s.size() - 2], D = s.back();
+    const auto e = static_cast<std::uint64_t>(dtype_bytes(t.dtype));
+    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+    count_regions(t, b);
+    for (std::int64_t m = b.b0; m < b.b1; ++m)
+        push_strided(out, addr(ti) + u((((m / N) * S + b.r0) * N + m % N) * D + b.c0) * e, u(b.c1 - b.c0) * e,
+                     u(N * D) * e, b.r1 - b.r0);
+}
+
 void MemoryPlan::regions(int ti, const Block& b, bool matrix, std::vector<Region>& out) const {
     const Tensor& t = g_.tensors[static_cast<std::size_t>(ti)];
     // A block of negative extent is a tiling bug, never the user's input:
@@ -150,20 +180,7 @@ void MemoryPlan::regions(int ti, const Block& b, bool matrix, std::vector<Region
     const auto e = static_cast<std::uint64_t>(dtype_bytes(t.dtype));
     const std::uint64_t base = addr(ti);
     const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
-    // Count before the loops: every task of a compiled graph together names
-    // at most kMaxRegions regions (a scattered block of a huge tensor is one
-    // region per row or channel).
-    constexpr std::uint64_t kMaxRegions = 16'000'000;
-    const auto count = [&](std::int64_t a, std::int64_t f) {  // a x f, saturating above kMaxRegions
-        const std::uint64_t x = u(std::max<std::int64_t>(0, a)), y = u(std::max<std::int64_t>(0, f));
-        return y != 0 && x > (kMaxRegions + 1) / y ? kMaxRegions + 1 : x * y;
-    };
-    // One strided region per outer index (batch, image).
-    const std::uint64_t upper = count(b.b1 - b.b0, 1);
-    if (upper > kMaxRegions - std::min(regions_made_, kMaxRegions))
-        throw InputError(g_.file + ": tensor '" + t.name + "': the compiled tasks would name more than " +
-                         std::to_string(kMaxRegions) + " memory regions of it and the other tensors; use a smaller batch or smaller shapes");
-    regions_made_ += upper;
+    count_regions(t, b);
     switch (t.layout) {
         case Layout::NC1HWC0: {
             // Per image: a run of rows of each C1 block, the blocks a plane apart.

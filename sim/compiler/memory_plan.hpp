@@ -17,8 +17,9 @@ struct Block {
     std::int64_t c0 = 0, c1 = 1;  // columns (C, or N)
 };
 
-// The logical (batch, rows, cols) extent of a tensor.
-Block full_block(const Tensor& t);
+// The logical (batch, rows, cols) extent of a tensor; with `matrix`, of
+// the matrices it holds (MemoryPlan::matrix_regions' view).
+Block full_block(const Tensor& t, bool matrix = false);
 
 class MemoryPlan {
 public:
@@ -38,11 +39,17 @@ public:
     // or ND, e.g. attention heads [B, heads, S, D]) is then the matrices it
     // holds, not channels: each head's block names that head's bytes only.
     void matrix_regions(int t, const Block& b, std::vector<Region>& out) const;
+    // Block b of a sequence-major (BSND) attention operand [..., S, N, D] as
+    // its matrices: matrix i is head i % N of outer index i / N, its rows S,
+    // its columns D; one strided region per matrix (rows N·D apart).
+    void seq_major_regions(int t, const Block& b, std::vector<Region>& out) const;
     // Bytes [lo, hi) of the tensor's storage.
     Region physical(int t, std::uint64_t lo, std::uint64_t hi) const;
 
 private:
     void regions(int t, const Block& b, bool matrix, std::vector<Region>& out) const;
+    // Counts a block's regions against the compiled graph's limit (InputError above it).
+    void count_regions(const Tensor& t, const Block& b) const;
 
     const Graph& g_;
     std::vector<std::uint64_t> addr_, bytes_;

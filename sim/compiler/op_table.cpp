@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "common/split.hpp"
+#include "compiler/attention_layout.hpp"
 
 namespace npusim::compiler {
 
@@ -27,11 +28,15 @@ NodeWork node_work(const Graph& g, const Node& n) {
         }
         case OpType::Attention: {
             // q·kᵀ and p·v (2·S·Sk·D each per head), the softmax (5 per score).
-            const auto& q = T(n.inputs.at(0)).shape;
-            const auto& v = T(n.inputs.at(2)).shape;
-            const double scores = static_cast<double>(elements(q)) / static_cast<double>(q.back()) *
-                                  static_cast<double>(v[v.size() - 2]);
-            w.flops = 2 * scores * static_cast<double>(q.back()) + 2 * scores * static_cast<double>(v.back()) + 5 * scores;
+            const bool sm = seq_major(n);
+            const AttentionDims q = attention_dims(T(n.inputs.at(0)).shape, sm),
+                                v = attention_dims(T(n.inputs.at(2)).shape, sm);
+            // In BSND the rope parts may come apart: q·kᵀ is over D + Dr.
+            const double d =
+                static_cast<double>(q.d) +
+                (sm && n.inputs.size() == 5 ? static_cast<double>(attention_dims(T(n.inputs[3]).shape, true).d) : 0.0);
+            const double scores = static_cast<double>(q.heads * q.seq) * static_cast<double>(v.seq);
+            w.flops = 2 * scores * d + 2 * scores * static_cast<double>(v.d) + 5 * scores;
             break;
         }
         case OpType::MLAttention: {

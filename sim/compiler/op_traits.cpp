@@ -1,5 +1,7 @@
 #include "compiler/op_traits.hpp"
 
+#include "compiler/attention_layout.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -180,8 +182,10 @@ std::optional<Layout> required_layout(const Graph& g, const Node& n, std::size_t
         case OpType::Attention:
             // The mask goes only through the Vector core's softmax, which
             // reads it plain; q, k and v through the Cube's loads, as a
-            // MatMul's operands.
-            if (i >= 3) return is_plain(t.layout) ? std::nullopt : std::optional<Layout>(plain_layout(t.shape));
+            // MatMul's operands (in BSND always plain: a head's rows are
+            // strided rows of the projections' output).
+            if (i >= 3 || (n.op == OpType::Attention && seq_major(n)))
+                return is_plain(t.layout) ? std::nullopt : std::optional<Layout>(plain_layout(t.shape));
             [[fallthrough]];
         case OpType::MatMul:
         case OpType::BatchMatMul:
@@ -252,6 +256,7 @@ Layout output_layout(const Graph& g, const Node& n, CubeConversions cube) {
         case OpType::GroupedMatMul:
         case OpType::Attention:
         case OpType::MLAttention: {
+            if (n.op == OpType::Attention && seq_major(n)) return plain_layout(out.shape);
             if (!cube.nz2nd_on_store) return Layout::FRACTAL_NZ;
             // Written plain unless a Cube consumer would have to convert it
             // back (a chip whose MTE2 does not convert on the way).

@@ -7,6 +7,7 @@
 
 #include "common/errors.hpp"
 #include "common/memory_budget.hpp"
+#include "compiler/attention_layout.hpp"
 #include "compiler/cost_model.hpp"
 #include "compiler/fusion_pass.hpp"
 #include "compiler/memory_plan.hpp"
@@ -26,14 +27,14 @@ constexpr long kMaxExploredCubeKernels = 16;
 void add_attention_workspaces(Graph& g, KernelPlan& plan) {
     for (Kernel& k : plan.kernels) {
         if (k.kind != KernelKind::attention) continue;
-        const Shape& q = g.tensors[static_cast<std::size_t>(k.inputs[0])].shape;
+        const bool sm = seq_major(g.nodes[static_cast<std::size_t>(k.nodes[0])]);
+        const AttentionDims q = attention_dims(g.tensors[static_cast<std::size_t>(k.inputs[0])].shape, sm);
         // The keys: k / v of an Attention, the latent cache of an MLAttention.
-        const Shape& v = g.tensors[static_cast<std::size_t>(k.inputs[std::min<std::size_t>(2, k.inputs.size() - 1)])].shape;
-        std::int64_t heads = 1;
-        for (std::size_t i = 0; i + 2 < q.size(); ++i) heads *= q[i];
+        const AttentionDims v = attention_dims(
+            g.tensors[static_cast<std::size_t>(k.inputs[std::min<std::size_t>(2, k.inputs.size() - 1)])].shape, sm);
         Tensor ws;
         ws.name = k.name + ".scores";
-        ws.shape = {heads, q[q.size() - 2], v[v.size() - 2]};
+        ws.shape = {q.heads, q.seq, v.seq};
         ws.dtype = g.tensors[static_cast<std::size_t>(k.inputs[0])].dtype;
         ws.layout = Layout::ND;
         g.tensors.push_back(std::move(ws));

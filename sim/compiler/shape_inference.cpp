@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "common/errors.hpp"
+#include "compiler/attention_layout.hpp"
 #include "compiler/comm_ops.hpp"
 
 namespace npusim::compiler {
@@ -242,6 +243,14 @@ Shape moe_gate(const Ctx& c) {
     return {s[0], k};
 }
 
+// A causal attention's query row m sees the keys up to position Sk - S + m:
+// every row sees one only with Sk >= S.
+void need_causal_keys(const Ctx& c, std::int64_t s, std::int64_t sk) {
+    if (c.attr_int("causal", 0) != 0 && sk < s)
+        bad("attrs.causal: a causal attention needs at least as many keys as queries; " + c.name(0) + " has " +
+            std::to_string(s) + " queries but " + c.name(1) + " " + std::to_string(sk) + " keys");
+}
+
 // MLAttention: every query row against the latent KV cache; the values are
 // the cache's first v_dim columns (docs/graph-format.md, "LLM ops").
 Shape ml_attention(const Ctx& c) {
@@ -258,6 +267,7 @@ Shape ml_attention(const Ctx& c) {
     if (!c.has("v_dim")) bad("attrs.v_dim: required (the cache's first v_dim columns are the values)");
     const std::int64_t v = c.attr_int("v_dim", 0);
     if (v < 1 || v > q.back()) bad("attrs.v_dim: must be in [1, " + std::to_string(q.back()) + "], got " + std::to_string(v));
+    need_causal_keys(c, q[q.size() - 2], kv[kv.size() - 2]);
     Shape out = q;
     out.back() = v;
     return out;
@@ -403,8 +413,55 @@ Shape slice(const Ctx& c) {
     return out;
 }
 
+// Attention in layout BSND: q [..., S, N, D], k [..., Sk, Nk, D] and v
+// [..., Sk, Nk, Dv] with Nk dividing N (grouped queries); out [..., S, N, Dv].
+// Optionally the rope parts apart (MLA): q_rope [..., S, N, Dr] and k_rope
+// [..., Sk, Nr, Dr], Nr dividing N (1: one rope key for every head); the
+// scores are then over D + Dr columns.
+Shape attention_seq_major(const Ctx& c) {
+    c.need_inputs_in({3, 5}, "q, k, v, optionally q_rope and k_rope (layout BSND takes no mask: use attrs.causal)");
+    for (std::size_t i = 0; i < c.count(); ++i) c.need_rank_at_least(i, 3, "[..., S, heads, D] in layout BSND");
+    if (c.attr_int("k_transposed", 0) != 0)
+        bad("attrs.k_transposed: must be 0 with attrs.layout BSND (k is [..., Sk, heads, D])");
+    const Shape &q = c.shape(0), &k = c.shape(1), &v = c.shape(2);
+    const std::size_t n = q.size();
+    if (k.back() != q.back())
+        bad("head dimensions differ: " + c.name(0) + " has D=" + std::to_string(q.back()) + " but " + c.name(1) +
+            " has " + std::to_string(k.back()));
+    for (std::size_t i : {1, 2}) {
+        const Shape& s = c.shape(i);
+        const bool ok =
+            s.size() == n && std::equal(q.begin(), q.end() - 3, s.begin()) && s[n - 2] >= 1 && q[n - 2] % s[n - 2] == 0;
+        if (!ok)
+            bad("input " + c.name(i) + " must have the leading dims of " + c.name(0) +
+                " and a head count dividing its " + std::to_string(q[n - 2]));
+    }
+    if (v[n - 3] != k[n - 3] || v[n - 2] != k[n - 2])
+        bad("keys differ: " + c.name(1) + " and " + c.name(2) + " must have the same keys and heads");
+    if (c.count() == 5) {
+        const Shape &qr = c.shape(3), &kr = c.shape(4);
+        const bool q_ok = qr.size() == n && std::equal(q.begin(), q.end() - 1, qr.begin());
+        const bool k_ok = kr.size() == n && std::equal(q.begin(), q.end() - 3, kr.begin()) && kr[n - 3] == k[n - 3] &&
+                          kr[n - 2] >= 1 && q[n - 2] % kr[n - 2] == 0 && kr.back() == qr.back();
+        if (!q_ok) bad("q_rope " + c.name(3) + " must be " + c.name(0) + " but for its last dim");
+        if (!k_ok)
+            bad("k_rope " + c.name(4) + " must have the keys of " + c.name(1) + ", a head count dividing " +
+                std::to_string(q[n - 2]) + " and the last dim of " + c.name(3));
+    }
+    need_causal_keys(c, q[n - 3], k[n - 3]);
+    Shape out = q;
+    out.back() = v.back();
+    return out;
+}
+
 // Fused attention: softmax(scale · q·kᵀ (+ mask)) · v over the last two axes.
 Shape attention(const Ctx& c) {
+    try {
+        if (seq_major(c.node())) return attention_seq_major(c);
+    } catch (const InputError& e) {
+        const std::string what = e.what();
+        bad(what.substr(what.find("attrs.layout")));
+    }
     c.need_inputs(3, 4, "q, k, v, optionally a mask");
     for (std::size_t i = 0; i < 3; ++i) c.need_rank_at_least(i, 2, "[...,S,D]");
     const Shape& q = c.shape(0);
@@ -433,6 +490,7 @@ Shape attention(const Ctx& c) {
                 " (or, for grouped queries, a head count dividing its " +
                 (q.size() >= 3 ? std::to_string(q[q.size() - 3]) : std::string("1")) + ")");
     }
+    need_causal_keys(c, q[q.size() - 2], sk);
     Shape out = q;
     out.back() = v.back();
     if (c.count() == 4) {
@@ -738,7 +796,9 @@ DType infer_type(const Graph& g, const Node& n) {
         case OpType::Conv2D: same(1, 2); return first;  // bias may be wider
         case OpType::NonZero:
         case OpType::ArgMax: return DType::fp32;         // indices (stand-in for int32)
-        case OpType::Attention: same(1, 3); return first;
+        case OpType::Attention:
+            same(1, seq_major(n) ? 5 : 3);
+            return first;  // BSND: no mask
         case OpType::ScatterND:
             if (c.in(2).dtype != first)
                 bad("dtype mismatch: data '" + c.in(0).name + "' is " + to_string(first) + " but updates '" + c.in(2).name +

@@ -7,17 +7,11 @@
 #include <fmt/format.h>
 
 #include "common/arith.hpp"
+#include "compiler/attention_layout.hpp"
 #include "compiler/tiler_impl.hpp"
 
 namespace npusim::compiler {
 namespace {
-
-// Heads (the product of the leading axes) of an attention operand.
-i64 attention_heads(const Shape& sh) {
-    i64 b = 1;
-    for (std::size_t i = 0; i + 2 < sh.size(); ++i) b *= sh[i];
-    return b;
-}
 
 // Calls f(u, b, m0, m1) for query block [m0, m1) of head b, u counting
 // the blocks in the order their tasks are emitted.
@@ -33,9 +27,11 @@ void each_query_block(i64 batch, const std::vector<std::pair<i64, i64>>& blocks,
 // What the query-block choice and the three task loops share.
 struct Tiler::AttentionShape {
     int q = -1, kt = -1, v = -1, mask = -1, ws = -1;
+    int q_rope = -1, k_rope = -1;  // BSND: the rope parts of q and k, apart (MLA)
     bool k_t = false, causal = false, coupled = false;
-    i64 S = 0, D = 0, Sk = 0, Dv = 0;
-    i64 batch = 1, kb = 1, vb = 1, mb = 1;  // heads of q, k, v and the mask
+    bool seq_major = false;                          // q, k, v and the output in BSND (compiler/attention_layout.hpp)
+    i64 S = 0, D = 0, Sk = 0, Dv = 0, Dr = 0;        // Dr: the rope parts' columns
+    i64 batch = 1, kb = 1, vb = 1, mb = 1, krb = 1;  // heads of q, k, v, the mask and k's rope part
     int e = 0, me = 0;                      // element bytes of q and the mask
     DType dtype = DType::fp16;              // q's
     i64 ub = 0, l0c = 0;
@@ -65,7 +61,7 @@ struct Tiler::AttentionShape {
     // read from GM, the fp16 result written (QK^T: n = Sk, k = D;
     // PV: n = Dv, k = Sk).
     CubeWork cube_work(i64 br, i64 n, i64 k) const { return gemm_work(br, n, k, e, dtype); }
-    CubeWork qk_work(i64 br) const { return cube_work(br, Sk, D); }
+    CubeWork qk_work(i64 br) const { return cube_work(br, Sk, D + Dr); }
     CubeWork pv_work(i64 br) const { return cube_work(br, Dv, Sk); }
     VectorWork softmax_work(i64 br) const {
         VectorWork w;
@@ -86,17 +82,21 @@ Tiler::AttentionShape Tiler::attention_shape(const Kernel& k) const {
     // (read again from it for p·v: the same bytes, L2-resident by then).
     const bool mla = n.op == OpType::MLAttention;
     a.q = k.inputs[0], a.kt = k.inputs[1], a.v = mla ? k.inputs[1] : k.inputs[2];
-    a.mask = !mla && k.inputs.size() > 3 ? k.inputs[3] : -1;
+    a.seq_major = seq_major(n);
+    a.mask = !mla && !a.seq_major && k.inputs.size() > 3 ? k.inputs[3] : -1;
+    if (a.seq_major && k.inputs.size() == 5) a.q_rope = k.inputs[3], a.k_rope = k.inputs[4];
     a.ws = k.workspace;
-    a.k_t = !mla && n.attr_int("k_transposed", 1) != 0;
+    a.k_t = !mla && !a.seq_major && n.attr_int("k_transposed", 1) != 0;
     a.causal = n.attr_int("causal", 0) != 0;
-    const Shape& qs = T(a.q).shape;
-    const Shape& vs = T(a.v).shape;
-    a.S = qs[qs.size() - 2], a.D = qs.back(), a.Sk = vs[vs.size() - 2];
-    a.Dv = mla ? n.attr_int("v_dim", a.D) : vs.back();
-    a.batch = attention_heads(T(a.q).shape), a.kb = attention_heads(T(a.kt).shape),
-    a.vb = attention_heads(T(a.v).shape);
-    a.mb = a.mask >= 0 ? attention_heads(T(a.mask).shape) : 1;
+    const AttentionDims q = attention_dims(T(a.q).shape, a.seq_major), v = attention_dims(T(a.v).shape, a.seq_major);
+    a.S = q.seq, a.D = q.d, a.Sk = v.seq;
+    a.Dv = mla ? n.attr_int("v_dim", a.D) : v.d;
+    a.batch = q.heads, a.kb = attention_dims(T(a.kt).shape, a.seq_major).heads, a.vb = v.heads;
+    a.mb = a.mask >= 0 ? attention_dims(T(a.mask).shape, false).heads : 1;
+    if (a.q_rope >= 0) {
+        a.Dr = attention_dims(T(a.q_rope).shape, true).d;
+        a.krb = attention_dims(T(a.k_rope).shape, true).heads;
+    }
     a.e = dtype_bytes(T(a.q).dtype);
     a.me = a.mask >= 0 ? dtype_bytes(T(a.mask).dtype) : 0;
     a.dtype = T(a.q).dtype;
@@ -167,22 +167,34 @@ i64 Tiler::attention_query_block(const Kernel& k, const AttentionShape& a, Tilin
     return br;
 }
 
+// A block of q, k, v or the output as attention's matrices, in the layout
+// the node reads them in.
+void Tiler::operand_regions(const AttentionShape& a, int t, const Block& b, std::vector<Region>& out) const {
+    if (a.seq_major) mem_.seq_major_regions(t, b, out);
+    else mem_.matrix_regions(t, b, out);
+}
+
 // q·kᵀ of each query block into the score workspace.
 void Tiler::attention_qk(int ki, const AttentionShape& a, const std::vector<std::pair<i64, i64>>& blocks,
                          std::vector<int>& qk_task) {
     each_query_block(a.batch, blocks, [&](std::size_t, i64 b, i64 m0, i64 m1) {
         TileTask t = cube_task(ki, fmt::format("h{}/q{}-{}/qk", b, m0, m1));
         const i64 sk = a.keys(m1);
-        mem_.matrix_regions(a.q, Block{b, b + 1, m0, m1, 0, a.D}, t.reads);
+        operand_regions(a, a.q, Block{b, b + 1, m0, m1, 0, a.D}, t.reads);
         const i64 hk = a.head(b, a.kb);
-        mem_.matrix_regions(a.kt, a.k_t ? Block{hk, hk + 1, 0, a.D, 0, sk} : Block{hk, hk + 1, 0, sk, 0, a.D}, t.reads);
+        operand_regions(a, a.kt, a.k_t ? Block{hk, hk + 1, 0, a.D, 0, sk} : Block{hk, hk + 1, 0, sk, 0, a.D}, t.reads);
+        if (a.q_rope >= 0) {
+            const i64 hr = a.head(b, a.krb);
+            operand_regions(a, a.q_rope, Block{b, b + 1, m0, m1, 0, a.Dr}, t.reads);
+            operand_regions(a, a.k_rope, Block{hr, hr + 1, 0, sk, 0, a.Dr}, t.reads);
+        }
         mem_.matrix_regions(a.ws, Block{b, b + 1, m0, m1, 0, sk}, t.writes);
         t.params.m = static_cast<std::uint64_t>(m1 - m0);
         t.params.n = static_cast<std::uint64_t>(sk);
-        t.params.k = static_cast<std::uint64_t>(a.D);
+        t.params.k = static_cast<std::uint64_t>(a.D + a.Dr);
         t.params.dtype = a.cube_dtype();
         qk_task.push_back(static_cast<int>(tasks_.size()));
-        finish_cube(t, a.score_space, a.cube_work(m1 - m0, sk, a.D));
+        finish_cube(t, a.score_space, a.cube_work(m1 - m0, sk, a.D + a.Dr));
         tasks_.back().params.dst = a.score_space;
         for (Region& r : tasks_.back().writes) r.space = a.score_space;
     });
@@ -231,8 +243,8 @@ void Tiler::attention_pv(int ki, const AttentionShape& a, const std::vector<std:
         t.paired = softmax_task[u];
         t.reads = tasks_[static_cast<std::size_t>(t.paired)].writes;
         const i64 hv = a.head(b, a.vb), sk = a.keys(m1);
-        mem_.matrix_regions(a.v, Block{hv, hv + 1, 0, sk, 0, a.Dv}, t.reads);
-        mem_.matrix_regions(k.output, Block{b, b + 1, m0, m1, 0, a.Dv}, t.writes);
+        operand_regions(a, a.v, Block{hv, hv + 1, 0, sk, 0, a.Dv}, t.reads);
+        operand_regions(a, k.output, Block{b, b + 1, m0, m1, 0, a.Dv}, t.writes);
         t.params.m = static_cast<std::uint64_t>(m1 - m0);
         t.params.n = static_cast<std::uint64_t>(a.Dv);
         t.params.k = static_cast<std::uint64_t>(sk);

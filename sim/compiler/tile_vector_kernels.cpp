@@ -231,12 +231,49 @@ void Tiler::rowwise(int ki, TilingChoice& choice) {
 }
 
 // Concat: each input copied into its place in the output.
-// Each input copied into its place in the output, in row blocks: the
-// kernel's tile count (vector_tiles over all its bytes) shared out by
-// each input's bytes, so a large input is not one long copy on one
-// core.
-// A join along W names the whole output per copy (the block model keeps
-// W whole), so those stay one copy per input and image.
+namespace {
+
+// Where a Concat's axis falls in the block model. Image layouts keep
+// (N, H rows, C columns) with W whole; a join along W, and every plain
+// tensor, use the matrix view (leading dims, rows, columns), where W is
+// the columns. An axis among the leading dims is `lead`: an input's image
+// b = (o * extent + j) * inner + i lands at o * out_extent + offset + j.
+struct ConcatAxis {
+    enum Where { lead, rows, cols, whole } where = whole;
+    bool matrix = false;
+    i64 inner = 1;  // leading images inside the axis (lead only)
+};
+
+ConcatAxis concat_axis(const Tensor& in, const Tensor& out, i64 axis) {
+    const Shape& s = in.shape;
+    const auto n = static_cast<i64>(s.size());
+    ConcatAxis a;
+    const bool image = n == 4 && (out.layout == Layout::NCHW || out.layout == Layout::NC1HWC0);
+    if (image && axis != 3) {
+        a.where = axis == 0 ? ConcatAxis::lead : axis == 1 ? ConcatAxis::cols : ConcatAxis::rows;
+        return a;
+    }
+    // W inside NC1HWC0's C0 blocks (of the output, or of an operand left in
+    // it, a constant): one copy per image. Every other layout has a matrix view.
+    if (in.layout == Layout::NC1HWC0 || out.layout == Layout::NC1HWC0) return a;
+    a.matrix = true;
+    if (axis == n - 1) {
+        a.where = ConcatAxis::cols;
+    } else if (axis == n - 2) {
+        a.where = ConcatAxis::rows;
+    } else {
+        a.where = ConcatAxis::lead;
+        for (i64 d = axis + 1; d < n - 2; ++d) a.inner *= s[static_cast<std::size_t>(d)];
+    }
+    return a;
+}
+
+}  // namespace
+
+// Each input's share of the kernel's tile count (vector_tiles over all its
+// bytes) cuts it into row blocks of each image, or, with fewer tiles than
+// images, into runs of whole images, so a large input is not one long
+// copy on one core and many small images are not one task each.
 void Tiler::concat(int ki, TilingChoice& choice) {
     const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
     const Node& n = node(k);
@@ -249,50 +286,72 @@ void Tiler::concat(int ki, TilingChoice& choice) {
     i64 offset = 0;
     int tiles = 0;
     for (int in : k.inputs) {
-        const Block ib = full_block(T(in));
-        const Shape& s = T(in).shape;
-        const i64 extent = s[static_cast<std::size_t>(axis)];
-        // A 4-D block is (N, H rows, C columns) with W whole.
-        const bool four = s.size() == 4;
-        const bool cols = four ? axis == 1 : axis == static_cast<i64>(s.size()) - 1;
-        const bool rows = four ? axis == 2 : s.size() >= 2 && axis == static_cast<i64>(s.size()) - 2;
         const double share = all > 0 ? static_cast<double>(mem_.bytes(in)) / static_cast<double>(all) : 1.0;
-        const i64 per_image =
-            (cols || rows)
-                ? std::clamp<i64>(static_cast<i64>(std::llround(static_cast<double>(budget) * share /
-                                                                static_cast<double>(std::max<i64>(1, ib.b1)))),
-                                  1, ib.r1)
-                : 1;
-        for (i64 b = 0; b < ib.b1; ++b) {
+        tiles += concat_input(ki, in, axis, offset, static_cast<double>(budget) * share);
+        offset += T(in).shape[static_cast<std::size_t>(axis)];
+    }
+    choice.shape = fmt::format("{} copies", tiles);
+}
+
+// Copies input `in` to `offset` along the Concat's `axis` in `want` tiles
+// or about that many; returns how many it made.
+int Tiler::concat_input(int ki, int in, i64 axis, i64 offset, double want) {
+    const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
+    const Tensor& ot = T(k.output);
+    const ConcatAxis a = concat_axis(T(in), ot, axis);
+    const Block ib = full_block(T(in), a.matrix), ob = full_block(ot, a.matrix);
+    const i64 extent = T(in).shape[static_cast<std::size_t>(axis)];
+    const i64 out_extent = ot.shape[static_cast<std::size_t>(axis)];
+    // Runs of input images that stay together in the output.
+    const i64 run = a.where == ConcatAxis::lead ? extent * a.inner : ib.b1;
+    const auto out_image = [&](i64 b) {
+        if (a.where != ConcatAxis::lead) return b;
+        const i64 o = b / run;
+        return (o * out_extent + offset) * a.inner + b % run;
+    };
+    const bool split_rows = a.where != ConcatAxis::whole;
+    const i64 per_image = split_rows ? std::clamp<i64>(std::llround(want / static_cast<double>(ib.b1)), 1, ib.r1) : 1;
+    const bool grouped = split_rows && std::llround(want / static_cast<double>(ib.b1)) < 1;
+    int tiles = 0;
+    for (i64 r = 0; r < ib.b1; r += run) {
+        const i64 groups =
+            grouped ? std::max<i64>(1, std::llround(want * static_cast<double>(run) / static_cast<double>(ib.b1)))
+                    : run;
+        for (const auto& [g0, g1] : split_ranges(run, groups)) {
             for (const auto& [r0, r1] : split_ranges(ib.r1, per_image)) {
-                TileTask t = vector_task(ki,
-                                         per_image > 1 ? fmt::format("{}/n{}/r{}-{}", T(in).name, b, r0, r1)
-                                                       : fmt::format("{}/n{}", T(in).name, b),
-                                         npusim::Kernel::copy);
-                Block rb = ib, wb = full_block(ot);
-                rb.b0 = wb.b0 = b;
-                rb.b1 = wb.b1 = b + 1;
-                if (cols) {
+                const i64 b0 = r + g0, b1 = r + g1;
+                std::string label =
+                    T(in).name + (b1 - b0 > 1 ? fmt::format("/n{}-{}", b0, b1) : fmt::format("/n{}", b0));
+                if (per_image > 1) label += fmt::format("/r{}-{}", r0, r1);
+                TileTask t = vector_task(ki, std::move(label), npusim::Kernel::copy);
+                Block rb = ib, wb = ob;
+                rb.b0 = b0;
+                rb.b1 = b1;
+                wb.b0 = out_image(b0);
+                wb.b1 = wb.b0 + (b1 - b0);
+                rb.r0 = wb.r0 = r0;
+                rb.r1 = wb.r1 = r1;
+                if (a.where == ConcatAxis::cols) {
                     wb.c0 = offset;
                     wb.c1 = offset + extent;
-                    rb.r0 = wb.r0 = r0;
-                    rb.r1 = wb.r1 = r1;
-                } else if (rows) {
-                    rb.r0 = r0;
-                    rb.r1 = r1;
+                } else if (a.where == ConcatAxis::rows) {
                     wb.r0 = offset + r0;
                     wb.r1 = offset + r1;
                 }
-                mem_.regions(in, rb, t.reads);
-                mem_.regions(k.output, wb, t.writes);
+                if (a.matrix) {
+                    mem_.matrix_regions(in, rb, t.reads);
+                    mem_.matrix_regions(k.output, wb, t.writes);
+                } else {
+                    mem_.regions(in, rb, t.reads);
+                    mem_.regions(k.output, wb, t.writes);
+                }
                 t.params.bytes = sum_bytes(t.reads);
                 finish_vector(t, 0);
                 ++tiles;
             }
         }
-        offset += extent;
     }
-    choice.shape = fmt::format("{} copies", tiles);
+    return tiles;
 }
 
 }  // namespace npusim::compiler

@@ -57,6 +57,7 @@ void Tiler::tile_kernel(int ki, TilingChoice& choice) {
             matmul(ki, choice);
             break;
         case KernelKind::elementwise:
+        case KernelKind::transpose:  // slices of the output, each reading all of its input
             if (kn.fused_with >= 0) fused_vector(ki, choice);
             else elementwise(ki, choice);
             break;
@@ -67,9 +68,6 @@ void Tiler::tile_kernel(int ki, TilingChoice& choice) {
             break;
         case KernelKind::concat:
             concat(ki, choice);
-            break;
-        case KernelKind::transpose:
-            elementwise(ki, choice);
             break;
         case KernelKind::alias:
             choice.shape = "view (no task)";

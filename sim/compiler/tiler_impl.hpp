@@ -94,6 +94,7 @@ private:
     struct AttentionShape;
     AttentionShape attention_shape(const Kernel& k) const;
     void attention(int ki, TilingChoice& choice);
+    void operand_regions(const AttentionShape& a, int t, const Block& b, std::vector<Region>& out) const;
     i64 attention_query_block(const Kernel& k, const AttentionShape& a, TilingChoice& choice) const;
     void attention_qk(int ki, const AttentionShape& a, const std::vector<std::pair<i64, i64>>& blocks,
                       std::vector<int>& qk_task);
@@ -118,6 +119,7 @@ private:
     void fused_vector(int ki, TilingChoice& choice);
     void rowwise(int ki, TilingChoice& choice);
     void concat(int ki, TilingChoice& choice);
+    int concat_input(int ki, int in, i64 axis, i64 offset, double want);
 
     const Graph& g_;
     const KernelPlan& plan_;

@@ -86,6 +86,25 @@ private:
     std::string rope(const std::string& x, std::int64_t dim, const std::string& what) {
         return node("RoPE", lname(what), {x, weight("rope.table", {1, dim}, "bf16")});
     }
+    // A Cube that loads and stores plain tensors reads attention's heads in place (BSND).
+    bool plain_cube() const { return chip_.cube.mte2_nd2nz && chip_.cube.fixpipe_nz2nd; }
+    // Causal attention over q, k, v [seqs, P, heads, d] as the projections
+    // write them, flattened to `flat`. A Cube that loads and stores plain
+    // tensors reads each head's rows in place (BSND), as fused attention
+    // kernels do; else the heads are transposed to the front and back.
+    std::string prefill_attention(const std::string& q, const std::string& k, const std::string& v, double scale,
+                                  const Shape& flat) {
+        ojson attrs{{"k_transposed", 0}, {"causal", 1}, {"scale", scale}};
+        if (plain_cube()) {
+            attrs["layout"] = "BSND";
+            return reshape(node("Attention", lname("attn"), {q, k, v}, attrs, OpKind::attention), flat, "attn_flat");
+        }
+        const Shape perm = {0, 2, 1, 3};
+        const std::string a = node("Attention", lname("attn"),
+                                   {transpose(q, perm, "q_t"), transpose(k, perm, "k_t"), transpose(v, perm, "v_t")},
+                                   attrs, OpKind::attention);
+        return reshape(transpose(a, perm, "attn_t"), flat, "attn_flat");
+    }
     // SiLU(gate) * up over [rows, 2F] -> [rows, F].
     std::string swiglu(const std::string& gu, std::int64_t f, const std::string& what, bool moe_side) {
         const std::string g = slice(gu, 0, f, 1, what + ".gate", moe_side), u = slice(gu, f, 2 * f, 1, what + ".up", moe_side);
@@ -179,16 +198,23 @@ std::string Builder::mla(const std::string& x) {
         const std::string kvb = linear(latent, lora, heads * (nope + vd), "kv_b");
         const std::string kvb4 = reshape(kvb, {seqs, P, heads, nope + vd}, "kv_heads");
         const std::string k_nope = slice(kvb4, 0, nope, 3, "k_nope"), v = slice(kvb4, nope, nope + vd, 3, "v");
-        const std::string k_pe_h = node("Add", lname("k_pe_heads"),
-                                        {reshape(k_pe, {seqs, P, 1, rope_d}, "k_pe4"), weight(lname("k_pe_zero"), {1, 1, heads, rope_d}, "bf16")});
-        const std::string k = node("Concat", lname("k"), {k_nope, k_pe_h}, ojson{{"axis", 3}});
-        const std::string qf = node("Concat", lname("q_full"), {q_nope, q_pe}, ojson{{"axis", 2}});
-        const Shape perm = {0, 2, 1, 3};
-        const std::string a = node("Attention", lname("attn"),
-                                   {transpose(reshape(qf, {seqs, P, heads, qk}, "q4"), perm, "q_t"), transpose(k, perm, "k_t"),
-                                    transpose(v, perm, "v_t")},
-                                   ojson{{"k_transposed", 0}, {"causal", 1}, {"scale", scale}}, OpKind::attention);
-        o = reshape(transpose(a, perm, "attn_t"), {Ta, heads * vd}, "attn_flat");
+        const std::string k_pe4 = reshape(k_pe, {seqs, P, 1, rope_d}, "k_pe4");
+        if (plain_cube()) {
+            // The rope parts apart, one rope key for every head (as MLA
+            // prefill kernels take them): nothing is concatenated.
+            ojson attrs{{"k_transposed", 0}, {"causal", 1}, {"scale", scale}, {"layout", "BSND"}};
+            const std::string a = node("Attention", lname("attn"),
+                                       {reshape(q_nope, {seqs, P, heads, nope}, "q_nope4"), k_nope, v,
+                                        reshape(q_pe, {seqs, P, heads, rope_d}, "q_rope4"), k_pe4},
+                                       attrs, OpKind::attention);
+            o = reshape(a, {Ta, heads * vd}, "attn_flat");
+        } else {
+            const std::string k_pe_h =
+                node("Add", lname("k_pe_heads"), {k_pe4, weight(lname("k_pe_zero"), {1, 1, heads, rope_d}, "bf16")});
+            const std::string k = node("Concat", lname("k"), {k_nope, k_pe_h}, ojson{{"axis", 3}});
+            const std::string qf = node("Concat", lname("q_full"), {q_nope, q_pe}, ojson{{"axis", 2}});
+            o = prefill_attention(reshape(qf, {seqs, P, heads, qk}, "q4"), k, v, scale, {Ta, heads * vd});
+        }
     }
     return linear(o, heads * vd, H, "o_proj");
 }
@@ -216,13 +242,8 @@ std::string Builder::gqa(const std::string& x) {
     } else {
         const std::int64_t P = len_;
         out_.kv_bytes += static_cast<double>(2 * seqs * kvh * P * hd * 2);
-        const Shape perm = {0, 2, 1, 3};
-        const std::string a = node("Attention", lname("attn"),
-                                   {transpose(reshape(q, {seqs, P, hq, hd}, "q4"), perm, "q_t"),
-                                    transpose(reshape(k, {seqs, P, kvh, hd}, "k4"), perm, "k_t"),
-                                    transpose(reshape(v, {seqs, P, kvh, hd}, "v4"), perm, "v_t")},
-                                   ojson{{"k_transposed", 0}, {"causal", 1}, {"scale", scale}}, OpKind::attention);
-        o = reshape(transpose(a, perm, "attn_t"), {Ta, hq * hd}, "attn_flat");
+        o = prefill_attention(reshape(q, {seqs, P, hq, hd}, "q4"), reshape(k, {seqs, P, kvh, hd}, "k4"),
+                              reshape(v, {seqs, P, kvh, hd}, "v4"), scale, {Ta, hq * hd});
     }
     return linear(o, hq * hd, H, "o_proj");
 }

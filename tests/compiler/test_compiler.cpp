@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
@@ -1089,6 +1090,216 @@ TEST_CASE("compiler: a Concat copies its inputs in row blocks over the vector co
     const double at64 = cycles("64"), at96 = cycles("96");
     INFO("64 vector cores " << at64 << ", 96: " << at96);
     CHECK(at96 <= 1.01 * at64);
+}
+
+TEST_CASE("compiler: a Concat writes each input into its own place along any axis, in about the kernel's tile count",
+          "[compiler][tiler]") {
+    // {x shape, y shape, axis}: columns of many small images (MLA's q
+    // heads), a leading axis, channels, W of a 4-D tensor (MLA's k), batch.
+    struct Case {
+        const char* x;
+        const char* y;
+        int axis;
+    };
+    const Case cases[] = {{"[4096, 8, 128]", "[4096, 8, 64]", 2},     {"[6, 32, 64]", "[4, 32, 64]", 0},
+                          {"[2, 3, 16, 64]", "[2, 5, 16, 64]", 1},    {"[1, 512, 8, 128]", "[1, 512, 8, 64]", 3},
+                          {"[2, 4, 6, 32]", "[3, 4, 6, 32]", 0},      {"[2, 6, 8, 40]", "[2, 6, 24, 40]", 2},
+                          {"[2, 3, 4, 8, 16]", "[2, 5, 4, 8, 16]", 1}};
+    const ChipParams a2 = chip(kA2);
+    for (const Case& c : cases) {
+        const Graph g = graph(graph_text(
+            fmt::format(R"("x": {{"shape": {}, "input": true}}, "y": {{"shape": {}, "input": true}})", c.x, c.y),
+            fmt::format(R"({{"name": "cat", "op": "Concat", "inputs": ["x", "y"],
+                                                          "outputs": ["z"], "attrs": {{"axis": {}}}}})",
+                        c.axis),
+            R"(["z"])"));
+        const CompileResult r = compile(g, a2, CompileOptions{});
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> written;
+        std::uint64_t read = 0;
+        int tasks = 0;
+        for (const Task& t : r.stream.tasks) {
+            if (r.stream.name(t.op) != "cat") continue;
+            ++tasks;
+            for (const Region& x : t.reads) read += x.total();
+            for (const Region& x : t.writes)
+                x.for_each_row([&](std::uint64_t a, std::uint64_t b) { written.emplace_back(a, a + b); });
+        }
+        std::sort(written.begin(), written.end());
+        const std::uint64_t out_bytes = g.tensors[static_cast<std::size_t>(g.outputs[0])].bytes();
+        CAPTURE(c.x, c.y, c.axis, tasks, written.size());
+        REQUIRE_FALSE(written.empty());
+        // The writes tile the output exactly: no byte twice, none missed.
+        std::uint64_t covered = 0;
+        for (std::size_t i = 0; i < written.size(); ++i) {
+            if (i > 0) REQUIRE(written[i].first >= written[i - 1].second);
+            covered += written[i].second - written[i].first;
+        }
+        CHECK(covered == out_bytes);
+        CHECK(written.back().second - written.front().first == out_bytes);
+        CHECK(read == out_bytes);
+        // About the kernel's tile count: never one task per image of a
+        // batch larger than the vector cores can take.
+        CHECK(tasks <= 4 * a2.vector.count);
+    }
+}
+
+TEST_CASE(
+    "compiler: an Attention in BSND reads its heads in place: the bytes and tasks of the same attention over transposed heads",
+    "[compiler][tiler]") {
+    // Grouped queries: 8 query heads over 2 key / value heads, 2 sequences of 128.
+    const auto attention = [](bool bsnd) {
+        const std::string q = bsnd ? "[2, 128, 8, 64]" : "[2, 8, 128, 64]",
+                          kv = bsnd ? "[2, 128, 2, 64]" : "[2, 2, 128, 64]";
+        return graph_text(
+            fmt::format(R"("q": {{"shape": {0}, "input": true}}, "k": {{"shape": {1}, "input": true}},
+                                         "v": {{"shape": {1}, "input": true}})",
+                        q, kv),
+            fmt::format(R"({{"name": "attn", "op": "Attention", "inputs": ["q", "k", "v"], "outputs": ["o"],
+                                          "attrs": {{"k_transposed": 0, "causal": 1{}}}}})",
+                        bsnd ? R"(, "layout": "BSND")" : ""),
+            R"(["o"])");
+    };
+    const ChipParams a2 = chip(kA2);
+    struct Sums {
+        int tasks = 0;
+        std::uint64_t read = 0, written = 0;
+        std::set<std::uint64_t> q_strides;
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> q_rows, out_rows;  // [begin, end) of each row
+    };
+    const auto sums = [&](bool bsnd) {
+        const Graph g = graph(attention(bsnd));
+        CHECK(g.tensors[static_cast<std::size_t>(g.outputs[0])].shape ==
+              (bsnd ? Shape{2, 128, 8, 64} : Shape{2, 8, 128, 64}));
+        const CompileResult r = compile(g, a2, CompileOptions{});
+        Sums s;
+        const auto rows = [](const Region& x, std::vector<std::pair<std::uint64_t, std::uint64_t>>& v) {
+            x.for_each_row([&](std::uint64_t a, std::uint64_t b) { v.emplace_back(a, a + b); });
+        };
+        for (const Task& t : r.stream.tasks) {
+            if (r.stream.name(t.op) != "attn") continue;
+            ++s.tasks;
+            for (const Region& x : t.reads) s.read += x.total();
+            for (const Region& x : t.writes) s.written += x.total();
+            const bool qk = t.core_type == CoreType::cube && !t.writes.empty() && t.writes[0].space != Space::hbm;
+            if (qk) s.q_strides.insert(t.reads[0].rows > 1 ? t.reads[0].stride : 0);
+            if (qk) rows(t.reads[0], s.q_rows);
+            for (const Region& x : t.writes)
+                if (x.space == Space::hbm) rows(x, s.out_rows);
+        }
+        return s;
+    };
+    // Every byte of [begin, end) once: sorted rows that neither overlap nor leave a gap.
+    const auto exact_cover = [](std::vector<std::pair<std::uint64_t, std::uint64_t>> v, std::uint64_t bytes) {
+        std::sort(v.begin(), v.end());
+        for (std::size_t i = 1; i < v.size(); ++i)
+            if (v[i].first != v[i - 1].second) return false;
+        return !v.empty() && v.back().second - v.front().first == bytes;
+    };
+    const Sums bsnd = sums(true), bnsd = sums(false);
+    CHECK(bsnd.tasks == bnsd.tasks);
+    CHECK(bsnd.read == bnsd.read);
+    CHECK(bsnd.written == bnsd.written);
+    // A head's query rows are one strided region, 8 heads x 64 x 2 B apart,
+    // and the query blocks of all heads read q once and write the output once.
+    CHECK(bsnd.q_strides.count(8 * 64 * 2) == 1);
+    CHECK(bnsd.q_strides.count(8 * 64 * 2) == 0);
+    const std::uint64_t q_bytes = 2 * 128 * 8 * 64 * 2;
+    CHECK(exact_cover(bsnd.q_rows, q_bytes));
+    CHECK(exact_cover(bsnd.out_rows, q_bytes));
+    CHECK(exact_cover(bnsd.q_rows, q_bytes));
+}
+
+TEST_CASE("compiler: a BSND Attention with its rope parts apart reads and computes what one over the joined heads does",
+          "[compiler][tiler]") {
+    // q·kᵀ over 48 + 16 columns, given apart (MLA's nope and rope parts) or joined.
+    const auto graph_of = [](bool apart, int rope_heads) {
+        const std::string t = apart ? fmt::format(R"("q": {{"shape": [2, 128, 8, 48], "input": true}},
+                                                     "k": {{"shape": [2, 128, 8, 48], "input": true}},
+                                                     "qr": {{"shape": [2, 128, 8, 16], "input": true}},
+                                                     "kr": {{"shape": [2, 128, {}, 16], "input": true}},)",
+                                                  rope_heads)
+                                    : std::string(R"("q": {"shape": [2, 128, 8, 64], "input": true},
+                                                     "k": {"shape": [2, 128, 8, 64], "input": true},)");
+        return graph(
+            graph_text(t + R"("v": {"shape": [2, 128, 8, 64], "input": true})",
+                       std::string(R"({"name": "attn", "op": "Attention", "inputs": ["q", "k", "v")") +
+                           (apart ? R"(, "qr", "kr")" : "") +
+                           R"(], "outputs": ["o"], "attrs": {"k_transposed": 0, "causal": 1, "layout": "BSND"}})",
+                       R"(["o"])"));
+    };
+    const ChipParams a2 = chip(kA2);
+    struct Sums {
+        int tasks = 0;
+        std::uint64_t read = 0, written = 0;
+        std::set<std::uint64_t> cube_k;
+    };
+    const auto sums = [&](const Graph& g) {
+        const CompileResult r = compile(g, a2, CompileOptions{});
+        Sums s;
+        for (const Task& t : r.stream.tasks) {
+            if (r.stream.name(t.op) != "attn") continue;
+            ++s.tasks;
+            for (const Region& x : t.reads) s.read += x.total();
+            for (const Region& x : t.writes) s.written += x.total();
+            if (t.core_type == CoreType::cube) s.cube_k.insert(t.params.k);
+        }
+        return s;
+    };
+    const Sums joined = sums(graph_of(false, 8)), apart = sums(graph_of(true, 8)), shared = sums(graph_of(true, 1));
+    CHECK(apart.tasks == joined.tasks);
+    CHECK(apart.read == joined.read);
+    CHECK(apart.written == joined.written);
+    CHECK(apart.cube_k == joined.cube_k);  // q·kᵀ over 64 columns, p·v over the keys
+    CHECK(joined.cube_k.count(64) == 1);
+    // One rope key for every head reads the same bytes per task (from L2 after the first).
+    CHECK(shared.read == apart.read);
+    CHECK_THROWS_WITH(graph_of(true, 3), Contains("k_rope") && Contains("dividing 8"));
+}
+
+TEST_CASE("compiler: an Attention's layout is BNSD or BSND, and BSND needs a Cube that loads and stores plain tensors",
+          "[compiler][errors]") {
+    const auto text = [](const std::string& layout, bool mask) {
+        return graph_text(
+            std::string(R"("q": {"shape": [1, 64, 4, 32], "input": true}, "k": {"shape": [1, 64, 4, 32], "input": true},
+                                         "v": {"shape": [1, 64, 4, 32], "input": true}, "m": {"shape": [64, 64], "input": true})"),
+            R"({"name": "attn", "op": "Attention", "inputs": ["q", "k", "v")" + std::string(mask ? R"(, "m")" : "") +
+                R"(], "outputs": ["o"], "attrs": {"k_transposed": 0, "layout": ")" + layout + R"("}})",
+            R"(["o"])");
+    };
+    const auto error = [&](const std::string& layout, bool mask, const std::string& chip_file) {
+        try {
+            compile(graph(text(layout, mask)), chip(chip_file), CompileOptions{});
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    CHECK_THAT(error("BSDN", false, kA2), Contains("attrs.layout") && Contains("did you mean") && Contains("BSND"));
+    CHECK_THAT(error("BSND", true, kA2), Contains("no mask"));
+    CHECK_THAT(error("BSND", false, kAx300), Contains("attrs.layout") && Contains("mte2_nd2nz") && Contains("BNSD"));
+    CHECK(error("BSND", false, kA2).empty());
+    CHECK(error("BNSD", false, kAx300).empty());
+    // A causal attention with fewer keys than queries would leave rows with none.
+    const std::string causal =
+        graph_text(R"("q": {"shape": [1, 64, 4, 32], "input": true}, "k": {"shape": [1, 32, 4, 32], "input": true},
+                                            "v": {"shape": [1, 32, 4, 32], "input": true})",
+                   R"({"name": "attn", "op": "Attention", "inputs": ["q", "k", "v"], "outputs": ["o"],
+                                              "attrs": {"layout": "BSND", "causal": 1}})",
+                   R"(["o"])");
+    CHECK_THROWS_WITH(graph(causal), Contains("attrs.causal") && Contains("64 queries") && Contains("32 keys"));
+    // A constant operand keeps its declared layout: BSND cannot read it strided.
+    const std::string nz =
+        graph_text(R"("q": {"shape": [1, 64, 4, 32], "input": true}, "k": {"shape": [1, 64, 4, 32], "input": true},
+                                        "v": {"shape": [1, 64, 4, 32], "const": true, "layout": "FRACTAL_NZ"})",
+                   R"({"name": "attn", "op": "Attention", "inputs": ["q", "k", "v"], "outputs": ["o"],
+                                          "attrs": {"layout": "BSND"}})",
+                   R"(["o"])");
+    try {
+        compile(graph(nz), chip(kA2), CompileOptions{});
+        FAIL("a FRACTAL_NZ constant read in BSND compiled");
+    } catch (const InputError& e) {
+        CHECK_THAT(std::string(e.what()), Contains("'v' is FRACTAL_NZ"));
+    }
 }
 
 TEST_CASE("compiler: a layout conversion between BERT's 4-D heads (NCHW) and FRACTAL_NZ reads the bytes it writes",

@@ -222,7 +222,7 @@ TEST_CASE("memory: a run on several ranks counts its dies and the DataBlocks lan
                                           " --set workload.layers=4 -q");
     SHOW(llm);
     CHECK(llm.code == 2);
-    CHECK_THAT(llm.err, Contains("simulating 4146048 tasks on 288 ranks") && Contains("needs about 1.1 GB"));
+    CHECK_THAT(llm.err, Contains("simulating 4101696 tasks on 288 ranks") && Contains("needs about 1.1 GB"));
 }
 
 // A 64 MiB allreduce on 288 ranks writes a task stream of tens of GB: it is

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,47 @@ TEST_CASE("llm graph: the DeepSeek-V3 decode graph has MLA over the latent cache
     CHECK(g["tensors"]["lm_head.weight"]["shape"] == json::array({7168, 129280}));
     // Per die: KV cache of 5 layers, 48 sequences x 4096 x 576 bf16.
     CHECK(built.kv_bytes == Approx(5.0 * 48 * 4096 * 576 * 2));
+}
+
+TEST_CASE(
+    "llm graph: prefill attention reads the heads where the projections wrote them (BSND) on a Cube that loads plain tensors",
+    "[llm][graph]") {
+    // a3's Cube converts plain operands on its loads and stores: no Transpose
+    // of the heads before or after attention, for MLA and for GQA.
+    for (const std::string& run : {kDeepSeek, kLlama}) {
+        CAPTURE(run);
+        const std::vector<std::string> prefill = {"workload.phase=prefill",     "workload.layers=1",
+                                                  "workload.prompt_len=256",    "workload.batch=2",
+                                                  "chip.interconnect.ranks=32", "workload.ep=32"};
+        // The Transposes and the attention's layout attribute of a graph.
+        const auto count = [](const json& g, int& transposes, std::set<std::string>& layouts) {
+            for (const json& n : g["nodes"]) {
+                transposes += n["op"] == "Transpose";
+                if (n["op"] == "Attention") layouts.insert(n["attrs"].value("layout", "BNSD"));
+            }
+        };
+        int transposes = 0;
+        std::set<std::string> layouts;
+        const json g = graph_of(kSuper, run, prefill);
+        count(g, transposes, layouts);
+        CHECK(layouts == std::set<std::string>{"BSND"});
+        CHECK(transposes == 0);
+        // MLA's rope parts go to the attention apart: nothing is concatenated.
+        if (run == kDeepSeek) {
+            for (const json& n : g["nodes"])
+                if (n["name"].get<std::string>().find(".l0.") != std::string::npos) CHECK(n["op"] != "Concat");
+            CHECK((*find_node(g, "m0.l0.attn"))["inputs"].size() == 5);
+        }
+        // A Cube that loads only fractal matrices gets the heads transposed.
+        std::vector<std::string> off = prefill;
+        off.push_back("chip.cores.cube.mte2_nd2nz=false");
+        llm::LlmGraph built;
+        transposes = 0;
+        layouts.clear();
+        count(graph_of(kSuper, run, off, &built), transposes, layouts);
+        CHECK(layouts == std::set<std::string>{"BNSD"});
+        CHECK(transposes == 4 * built.microbatches);  // q, k, v and the output of each micro-batch's attention
+    }
 }
 
 TEST_CASE("llm graph: deployments the chip or the model cannot run exit 2 with the key path", "[llm][graph]") {
