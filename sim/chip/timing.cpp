@@ -78,14 +78,40 @@ double a_gm_ratio(const MatmulShape& p) {
 }  // namespace
 
 namespace {
-// A memo key of the raw bytes of what a Cube plan or schedule depends on.
+template <class T>
+void append_bytes(std::string& to, const T& v) {
+    to.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+// The memo keys of one compile name a few chips (the target, its buffers
+// rounded down to powers of two): a chip's bytes become a small id, so a
+// key is tens of bytes instead of hundreds.
+std::uint32_t chip_id(const ChipParams& c) {
+    thread_local std::string bytes, last;
+    thread_local std::uint32_t last_id = 0;
+    thread_local std::unordered_map<std::string, std::uint32_t> ids;
+    bytes.clear();
+    // What the Cube and Vector plans and pipes read of the chip.
+    append_bytes(bytes, c.clock_ghz), append_bytes(bytes, c.cube), append_bytes(bytes, c.vector);
+    append_bytes(bytes, c.buffers), append_bytes(bytes, c.l2), append_bytes(bytes, c.hbm);
+    if (!ids.empty() && bytes == last) return last_id;
+    last_id = ids.try_emplace(bytes, static_cast<std::uint32_t>(ids.size())).first->second;
+    last = bytes;
+    return last_id;
+}
+
+// A memo key of the raw bytes of what a plan or schedule depends on, built
+// in a buffer the memo keeps per thread: a lookup that hits allocates
+// nothing, and a key is copied out only to be stored.
 struct CacheKey {
-    std::string bytes;
+    std::string& bytes;
+    explicit CacheKey(std::string& buffer) : bytes(buffer) { bytes.clear(); }
     template <class T>
-    void add(const T& v) { bytes.append(reinterpret_cast<const char*>(&v), sizeof v); }
+    void add(const T& v) {
+        append_bytes(bytes, v);
+    }
     void shape(const MatmulShape& p) { add(p.m), add(p.n), add(p.k), add(p.dtype), add(p.a_bytes), add(p.src), add(p.dst); }
-    // What the Cube plans and pipe read of the chip.
-    void chip(const ChipParams& c) { add(c.clock_ghz), add(c.cube), add(c.buffers), add(c.l2), add(c.hbm); }
+    void chip(const ChipParams& c) { add(chip_id(c)); }
 };
 
 MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, const PlanContext& where, bool quick);
@@ -94,7 +120,8 @@ MatmulTiling plan_matmul_cached(const MatmulShape& p, const ChipParams& chip, co
     // The compiler asks for the same tile shapes many times (every block
     // count that rounds to it, the estimate and the carried plan) and a core
     // for every task of an op: plans are kept per shape, place and chip.
-    CacheKey key;
+    thread_local std::string buffer;
+    CacheKey key(buffer);
     key.shape(p);
     key.add(where.active), key.add(where.rereads_hit), key.add(where.warm), key.add(quick);
     key.add(where.a_streams), key.add(where.b_streams);
@@ -102,6 +129,7 @@ MatmulTiling plan_matmul_cached(const MatmulShape& p, const ChipParams& chip, co
     thread_local std::unordered_map<std::string, MatmulTiling> cache;
     if (const auto it = cache.find(key.bytes); it != cache.end()) return it->second;
     if (cache.size() >= 65536) cache.clear();
+    std::string stored = key.bytes;  // the buffer is reused by the nested plan below
     MatmulTiling t = plan_matmul_uncached(p, chip, where, quick);
     // A buffer of a size between two powers of two (L0B 96 KB) gives base
     // tiles and K steps of its own, not those of the power of two below it
@@ -125,7 +153,7 @@ MatmulTiling plan_matmul_cached(const MatmulShape& p, const ChipParams& chip, co
             if (matmul_plan_cycles(p, f, chip, where) < matmul_plan_cycles(p, t, chip, where) * (1 - 1e-9)) t = f;
         }
     }
-    cache.emplace(std::move(key.bytes), t);
+    cache.emplace(std::move(stored), t);
     return t;
 }
 }  // namespace
@@ -357,7 +385,8 @@ double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const Chi
     // chip. Rates, not the core count: counts whose HBM shares the port
     // caps alike give the same schedule.
     const CubeRates rates(s, chip, active, warm);
-    CacheKey key;
+    thread_local std::string buffer;
+    CacheKey key(buffer);
     key.shape(s);
     key.add(g.m0), key.add(g.n0), key.add(g.k0), key.add(g.m1), key.add(g.n1), key.add(g.k1);
     key.add(g.mb), key.add(g.nb), key.add(g.kb), key.add(g.elt), key.add(g.a_gm_ratio);
@@ -369,7 +398,7 @@ double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const Chi
     if (const auto it = cache.find(key.bytes); it != cache.end()) return it->second;
     if (cache.size() >= 65536) cache.clear();
     const double c = matmul_pipe_cycles_uncached(s, g, chip, rates, rereads, exact_tiles);
-    cache.emplace(std::move(key.bytes), c);
+    cache.emplace(key.bytes, c);
     return c;
 }
 
@@ -463,9 +492,10 @@ private:
 // The first `tiles` steps' schedule follows from the kinds of step among
 // them and their costs: plans of other shapes, cores or K extents often
 // step the same ones (a task's last row only matters once it is reached).
-std::string schedule_key(CubeStepTable& table, const MatmulTiling& g, std::uint64_t tiles, std::uint32_t port,
-                         std::uint64_t period) {
-    CacheKey key;
+const std::string& schedule_key(CubeStepTable& table, const MatmulTiling& g, std::uint64_t tiles, std::uint32_t port,
+                                std::uint64_t period) {
+    thread_local std::string buffer;
+    CacheKey key(buffer);
     key.add(tiles), key.add(port), key.add(period), key.add(g.nb), key.add(g.kb);
     key.add((g.mb - 1) * g.nb * g.kb < tiles ? g.mb : 0);
     for (unsigned k = 0; k < 32; ++k) {
@@ -474,7 +504,7 @@ std::string schedule_key(CubeStepTable& table, const MatmulTiling& g, std::uint6
         key.add(k);
         for (const StageCost& c : table.at(first)) key.add(c.none), key.add(c.cycles), key.add(c.latency);
     }
-    return std::move(key.bytes);
+    return key.bytes;
 }
 
 double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip,
@@ -494,11 +524,11 @@ double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, 
     thread_local std::unordered_map<std::string, double> stepped;
     return extrapolated_cycles(g.tiles(), exact_tiles, [&](std::uint64_t n) {
         if (n < kMinKept) return step(n);
-        std::string key = schedule_key(table, g, n, port, period);
+        const std::string& key = schedule_key(table, g, n, port, period);
         if (const auto it = stepped.find(key); it != stepped.end()) return it->second;
         if (stepped.size() >= 65536) stepped.clear();
         const double c = step(n);
-        stepped.emplace(std::move(key), c);
+        stepped.emplace(key, c);
         return c;
     });
 }
@@ -606,13 +636,13 @@ VectorPlan plan_vector_uncached(const VectorShape& s, const ChipParams& chip, co
     return best;
 }
 
-std::string vector_plan_key(const VectorShape& p, const ChipParams& chip, const VectorContext& where) {
-    std::string k;
-    const auto add = [&k](const auto& v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
-    add(where.active), add(where.warm), add(p.src), add(p.dst);
-    add(p.bytes), add(p.out_bytes), add(p.dtype), add(p.row_bytes), add(p.cycles_per_repeat), add(p.copy);
-    add(chip.clock_ghz), add(chip.vector), add(chip.buffers), add(chip.l2), add(chip.hbm);
-    return k;
+const std::string& vector_plan_key(const VectorShape& p, const ChipParams& chip, const VectorContext& where) {
+    thread_local std::string buffer;
+    CacheKey key(buffer);
+    key.add(where.active), key.add(where.warm), key.add(p.src), key.add(p.dst);
+    key.add(p.bytes), key.add(p.out_bytes), key.add(p.dtype), key.add(p.row_bytes), key.add(p.cycles_per_repeat);
+    key.add(p.copy), key.chip(chip);
+    return key.bytes;
 }
 }  // namespace
 
@@ -632,11 +662,12 @@ bool adopt_vector_chunk(const VectorShape& s, std::uint64_t chunk, const ChipPar
 
 VectorPlan plan_vector(const VectorShape& s, const ChipParams& chip, const VectorContext& where) {
     thread_local std::unordered_map<std::string, VectorPlan> cache;
-    std::string key = vector_plan_key(s, chip, where);
+    const std::string& key = vector_plan_key(s, chip, where);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
     if (cache.size() >= 65536) cache.clear();
+    std::string stored = key;  // the buffer is the next key's
     const VectorPlan p = plan_vector_uncached(s, chip, where);
-    cache.emplace(std::move(key), p);
+    cache.emplace(std::move(stored), p);
     return p;
 }
 
