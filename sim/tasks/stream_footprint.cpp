@@ -16,6 +16,46 @@ RegionKey key_of(std::uint64_t addr, std::uint64_t bytes, std::uint64_t stride, 
     if (rows <= 1 || stride <= bytes) return {addr, addr + (rows > 1 ? (rows - 1) * stride : 0) + bytes, 0, 1};
     return {addr, bytes, stride, rows};
 }
+// The bytes of the union of distinct regions sorted by address: their rows
+// in address order by a merge over the regions (memory per region, not per
+// row: a prefill layer's strided head blocks have tens of millions of rows).
+std::uint64_t union_bytes(const std::vector<RegionKey>& regions) {
+    struct Next {
+        std::uint64_t begin;
+        std::size_t region;
+        std::uint32_t row;
+    };
+    const auto later = [](const Next& a, const Next& b) { return a.begin > b.begin; };
+    std::vector<Next> heap;
+    heap.reserve(regions.size());
+    for (std::size_t i = 0; i < regions.size(); ++i) heap.push_back({std::get<0>(regions[i]), i, 0});
+    std::make_heap(heap.begin(), heap.end(), later);
+    std::uint64_t total = 0, end = 0;
+    const auto cover = [&](std::uint64_t b, std::uint64_t e) {
+        if (e <= end) return;
+        total += e - std::max(b, end);
+        end = e;
+    };
+    while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), later);
+        const Next n = heap.back();
+        heap.pop_back();
+        const auto& [addr, b, stride, rows] = regions[n.region];
+        if (rows == 1) {
+            cover(addr, b);  // key_of made b the end
+            continue;
+        }
+        // This region's rows up to where another region's next row begins.
+        const std::uint64_t until = heap.empty() ? UINT64_MAX : heap.front().begin;
+        std::uint32_t i = n.row;
+        for (; i < rows && addr + i * stride <= until; ++i) cover(addr + i * stride, addr + i * stride + b);
+        if (i < rows) {
+            heap.push_back({addr + i * stride, n.region, i});
+            std::push_heap(heap.begin(), heap.end(), later);
+        }
+    }
+    return total;
+}
 }  // namespace
 
 std::uint64_t gm_addressed_bytes(const TaskStream& stream) {
@@ -35,21 +75,7 @@ std::uint64_t gm_addressed_bytes(const TaskStream& stream) {
     }
     std::sort(regions.begin(), regions.end());
     regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
-
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // [begin, end)
-    for (const auto& [addr, b, stride, rows] : regions) {
-        if (rows == 1) ranges.emplace_back(addr, b);  // key_of made b the end
-        else
-            for (std::uint32_t i = 0; i < rows; ++i) ranges.emplace_back(addr + i * stride, addr + i * stride + b);
-    }
-    std::sort(ranges.begin(), ranges.end());
-    std::uint64_t total = 0, end = 0;
-    for (const auto& [b, e] : ranges) {
-        if (e <= end) continue;
-        total += e - std::max(b, end);
-        end = e;
-    }
-    return total;
+    return union_bytes(regions);
 }
 
 }  // namespace npusim

@@ -55,3 +55,24 @@ TEST_CASE("stream footprint: the 384 MiB copy addresses its source and its desti
                                      std::string(NPUSIM_SOURCE_DIR) + "/traces/copy_48core.jsonl");
     CHECK(stats["memory"]["hbm"]["addressed_bytes"] == 2 * 192ull * 1024 * 1024);
 }
+
+TEST_CASE("stream footprint: a BSND tensor's head blocks interleave row by row and cover it once", "[tasks]") {
+    // k of a prefill attention as [S, heads, D]: each head's rows one strided
+    // region, every head's rows between the others'; query blocks read the
+    // same rows again in pieces.
+    constexpr std::uint64_t kHeads = 128, kHeadBytes = 192, kTokens = 4096, kToken = kHeads * kHeadBytes;
+    TaskStream s;
+    for (std::uint64_t h = 0; h < kHeads; ++h) {
+        Task whole;
+        whole.reads.push_back(Region{Space::hbm, h * kHeadBytes, kHeadBytes, kToken, kTokens});
+        s.tasks.push_back(whole);
+        Task blocks;
+        for (std::uint64_t q = 0; q < kTokens; q += 128)
+            blocks.reads.push_back(Region{Space::hbm, q * kToken + h * kHeadBytes, kHeadBytes, kToken, 128});
+        s.tasks.push_back(blocks);
+    }
+    Task past_end;  // a contiguous region over the tensor's last 100 B and 400 B beyond
+    past_end.writes.push_back(Region{Space::hbm, kTokens * kToken - 100, 500, 0, 1});
+    s.tasks.push_back(past_end);
+    CHECK(gm_addressed_bytes(s) == kTokens * kToken + 400);
+}
