@@ -16,6 +16,36 @@ RegionKey key_of(std::uint64_t addr, std::uint64_t bytes, std::uint64_t stride, 
     if (rows <= 1 || stride <= bytes) return {addr, addr + (rows > 1 ? (rows - 1) * stride : 0) + bytes, 0, 1};
     return {addr, bytes, stride, rows};
 }
+// Strided regions of one stride and row count whose rows touch or overlap
+// side by side (a BSND tensor's head blocks) become one region, contiguous
+// once its rows reach the stride. Exact: row i of the joined region is the
+// union of both rows i. Keeps `regions` sorted and distinct.
+void join_side_by_side(std::vector<RegionKey>& regions) {
+    std::vector<RegionKey> strided;
+    auto contiguous =
+        std::stable_partition(regions.begin(), regions.end(), [](const RegionKey& r) { return std::get<3>(r) == 1; });
+    strided.assign(contiguous, regions.end());
+    regions.erase(contiguous, regions.end());
+    const auto by_pattern = [](const RegionKey& a, const RegionKey& b) {
+        return std::tie(std::get<2>(a), std::get<3>(a), std::get<0>(a), std::get<1>(a)) <
+               std::tie(std::get<2>(b), std::get<3>(b), std::get<0>(b), std::get<1>(b));
+    };
+    std::sort(strided.begin(), strided.end(), by_pattern);
+    for (std::size_t i = 0; i < strided.size();) {
+        auto [addr, bytes, stride, rows] = strided[i];
+        std::size_t j = i + 1;
+        for (; j < strided.size(); ++j) {
+            const auto& [a, b, s, r] = strided[j];
+            if (s != stride || r != rows || a > addr + bytes) break;
+            bytes = std::max(bytes, a + b - addr);
+        }
+        regions.push_back(key_of(addr, bytes, stride, rows));
+        i = j;
+    }
+    std::sort(regions.begin(), regions.end());
+    regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
+}
+
 // The bytes of the union of distinct regions sorted by address: their rows
 // in address order by a merge over the regions (memory per region, not per
 // row: a prefill layer's strided head blocks have tens of millions of rows).
@@ -75,6 +105,7 @@ std::uint64_t gm_addressed_bytes(const TaskStream& stream) {
     }
     std::sort(regions.begin(), regions.end());
     regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
+    join_side_by_side(regions);
     return union_bytes(regions);
 }
 

@@ -76,3 +76,14 @@ TEST_CASE("stream footprint: a BSND tensor's head blocks interleave row by row a
     s.tasks.push_back(past_end);
     CHECK(gm_addressed_bytes(s) == kTokens * kToken + 400);
 }
+
+TEST_CASE("stream footprint: strided regions of different strides interleave and overlap row by row", "[tasks]") {
+    TaskStream s;
+    Task a;
+    a.reads.push_back(Region{Space::hbm, 5000, 10, 100, 4});  // 5000, 5100, 5200, 5300: 40 B
+    a.reads.push_back(Region{Space::hbm, 5050, 10, 150, 3});  // 5050, 5200 (again), 5350: 20 B new
+    a.reads.push_back(Region{Space::hbm, 5115, 10, 100, 2});  // 5115, 5215: half of each row new, 10 B
+    a.reads.push_back(Region{Space::hbm, 5010, 10, 100, 4});  // beside the first, row by row: 40 B
+    s.tasks = {a};
+    CHECK(gm_addressed_bytes(s) == 40 + 20 + 10 + 40);
+}
