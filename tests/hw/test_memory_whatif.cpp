@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "support/e2e.hpp"
@@ -305,4 +306,52 @@ TEST_CASE("L2 hit model: a transfer over many scattered regions looks up every o
     CHECK(s["memory"]["l2"]["hit_bytes"].get<std::uint64_t>() == 64 * 2048);
     CHECK(s["memory"]["l2"]["miss_bytes"].get<std::uint64_t>() == 64 * 2048);
     CHECK(s["memory"]["hbm"]["read_bytes"].get<std::uint64_t>() == 64 * 2048);
+}
+
+TEST_CASE("L2 hit model (open miss): a read of part of a line fills all of it and HBM is charged only the part",
+          "[whatif][l2][cli]") {
+    // docs/validation.md, "Open misses": the first task reads the first
+    // half of 64 lines of 512 B, the second the other halves. A line fill
+    // would read 64 x 512 B from HBM; the model charges the requested 256 B
+    // of each missed line, and the second halves then hit.
+    TempDir tmp;
+    std::vector<json> t;
+    for (int half = 0; half < 2; ++half) {
+        json regions = json::array();
+        for (int i = 0; i < 64; ++i)
+            regions.push_back({{"space", "hbm"}, {"addr", (1ull << 32) + i * 4096ull + half * 256ull}, {"bytes", 256}});
+        json j =
+            move("r" + std::to_string(half), "v0", half ? std::vector<std::string>{"e0"} : std::vector<std::string>{},
+                 half ? std::vector<std::string>{} : std::vector<std::string>{"e0"}, 64 * 256, 0, "hbm", "ub", 0, 0);
+        j["params"].erase("addr");
+        j["params"]["reads"] = regions;
+        t.push_back(j);
+    }
+    const std::string f = tmp.write("halves.jsonl", jsonl(t));
+    const json s = run_for_stats(tmp, kA2, f, {});
+    CHECK(s["memory"]["l2"]["hit_bytes"].get<std::uint64_t>() == 64 * 256);
+    CHECK(s["memory"]["hbm"]["read_bytes"].get<std::uint64_t>() == 64 * 256);
+
+    // So heads of 256 B rows read in place (an Attention in BSND) read half
+    // the HBM bytes of the same attention over heads stored apart, and end
+    // sooner; with lines of 256 B the two are the same run.
+    const auto attention = [&](bool bsnd) {
+        return tmp.write(
+            bsnd ? "bsnd.json" : "bnsd.json",
+            fmt::format(R"({{"kind": "graph", "tensors": {{"q": {{"shape": {0}, "input": true}},
+                                        "k": {{"shape": {0}, "input": true}}, "v": {{"shape": {0}, "input": true}}}},
+                                        "nodes": [{{"name": "attn", "op": "Attention", "inputs": ["q", "k", "v"],
+                                        "outputs": ["o"], "attrs": {{"k_transposed": 0, "causal": 1{1}}}}}],
+                                        "outputs": ["o"]}})",
+                        bsnd ? "[2, 1024, 16, 128]" : "[2, 16, 1024, 128]", bsnd ? R"(, "layout": "BSND")" : ""));
+    };
+    const std::string bsnd = attention(true), bnsd = attention(false);
+    const auto hbm_read = [](const json& j) { return j["memory"]["hbm"]["read_bytes"].get<std::uint64_t>(); };
+    const json in_place = run_for_stats(tmp, kA2, bsnd), apart = run_for_stats(tmp, kA2, bnsd);
+    CHECK(2 * hbm_read(in_place) == hbm_read(apart));
+    CHECK(in_place["total_ps"].get<std::uint64_t>() < apart["total_ps"].get<std::uint64_t>());
+    const json in_place_256 = run_for_stats(tmp, kA2, bsnd, {"chip.l2.line_bytes=256"}),
+               apart_256 = run_for_stats(tmp, kA2, bnsd, {"chip.l2.line_bytes=256"});
+    CHECK(hbm_read(in_place_256) == hbm_read(apart_256));
+    CHECK(in_place_256["total_ps"] == apart_256["total_ps"]);
 }
