@@ -84,6 +84,12 @@ TEST_CASE("stream footprint: strided regions of different strides interleave and
     a.reads.push_back(Region{Space::hbm, 5050, 10, 150, 3});  // 5050, 5200 (again), 5350: 20 B new
     a.reads.push_back(Region{Space::hbm, 5115, 10, 100, 2});  // 5115, 5215: half of each row new, 10 B
     a.reads.push_back(Region{Space::hbm, 5010, 10, 100, 4});  // beside the first, row by row: 40 B
-    s.tasks = {a};
-    CHECK(gm_addressed_bytes(s) == 40 + 20 + 10 + 40);
+    Task b;
+    b.reads.push_back(Region{Space::hbm, 7000, 40, 100, 3});  // three side by side, 120 B wide rows
+    b.reads.push_back(Region{Space::hbm, 7040, 40, 100, 3});  // over a 100 B stride: [7000, 7320)
+    b.reads.push_back(Region{Space::hbm, 7080, 40, 100, 3});
+    b.reads.push_back(Region{Space::hbm, 8000, 10, 100, 3});  // one stride and row count, a gap
+    b.reads.push_back(Region{Space::hbm, 8050, 10, 100, 3});  // between: 30 B each
+    s.tasks = {a, b};
+    CHECK(gm_addressed_bytes(s) == 40 + 20 + 10 + 40 + 320 + 60);
 }
