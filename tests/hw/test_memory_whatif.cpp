@@ -284,6 +284,26 @@ TEST_CASE("L2 and HBM keys: bad geometry exits 2 naming the key", "[whatif][conf
     }
 }
 
+namespace {
+// Vector tasks in a row on one stream, task i reading the GM regions
+// regions[i] into UB once task i - 1 is done; the stream's file.
+std::string reads_in_a_row(TempDir& tmp, const std::string& file, const std::vector<json>& regions) {
+    std::vector<json> t;
+    for (std::size_t i = 0; i < regions.size(); ++i) {
+        std::uint64_t bytes = 0;
+        for (const json& r : regions[i]) bytes += r["bytes"].get<std::uint64_t>();
+        std::vector<std::string> wait, signal;
+        if (i > 0) wait.push_back("e" + std::to_string(i - 1));
+        if (i + 1 < regions.size()) signal.push_back("e" + std::to_string(i));
+        json j = move("r" + std::to_string(i), "v0", wait, signal, bytes, 0, "hbm", "ub", 0, 0);
+        j["params"].erase("addr");
+        j["params"]["reads"] = regions[i];
+        t.push_back(j);
+    }
+    return tmp.write(file, jsonl(t));
+}
+}  // namespace
+
 TEST_CASE("L2 hit model: a transfer over many scattered regions looks up every one of them", "[whatif][l2][cli]") {
     // Two vector tasks in a row read the same 64 regions of 2 KiB, 8 KiB
     // apart (a strided tile: one row of each of 64 rows). Each UB chunk then
@@ -293,15 +313,7 @@ TEST_CASE("L2 hit model: a transfer over many scattered regions looks up every o
     TempDir tmp;
     json regions = json::array();
     for (int i = 0; i < 64; ++i) regions.push_back({{"space", "hbm"}, {"addr", (1ull << 32) + i * 8192ull}, {"bytes", 2048}});
-    std::vector<json> t;
-    for (int pass = 0; pass < 2; ++pass) {
-        json j = move("r" + std::to_string(pass), "v0", pass ? std::vector<std::string>{"e0"} : std::vector<std::string>{},
-                      pass ? std::vector<std::string>{} : std::vector<std::string>{"e0"}, 64 * 2048, 0, "hbm", "ub", 0, 0);
-        j["params"].erase("addr");
-        j["params"]["reads"] = regions;
-        t.push_back(j);
-    }
-    const std::string f = tmp.write("scattered.jsonl", jsonl(t));
+    const std::string f = reads_in_a_row(tmp, "scattered.jsonl", {regions, regions});
     const json s = run_for_stats(tmp, kA2, f, {});
     CHECK(s["memory"]["l2"]["hit_bytes"].get<std::uint64_t>() == 64 * 2048);
     CHECK(s["memory"]["l2"]["miss_bytes"].get<std::uint64_t>() == 64 * 2048);
@@ -315,19 +327,11 @@ TEST_CASE("L2 hit model (open miss): a read of part of a line fills all of it an
     // would read 64 x 512 B from HBM; the model charges the requested 256 B
     // of each missed line, and the second halves then hit.
     TempDir tmp;
-    std::vector<json> t;
-    for (int half = 0; half < 2; ++half) {
-        json regions = json::array();
-        for (int i = 0; i < 64; ++i)
-            regions.push_back({{"space", "hbm"}, {"addr", (1ull << 32) + i * 4096ull + half * 256ull}, {"bytes", 256}});
-        json j =
-            move("r" + std::to_string(half), "v0", half ? std::vector<std::string>{"e0"} : std::vector<std::string>{},
-                 half ? std::vector<std::string>{} : std::vector<std::string>{"e0"}, 64 * 256, 0, "hbm", "ub", 0, 0);
-        j["params"].erase("addr");
-        j["params"]["reads"] = regions;
-        t.push_back(j);
-    }
-    const std::string f = tmp.write("halves.jsonl", jsonl(t));
+    std::vector<json> halves(2, json::array());
+    for (std::size_t half = 0; half < 2; ++half)
+        for (std::uint64_t i = 0; i < 64; ++i)
+            halves[half].push_back({{"space", "hbm"}, {"addr", (1ull << 32) + i * 4096 + half * 256}, {"bytes", 256}});
+    const std::string f = reads_in_a_row(tmp, "halves.jsonl", halves);
     const json s = run_for_stats(tmp, kA2, f, {});
     CHECK(s["memory"]["l2"]["hit_bytes"].get<std::uint64_t>() == 64 * 256);
     CHECK(s["memory"]["hbm"]["read_bytes"].get<std::uint64_t>() == 64 * 256);
