@@ -397,8 +397,9 @@ double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const Chi
     thread_local std::unordered_map<std::string, double> cache;
     if (const auto it = cache.find(key.bytes); it != cache.end()) return it->second;
     if (cache.size() >= 65536) cache.clear();
+    std::string stored = key.bytes;  // whatever the schedule asks next may reuse the buffer
     const double c = matmul_pipe_cycles_uncached(s, g, chip, rates, rereads, exact_tiles);
-    cache.emplace(key.bytes, c);
+    cache.emplace(std::move(stored), c);
     return c;
 }
 
