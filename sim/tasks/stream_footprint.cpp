@@ -19,36 +19,30 @@ RegionKey key_of(std::uint64_t addr, std::uint64_t bytes, std::uint64_t stride, 
 // Strided regions of one stride and row count whose rows touch or overlap
 // side by side (a BSND tensor's head blocks) become one region, contiguous
 // once its rows reach the stride. Exact: row i of the joined region is the
-// union of both rows i. Keeps `regions` sorted and distinct.
+// union of both rows i.
 void join_side_by_side(std::vector<RegionKey>& regions) {
-    std::vector<RegionKey> strided;
-    auto contiguous =
-        std::stable_partition(regions.begin(), regions.end(), [](const RegionKey& r) { return std::get<3>(r) == 1; });
-    strided.assign(contiguous, regions.end());
-    regions.erase(contiguous, regions.end());
-    const auto by_pattern = [](const RegionKey& a, const RegionKey& b) {
+    const auto strided =
+        std::partition(regions.begin(), regions.end(), [](const RegionKey& r) { return std::get<3>(r) == 1; });
+    std::sort(strided, regions.end(), [](const RegionKey& a, const RegionKey& b) {
         return std::tie(std::get<2>(a), std::get<3>(a), std::get<0>(a), std::get<1>(a)) <
                std::tie(std::get<2>(b), std::get<3>(b), std::get<0>(b), std::get<1>(b));
-    };
-    std::sort(strided.begin(), strided.end(), by_pattern);
-    for (std::size_t i = 0; i < strided.size();) {
-        auto [addr, bytes, stride, rows] = strided[i];
-        std::size_t j = i + 1;
-        for (; j < strided.size(); ++j) {
-            const auto& [a, b, s, r] = strided[j];
+    });
+    auto out = strided;
+    for (auto in = strided; in != regions.end();) {
+        auto [addr, bytes, stride, rows] = *in;
+        for (++in; in != regions.end(); ++in) {
+            const auto& [a, b, s, r] = *in;
             if (s != stride || r != rows || a > addr + bytes) break;
             bytes = std::max(bytes, a + b - addr);
         }
-        regions.push_back(key_of(addr, bytes, stride, rows));
-        i = j;
+        *out++ = key_of(addr, bytes, stride, rows);
     }
-    std::sort(regions.begin(), regions.end());
-    regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
+    regions.erase(out, regions.end());
 }
 
-// The bytes of the union of distinct regions sorted by address: their rows
-// in address order by a merge over the regions (memory per region, not per
-// row: a prefill layer's strided head blocks have tens of millions of rows).
+// The bytes of the union of regions, in any order: their rows in address
+// order by a merge over the regions (memory per region, not per row: a
+// prefill layer's strided head blocks have tens of millions of rows).
 std::uint64_t union_bytes(const std::vector<RegionKey>& regions) {
     struct Next {
         std::uint64_t begin;
