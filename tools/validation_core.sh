@@ -65,3 +65,25 @@ for s in op tile; do
   read -r c o w <<<"$(stat "$tmp/s.json" total_cycles overlap.cube_vector events.wait_cycles)"
   python3 -c "print('| convbnrelu_$s | $c | %.3f | $w |' % $o)"
 done
+echo
+echo "### L2 policy on a2: models/resnet50.json (batch 1), total cycles"
+echo "| l2.size_mb | eager_writeback false | eager_writeback true |"
+echo "|---|---|---|"
+for mb in 8 48 96; do
+  row="| $mb"
+  for e in false true; do
+    "$bin" run --chip configs/chips/a2.json --workload models/resnet50.json --set chip.l2.size_mb=$mb \
+      --set chip.l2.eager_writeback=$e --stats "$tmp/s.json" -q
+    row="$row | $(stat "$tmp/s.json" total_cycles)"
+  done
+  echo "$row |"
+done
+echo
+echo "| l2.slices (a2's L2 bandwidth spread over them) | 16 | 64 | 128 | 256 |"
+echo "|---|---|---|---|---|"
+row="| total cycles"
+for sl in 16 64 128 256; do
+  "$bin" run --chip configs/chips/a2.json --workload models/resnet50.json --set chip.l2.slices=$sl --stats "$tmp/s.json" -q
+  row="$row | $(stat "$tmp/s.json" total_cycles)"
+done
+echo "$row |"

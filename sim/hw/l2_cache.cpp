@@ -236,6 +236,7 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
         } else {
             counters_.hits += n_hit;
             counters_.misses += n_all - n_hit;
+            out.fill_bytes += (n_all - n_hit) * line_;  // a missed line is filled whole
         }
         // Hit bytes: whole hit lines, minus the parts of the edge lines
         // outside [lo, hi).

@@ -42,6 +42,7 @@ struct L2Access {
     std::uint64_t hit_bytes = 0;
     std::uint64_t miss_bytes = 0;
     std::uint64_t dirty_evicted_bytes = 0;  // whole lines written back to HBM
+    std::uint64_t fill_bytes = 0;           // whole lines a read fetched from HBM
     // Bytes of the range on its busiest slice: the range moves no faster
     // than that slice's share of the bandwidth allows.
     std::uint64_t busiest_slice_bytes = 0;

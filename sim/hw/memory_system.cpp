@@ -97,19 +97,23 @@ MemorySystem::Split MemorySystem::account(const TransferRequest& req, bool take_
         s.busiest += req.bytes - std::min(req.bytes, covered);  // untracked tail: one slice at worst
         traffic_.l2_write_bytes += req.bytes;
     } else {
-        std::uint64_t hit = 0;
+        std::uint64_t hit = 0, fill = 0;
         req.for_each_range([&](std::uint64_t addr, std::uint64_t n) {
             const L2Access a = l2_.read(addr, n);
             hit += a.hit_bytes;
+            fill += a.fill_bytes;
             s.dirty += a.dirty_evicted_bytes;
         });
         if (take_busiest) s.busiest = l2_.take_busiest_slice_bytes();
         hit = std::min(hit, req.bytes);  // merged tail ranges may overcount
         s.l2 = hit;
         s.hbm = req.bytes - hit;
+        // HBM moves the missed lines whole, also the parts no one asked for
+        // (which later reads then hit).
+        s.overfill = req.has_addresses() && fill > s.hbm ? fill - s.hbm : 0;
         traffic_.l2_hit_bytes += hit;
         traffic_.l2_miss_bytes += s.hbm;
-        traffic_.hbm_read_bytes += s.hbm;
+        traffic_.hbm_read_bytes += s.hbm + s.overfill;
     }
     return s;
 }
@@ -127,7 +131,7 @@ MemorySystem::Batch MemorySystem::prepare_batch(const std::vector<TransferReques
     // once: its parts spread over slices a single part does not reach.
     for (const TransferRequest& r : parts) {
         const Split s = account(r, false);
-        b.hbm += s.hbm, b.l2 += s.l2, b.busiest += s.busiest, b.dirty += s.dirty;
+        b.hbm += s.hbm, b.l2 += s.l2, b.busiest += s.busiest, b.dirty += s.dirty, b.overfill += s.overfill;
         b.write = b.write || r.write;
         b.parts.emplace_back(s.hbm, s.l2);
     }
@@ -136,7 +140,7 @@ MemorySystem::Batch MemorySystem::prepare_batch(const std::vector<TransferReques
 }
 
 void MemorySystem::start_batch(const Batch& b, double cap, double l2_cap, TransferClient* client, std::uint64_t tag) {
-    start(Split{b.hbm, b.l2, b.busiest, b.dirty}, b.write, cap, l2_cap, client, tag);
+    start(Split{b.hbm, b.l2, b.busiest, b.dirty, b.overfill}, b.write, cap, l2_cap, client, tag);
 }
 
 void MemorySystem::start(const Split& s, bool write, double cap, double l2_cap, TransferClient* client, std::uint64_t tag) {
@@ -159,7 +163,10 @@ void MemorySystem::start(const Split& s, bool write, double cap, double l2_cap, 
     traffic_.l2_served_bytes += s.l2;
     if (s.hbm > 0) {
         p.l2_bytes = s.l2;
-        start_hbm(slot, s.hbm, write);
+        // The port still takes only its own bytes at its rate: the whole
+        // lines move as much faster.
+        if (s.overfill > 0) p.cap *= static_cast<double>(s.hbm + s.overfill) / static_cast<double>(s.hbm);
+        start_hbm(slot, s.hbm + s.overfill, write);
     } else {
         p.l2_bytes = 0;
         start_l2(slot, s.l2);

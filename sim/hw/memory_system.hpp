@@ -109,7 +109,7 @@ public:
     // and from L2; start_batch then moves them as one transfer at the given
     // caps (HBM part, L2 part).
     struct Batch {
-        std::uint64_t hbm = 0, l2 = 0, busiest = 0, dirty = 0;
+        std::uint64_t hbm = 0, l2 = 0, busiest = 0, dirty = 0, overfill = 0;
         bool write = false;
         // Each part's bytes from HBM and from L2, in the order given.
         std::vector<std::pair<std::uint64_t, std::uint64_t>> parts;
@@ -166,8 +166,10 @@ private:
     };
 
     // A transfer's bytes by where they come from, after the L2 model.
+    // hbm: bytes the port takes from HBM; overfill: the rest of the missed
+    // lines, which HBM moves into L2 beside them.
     struct Split {
-        std::uint64_t hbm = 0, l2 = 0, busiest = 0, dirty = 0;
+        std::uint64_t hbm = 0, l2 = 0, busiest = 0, dirty = 0, overfill = 0;
     };
     // take_busiest: read the L2's busiest-slice count now (a batch reads it
     // once for all its parts).

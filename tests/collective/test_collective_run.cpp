@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "support/e2e.hpp"
@@ -124,4 +125,56 @@ TEST_CASE("collective run: a ring over two nodes crosses the switch tier on two 
     const double ratio = s["total_ns"].get<double>() / s["collective"]["bound_ns"].get<double>();
     CHECK(ratio >= 0.85);
     CHECK(ratio <= 1.15);
+}
+
+TEST_CASE(
+    "collective ops in a graph: one die, a missing rank, a Combine over another group than its Dispatch are exit 2 naming the node",
+    "[collective][e2e][graph]") {
+    TempDir tmp;
+    const auto graph = [&](const std::string& name, const std::string& op, const std::string& attrs) {
+        return tmp.write(name, fmt::format(R"({{"kind": "graph", "dims": {{"n": 1024}},
+            "tensors": {{"x": {{"shape": ["n", 64], "dtype": "fp16", "input": true}}}},
+            "nodes": [{{"name": "r", "op": "ReLU", "inputs": ["x"], "outputs": ["h"]}},
+                      {{"name": "c", "op": "{}", "inputs": ["h"], "outputs": ["y"], "attrs": {{{}}}}}],
+            "outputs": ["y"]}})",
+                                           op, attrs));
+    };
+    const auto run = [&](const std::string& workload, const std::string& ranks) {
+        const Result r = run_npusim(
+            tmp, {"run", "--chip", kChip, "--workload", workload, "--set", "chip.interconnect.ranks=" + ranks, "-q"});
+        SHOW(r);
+        CHECK(r.code == 2);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        return r.err;
+    };
+    for (const std::string op : {"AllReduce", "AllGather", "ReduceScatter", "AllToAll"})
+        CHECK_THAT(run(graph(op + ".json", op, ""), "1"),
+                   Contains(op + ".json: nodes[1] (c): " + op + " communicates across ranks, but the chip has 1 rank"));
+    CHECK_THAT(run(graph("missing.json", "AllReduce", R"("group": [4, 5, 6, 7])"), "4"),
+               Contains("nodes[1] (c): attrs.group[0]: rank 4 does not exist: the chip has 4 ranks (0..3)"));
+    CHECK_THAT(run(graph("typo.json", "AllReduce", R"("group": "al")"), "4"), Contains("did you mean 'all'"));
+
+    // A Combine returns the tokens over its Dispatch's group, on a mesh only.
+    const auto moe = [&](const std::string& name, const std::string& combine_attrs) {
+        return tmp.write(name, fmt::format(R"({{"kind": "graph", "dims": {{"tokens": 16, "hidden": 256, "top_k": 2}},
+            "tensors": {{"x": {{"shape": ["tokens", "hidden"], "dtype": "bf16", "input": true}},
+                         "ids": {{"shape": ["tokens", "top_k"], "dtype": "fp32", "input": true}},
+                         "w": {{"shape": ["tokens", "top_k"], "dtype": "bf16", "input": true}}}},
+            "nodes": [{{"name": "dispatch", "op": "Dispatch", "inputs": ["x", "ids"], "outputs": ["r"], "attrs": {{"experts": 4}}}},
+                      {{"name": "combine", "op": "Combine", "inputs": ["r", "w"], "outputs": ["y"], "attrs": {{{}}}}}],
+            "outputs": ["y"]}})",
+                                           combine_attrs));
+    };
+    CHECK_THAT(run(moe("narrow.json", R"("group": [0, 1])"), "4"),
+               Contains("nodes[1] (combine): attrs.group: 2 ranks, but Dispatch 'dispatch' sent the tokens over 4"));
+    CHECK_THAT(run(moe("absent.json", R"("group": [9])"), "4"), Contains("attrs.group[0]: rank 9 does not exist"));
+    const std::string alone = tmp.write("alone.json", R"({"kind": "graph",
+        "tensors": {"y": {"shape": [32, 256], "dtype": "bf16", "input": true}, "w": {"shape": [16, 2], "dtype": "bf16", "input": true}},
+        "nodes": [{"name": "combine", "op": "Combine", "inputs": ["y", "w"], "outputs": ["o"]}], "outputs": ["o"]})");
+    CHECK_THAT(run(alone, "1"),
+               Contains("nodes[0] (combine): Combine communicates across ranks, but the chip has 1 rank"));
+    const Result same = run_npusim(tmp, {"run", "--chip", kChip, "--workload", moe("same.json", R"("group": "all")"),
+                                         "--set", "chip.interconnect.ranks=4", "-q"});
+    SHOW(same);
+    CHECK(same.code == 0);
 }

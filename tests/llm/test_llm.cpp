@@ -7,7 +7,9 @@
 // simulation (ctest runs each case in its own process).
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -190,8 +192,26 @@ TEST_CASE("llm graph: deployments the chip or the model cannot run exit 2 with t
     CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.batch=47"}), Contains("workload.batch: 47 sequences do not split"));
     CHECK_THAT(build_error(kA2, kMixtral, {}), Contains("needs a chip with chip.interconnect.ranks > 1"));
     // 64 GB of HBM: 1024 sequences of 4 K tokens of every layer's latent do not fit.
-    CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.batch=1024"}),
-               Contains("a die needs") && Contains("KV cache") && Contains("chip.hbm.size_gb"));
+    // The message gives both figures: what a die needs (weights + cache)
+    // and what it holds; twice the sequences, twice the cache.
+    const auto hbm_figures = [&](int batch) {
+        const std::string e = build_error(kSuper, kDeepSeek, {"workload.batch=" + std::to_string(batch)});
+        std::smatch m;
+        const std::regex figures(
+            R"(a die needs ([0-9.]+) GB \(weights ([0-9.]+) GB \+ KV cache ([0-9.]+) GB\) but holds ([0-9.]+) GB)");
+        INFO(e);
+        REQUIRE(std::regex_search(e, m, figures));
+        CHECK_THAT(e, Contains("chip.hbm.size_gb"));
+        return std::array<double, 4>{std::stod(m[1]), std::stod(m[2]), std::stod(m[3]), std::stod(m[4])};
+    };
+    const auto b1024 = hbm_figures(1024), b2048 = hbm_figures(2048);
+    CHECK(b1024[0] == Approx(b1024[1] + b1024[2]).margin(0.1));
+    CHECK(b1024[0] > b1024[3]);
+    CHECK(b1024[3] == 64.0);
+    CHECK(b2048[1] == b1024[1]);
+    CHECK(b2048[2] == Approx(2 * b1024[2]).margin(0.1));
+    CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.batch=0"}),
+               Contains("workload.batch") && Contains(">= 1, got 0"));
     // microbatches 2 without a core split; a typo in the split.
     TempDir tmp;
     json run = read_json(kDeepSeek);

@@ -129,6 +129,29 @@ TEST_CASE("system: a memory wait nothing satisfies is a deadlock naming task, ra
     CHECK(r.err.find("flag 7") != std::string::npos);
 }
 
+TEST_CASE("system: two ranks that each wait for the other's flag are a deadlock naming a waiting task on each",
+          "[system][errors]") {
+    // Each rank's send sits behind its own wait on one stream: neither flag
+    // is ever written.
+    TempDir tmp;
+    const std::string wl = tmp.write(
+        "cross.jsonl",
+        R"({"id": "wait0", "rank": 0, "core_type": "vector", "kernel": "vector", "stream": "s", "wait": [], "signal": [], "wait_memory": {"addr": 2097152, "value": 2}, "params": {"bytes": 512, "addr": 2097152}})"
+        "\n"
+        R"({"id": "send0", "rank": 0, "core_type": "vector", "kernel": "copy", "stream": "s", "wait": [], "signal": [], "params": {"bytes": 504, "addr": 0, "dst_rank": 1, "dst_addr": 1048576, "flag": 1}})"
+        "\n"
+        R"({"id": "wait1", "rank": 1, "core_type": "vector", "kernel": "vector", "stream": "s", "wait": [], "signal": [], "wait_memory": {"addr": 1048576, "value": 1}, "params": {"bytes": 512, "addr": 1048576}})"
+        "\n"
+        R"({"id": "send1", "rank": 1, "core_type": "vector", "kernel": "copy", "stream": "s", "wait": [], "signal": [], "params": {"bytes": 504, "addr": 4096, "dst_rank": 0, "dst_addr": 2097152, "flag": 2}})"
+        "\n");
+    const Result r =
+        run_npusim(tmp, {"run", "--chip", kSuper, "--workload", wl, "--set", "chip.interconnect.ranks=2", "-q"});
+    SHOW(r);
+    CHECK(r.code == 3);
+    CHECK(r.err.find("rank 0: deadlock: task 'wait0'") != std::string::npos);
+    CHECK(r.err.find("rank 1: deadlock: task 'wait1'") != std::string::npos);
+}
+
 TEST_CASE("system: cross-rank input errors exit 2 naming the task and key", "[system][errors]") {
     TempDir tmp;
     const std::string task =
