@@ -8,7 +8,12 @@ Decode: DeepSeek-V3 (models/llm/deepseek_v3.json), 5 layers (3 dense + 2 MoE),
 32 dies, 16 sequences per die over a 2 K cache, EP 32 (8 experts per die).
 Prefill: the same model, 5 layers, 16 dies, one 2 K-token prompt per die.
 
-Usage: llm_whatif.py [--npusim build/npusim] [--out out/llm_whatif] [--markdown]
+With --full, instead a few points at full width: the run file's own decode
+deployment (288 dies, 48 sequences per die over a 4 K cache, EP 288, two
+micro-batches) over its first 4 layers (3 dense + 1 MoE), as `npusim bench
+--llm --layers 4` runs it (about 1.5 min a run on two cores).
+
+Usage: llm_whatif.py [--npusim build/npusim] [--out out/llm_whatif] [--markdown] [--full]
 Runs are kept in OUT (a run whose stats exist is not repeated)."""
 import argparse
 import json
@@ -46,6 +51,15 @@ CASES = [
     ("one micro-batch", "prefill", ["workload.microbatches=1"], 0),
 ]
 
+FULL = ["workload.layers=4"]
+FULL_CASES = [
+    ("HBM bandwidth x0.5", "full", ["chip.hbm.bandwidth_gbps=800"], +1),
+    ("batch 48 -> 24", "full", ["workload.batch=24"], -1),
+    ("one micro-batch", "full", ["workload.microbatches=1"], 0),
+]
+
+LABEL = {"decode": "decode", "prefill": "prefill", "full": "decode at 288 dies"}
+
 
 def run(npusim, out, name, sets):
     stats = os.path.join(out, name + ".json")
@@ -65,13 +79,15 @@ def main():
     ap.add_argument("--npusim", default="build/npusim")
     ap.add_argument("--out", default="out/llm_whatif")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--full", action="store_true", help="a few points at full width instead (FULL_CASES)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    base = {"decode": run(a.npusim, a.out, "decode_base", DECODE), "prefill": run(a.npusim, a.out, "prefill_base", PREFILL)}
+    phases = {"full": FULL} if a.full else {"decode": DECODE, "prefill": PREFILL}
+    base = {p: run(a.npusim, a.out, f"{p}_base", sets) for p, sets in phases.items()}
     rows, misses = [], 0
-    for i, (label, phase, sets, sign) in enumerate(CASES):
+    for i, (label, phase, sets, sign) in enumerate(FULL_CASES if a.full else CASES):
         b = base[phase]
-        r = run(a.npusim, a.out, f"{phase}_{i}", (DECODE if phase == "decode" else PREFILL) + sets)
+        r = run(a.npusim, a.out, f"{phase}_{i}", phases[phase] + sets)
         step = r["step_ns"] / b["step_ns"] - 1
         tps = r["tokens_per_s_per_die"] / b["tokens_per_s_per_die"] - 1
         got = 0 if abs(step) < 0.002 else (1 if step > 0 else -1)
@@ -82,11 +98,10 @@ def main():
         print("| phase | change | expected step | step time | tokens/s per die | verdict |")
         print("|---|---|---|---|---|---|")
         for phase, label, exp, step, tps, verdict in rows:
-            print(f"| {phase} | {label} | {exp} | {100 * step:+.1f}% | {100 * tps:+.1f}% | {verdict} |")
+            print(f"| {LABEL[phase]} | {label} | {exp} | {100 * step:+.1f}% | {100 * tps:+.1f}% | {verdict} |")
         print()
-        for p in ("decode", "prefill"):
-            b = base[p]
-            print(f"- Base {p}: step {b['step_ns'] / 1000:.1f} us, {b['tokens_per_s_per_die']:.0f} tokens/s per die, "
+        for p, b in base.items():
+            print(f"- Base {LABEL[p]}: step {b['step_ns'] / 1000:.1f} us, {b['tokens_per_s_per_die']:.0f} tokens/s per die, "
                   f"shares " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in b["op_time_shares"].items()))
     else:
         for phase, label, exp, step, tps, verdict in rows:

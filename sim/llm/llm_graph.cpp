@@ -306,10 +306,12 @@ void Builder::check_deployment() {
     if (w_.ep > ranks || (w_.ep > 0 && ranks % w_.ep != 0))
         throw InputError(fmt::format("workload.ep: {} does not divide the chip's {} dies (chip.interconnect.ranks)", w_.ep, ranks));
     if (m_.moe() && (m_.experts + w_.routing.redundant_experts) % ep_ != 0)
-        throw InputError(fmt::format("workload.ep: the {} experts{} do not divide across {} dies", m_.experts,
-                                     w_.routing.redundant_experts ? fmt::format(" + {} redundant copies (workload.routing.redundant_experts)", w_.routing.redundant_experts)
-                                                                  : std::string(),
-                                     ep_));
+        throw InputError(fmt::format(
+            "workload.ep: the {} experts{} do not divide across {} dies{}", m_.experts,
+            w_.routing.redundant_experts ? fmt::format(" + {} redundant copies (workload.routing.redundant_experts)",
+                                                       w_.routing.redundant_experts)
+                                         : std::string(),
+            ep_, w_.ep > 0 ? "" : " (workload.ep unset: every die; set it to a width that divides them)"));
     if (ranks % tp_ != 0 || m_.heads % tp_ != 0)
         throw InputError(fmt::format("workload.attention_tp: {} must divide the chip's {} dies and the model's {} heads", tp_, ranks, m_.heads));
     if (w_.layers > m_.layers)

@@ -183,6 +183,9 @@ TEST_CASE("llm graph: deployments the chip or the model cannot run exit 2 with t
     CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.ep=100"}), Contains("workload.ep: 100 does not divide the chip's 288 dies"));
     CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.ep=96", "workload.routing.redundant_experts=0"}),
                Contains("workload.ep: the 256 experts do not divide across 96 dies"));
+    CHECK_THAT(build_error(kSuper, kDeepSeek,
+                           {"workload.ep=0", "chip.interconnect.ranks=96", "workload.routing.redundant_experts=0"}),
+               Contains("do not divide across 96 dies (workload.ep unset: every die;"));
     CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.ep=48", "workload.routing.redundant_experts=8"}),
                Contains("workload.ep: the 256 experts + 8 redundant copies (workload.routing.redundant_experts) do not divide "
                         "across 48 dies"));

@@ -239,6 +239,31 @@ TEST_CASE("mesh tiers: leaving the node costs the Dispatch the inter-node latenc
     CHECK(two_nodes_slow > two_nodes + 4000);  // at least one more 4 us crossing on the critical path
 }
 
+TEST_CASE(
+    "mesh tiers: the baseline Dispatch of 256 experts grows with the EP width, by the cross-node latency and the peers",
+    "[mesh][tiers][moe]") {
+    // Every rank sends its 128 x 8 token copies at any width; what grows is
+    // the flag path: from 16 ranks on, peers sit in other nodes (the inter
+    // tier's latency) and each receiver checks more sources.
+    TempDir tmp;
+    auto total = [&](int ranks, int inter_ns) {
+        const json s = run_for_stats(
+            tmp, kChip, kModel,
+            {"chip.interconnect.ranks=" + std::to_string(ranks),
+             "workload.dims.experts_per_rank=" + std::to_string(256 / ranks),
+             "chip.interconnect.inter_node.latency_ns=" + std::to_string(inter_ns), "workload.variant=baseline"});
+        return s["total_ns"].get<double>();
+    };
+    const double ep8 = total(8, 1000), ep16 = total(16, 1000), ep32 = total(32, 1000);
+    const double ep16_flat = total(16, 500);  // the inter tier as fast as the intra one
+    INFO("EP 8 / 16 / 32: " << ep8 << " / " << ep16 << " / " << ep32
+                            << " ns; EP 16 at 500 ns across nodes: " << ep16_flat);
+    CHECK(ep16 > ep8 + 500);  // at least one more crossing's extra latency
+    CHECK(ep32 > ep16);
+    CHECK(ep16_flat < ep16);
+    CHECK(ep16_flat > ep8);  // more peers alone still cost
+}
+
 TEST_CASE("mesh tiers: the flat link keys are errors naming the per-tier keys", "[mesh][tiers][config]") {
     TempDir tmp;
     Result r = run_npusim(tmp, {"run", "--chip", kChip, "--workload", kModel, "--set", "chip.interconnect.plane_bandwidth_gbps=28"});
