@@ -220,11 +220,11 @@ Shape comm_shape(const Graph& g, const Node& n) {
             const Node& d = g.nodes[static_cast<std::size_t>(dispatch_of(g, n))];
             // A Combine returns the tokens over its Dispatch's group: a group of
             // its own may only say the same.
-            if (n.attrs.count("group") && own.size != comm_group(g, d).size)
+            if (const int theirs = comm_group(g, d).size; n.attrs.count("group") && own.size != theirs)
                 throw CommError(
                     fmt::format("attrs.group: {} ranks, but Dispatch '{}' sent the tokens over {}: a Combine "
                                 "returns them over its Dispatch's group (leave attrs.group out to follow it)",
-                                own.size, d.name, comm_group(g, d).size));
+                                own.size, d.name, theirs));
             const auto r = dispatch_routing(g, d);
             const Tensor& y = input(g, n, 0);
             const int cap = dispatch_capacity(g, d);
