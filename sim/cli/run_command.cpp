@@ -23,6 +23,7 @@
 #include "cli/system_run.hpp"
 #include "collective/collective_plan.hpp"
 #include "collective/collective_report.hpp"
+#include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
 #include "common/memory_budget.hpp"
 #include "common/output_file.hpp"
@@ -55,37 +56,48 @@ int run_once(const Args& args, const std::function<void()>& after_run = {}) {
     std::vector<std::string> sets;
     bool quiet = false, trace_tasks_only = false, fail_on_stale = false, elaborate_only = false;
     int threads = 0;
+    std::string lookahead = "posts";
     po::options_description opts("npusim run options");
-    opts.add_options()
-        ("help,h", "show this help")
-        ("chip", po::value(&chip_file)->required(), "chip file (JSON)")
-        ("workload", po::value(&workload_file)->required(), "workload: a task stream (.jsonl), a model graph (.json) or an ONNX model (.onnx)")
-        ("set", po::value(&sets), "override PATH=VALUE in the run document (repeatable)")
-        ("stats", po::value(&stats_file), "write statistics JSON here")
-        ("trace", po::value(&trace_file), "write a Perfetto-loadable trace here")
-        ("profile", po::value(&profile_file), "kernel programs (Dispatch, Combine): per-core phase timestamps (CSV, one row per rank/core)")
-        ("trace-tasks-only", po::bool_switch(&trace_tasks_only), "trace tasks but not per-tile pipe activity")
-        ("trace-ranks", po::value(&trace_ranks),
-         "runs on several ranks: the ranks whose dies go into the trace, e.g. 0,3,8-15, or 'critical': those the "
-         "critical path runs on (found by a first run without trace; default: the first 8)")
-        ("trace-window", po::value(&trace_window), "trace only T0:T1, in microseconds of simulated time (e.g. 100:250, :50, 400:)")
-        ("trace-ops", po::value(&trace_ops), "on the cores' tracks, trace only these ops (comma-separated shell globs, e.g. 'layer1.*,fc')")
-        ("trace-cores", po::value(&trace_cores), "trace only these cores' tracks (e.g. cube0,vector3); other tracks stay")
-        ("report", po::value(&report_file), "write a self-contained HTML report here (summary, utilisation, timeline)")
-        ("threads", po::value(&threads),
-         "runs on several ranks: the dies run on 1 or 2 threads (default 2 on a machine with two cores; a traced run uses "
-         "1); the results are the same")
-        ("quiet,q", po::bool_switch(&quiet), "no summary on stdout")
-        ("elaborate-only", po::bool_switch(&elaborate_only),
-         "build the run (compile, dies, mesh) but do not simulate: --stats then holds the keys a run has, with "
-         "unsimulated values (npusim sweep checks a study's metric names with it)")
-        ("what-would-help", "after the run, re-run it once per resource (HBM, L2, GM ports, L1->L0, FixPipe, core counts, "
-                            "dispatch, mesh planes) at twice its capacity: what each saves, of the run and of each op, and "
-                            "so what binds (stats: what_would_help.*, ops[].bound_resource)")
-        ("fail-on-stale", po::bool_switch(&fail_on_stale),
-         "runs on several ranks: exit 1 when any read on the mesh saw stale data (memory_model.stale_reads > 0)");
+    opts.add_options()("help,h", "show this help")("chip", po::value(&chip_file)->required(), "chip file (JSON)")(
+        "workload", po::value(&workload_file)->required(),
+        "workload: a task stream (.jsonl), a model graph (.json) or an ONNX model (.onnx)")(
+        "set", po::value(&sets), "override PATH=VALUE in the run document (repeatable)")(
+        "stats", po::value(&stats_file), "write statistics JSON here")("trace", po::value(&trace_file),
+                                                                       "write a Perfetto-loadable trace here")(
+        "profile", po::value(&profile_file),
+        "kernel programs (Dispatch, Combine): per-core phase timestamps (CSV, one row per rank/core)")(
+        "trace-tasks-only", po::bool_switch(&trace_tasks_only), "trace tasks but not per-tile pipe activity")(
+        "trace-ranks", po::value(&trace_ranks),
+        "runs on several ranks: the ranks whose dies go into the trace, e.g. 0,3,8-15, or 'critical': those the "
+        "critical path runs on (found by a first run without trace; default: the first 8)")(
+        "trace-window", po::value(&trace_window),
+        "trace only T0:T1, in microseconds of simulated time (e.g. 100:250, :50, 400:)")(
+        "trace-ops", po::value(&trace_ops),
+        "on the cores' tracks, trace only these ops (comma-separated shell globs, e.g. 'layer1.*,fc')")(
+        "trace-cores", po::value(&trace_cores),
+        "trace only these cores' tracks (e.g. cube0,vector3); other tracks stay")(
+        "report", po::value(&report_file), "write a self-contained HTML report here (summary, utilisation, timeline)")(
+        "threads", po::value(&threads),
+        "runs on several ranks: the dies run on 1 or 2 threads (default 2 on a machine with two cores; a traced run uses "
+        "1); the results are the same")(
+        "lookahead", po::value(&lookahead),
+        "runs on several ranks: how far the dies run ahead of each other, 'posts' (default: up to where one may "
+        "post a write to another) or 'cell' (half a link latency at a time); the results are the same")(
+        "quiet,q", po::bool_switch(&quiet), "no summary on stdout")(
+        "elaborate-only", po::bool_switch(&elaborate_only),
+        "build the run (compile, dies, mesh) but do not simulate: --stats then holds the keys a run has, with "
+        "unsimulated values (npusim sweep checks a study's metric names with it)")(
+        "what-would-help",
+        "after the run, re-run it once per resource (HBM, L2, GM ports, L1->L0, FixPipe, core counts, "
+        "dispatch, mesh planes) at twice its capacity: what each saves, of the run and of each op, and "
+        "so what binds (stats: what_would_help.*, ops[].bound_resource)")(
+        "fail-on-stale", po::bool_switch(&fail_on_stale),
+        "runs on several ranks: exit 1 when any read on the mesh saw stale data (memory_model.stale_reads > 0)");
     if (!parse_options(args, opts)) return 0;
     if (threads != 0 && threads != 1 && threads != 2) throw InputError(fmt::format("--threads {}: expected 1 or 2", threads));
+    if (lookahead != "posts" && lookahead != "cell")
+        throw InputError(fmt::format("--lookahead {}: expected posts or cell{}", lookahead,
+                                     did_you_mean(lookahead, {"posts", "cell"})));
     if (trace_ranks == "critical")  // an abbreviated option name: resolve_critical_ranks looks for it in full
         throw InputError("--trace-ranks critical: write the option name in full");
 
@@ -119,8 +131,23 @@ int run_once(const Args& args, const std::function<void()>& after_run = {}) {
     std::optional<Phase> phase(std::in_place, "reading " + workload_file);
     std::optional<compiler::CompileResult> compiled;
     // A run of a System of dies (every rank a die) takes these.
-    SystemRunOptions sys{workload_file, stats_file, trace_file, profile_file, trace_ranks, quiet, trace_tasks_only,
-                         fail_on_stale, {}, {}, report_file, sets, threads, filter, elaborate_only, after_run};
+    SystemRunOptions sys{workload_file,
+                         stats_file,
+                         trace_file,
+                         profile_file,
+                         trace_ranks,
+                         quiet,
+                         trace_tasks_only,
+                         fail_on_stale,
+                         {},
+                         {},
+                         report_file,
+                         sets,
+                         threads,
+                         filter,
+                         elaborate_only,
+                         after_run,
+                         lookahead == "cell"};
     if (cfg.kind() == WorkloadKind::llm) {
         phase.reset();
         return run_llm(cfg, sys);

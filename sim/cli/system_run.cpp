@@ -178,6 +178,7 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
         trace_path.empty() ? std::make_unique<TraceWriter>() : std::make_unique<TraceWriter>(trace_path);
     trace->set_filter(opt.trace_filter);
     System system("system", chip, std::move(per_rank), trace.get(), traced, !opt.trace_tasks_only);
+    system.set_lookahead(opt.lookahead_cells ? System::Lookahead::cell : System::Lookahead::posts);
     system.set_threads(opt.threads > 0 ? opt.threads : std::thread::hardware_concurrency() >= 2 ? 2 : 1);
     if (!opt.elaborate_only) system.run();
 

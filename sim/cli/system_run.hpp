@@ -43,6 +43,9 @@ struct SystemRunOptions {
     // Called after the summary and before the report (--what-would-help's
     // re-runs, which rewrite the stats file: the report then shows them).
     std::function<void()> after_run;
+    // --lookahead: how far the dies run ahead of each other (System::Lookahead;
+    // the results do not depend on it).
+    bool lookahead_cells = false;
 };
 
 // The end of a run: `after_run`, then the report from the stats file it

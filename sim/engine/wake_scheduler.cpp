@@ -362,11 +362,13 @@ void WakeHub::run() {
     armed_ps_ = kNever;
     const std::uint64_t now = sc_core::sc_time_stamp().value();
     detail::running_now_ps = now;
+    ++windows_run_;
     if (window_ps_ == 0) {
         while (!heap_.empty() && lanes_[heap_.front()].t <= now) lanes_[heap_.front()].s->run_due(now);
         if (listener_) listener_->window_over();  // links without latency: what the dies did to each other, now
     } else {
-        run_window(now + window_ps_);
+        const std::uint64_t cell_end = (now / window_ps_ + 1) * window_ps_;
+        run_window(listener_ ? listener_->window_end(now, cell_end) : cell_end);
         detail::running_now_ps = now;
         if (listener_) listener_->window_over();
         for (std::uint32_t lane : due_) lanes_[lane].s->rearm();

@@ -135,22 +135,35 @@ public:
     // Scheduler `s` (attached as lane s.lane()) has its earliest action at t_ps.
     void arm(WakeScheduler& s, std::uint64_t t_ps);
 
-    // Conservative lookahead (0: off). With a window W, the lanes that have
-    // work before T + W (T the earliest) each run up to T + W in one go, one
-    // after another by (time of their first action, lane): exact as long as
-    // nothing one lane does reaches another sooner than W later (the System
-    // sets W below the shortest link latency), and much kinder to the
+    // Conservative lookahead (0: off). With a window W, time is cut into
+    // cells [jW, (j+1)W); the lanes that have work before E, the end of the
+    // earliest lane's cell (or a later cell's, WindowListener::window_end),
+    // each run up to E in one go, one after another by (time of their first
+    // action, lane): exact as long as nothing one lane does reaches another
+    // sooner than W later (the System sets W below the shortest link
+    // latency). Cells on a fixed grid make a window that spans several
+    // cells in which no lane reaches another give the same results as the
+    // cells one by one. Running lanes a window at a time is much kinder to the
     // caches than hopping between dies at every action. What a lane does to
     // another lane's state (a write landing in its memory) is not done while
     // the lanes run: the lanes' owner queues it and applies it in order once
     // they have stopped (WindowListener), so no lane touches another's state.
     void set_window(std::uint64_t w_ps) { window_ps_ = w_ps; }
     std::uint64_t window() const { return window_ps_; }
+    std::uint64_t windows_run() const { return windows_run_; }  // windows (or instants) the lanes ran in
 
     struct WindowListener {
         // On the SystemC thread, every lane stopped: after each window, or
         // without one after each instant.
         virtual void window_over() = 0;
+        // Before a window that would end at `end` (a multiple of the window
+        // after `now`, the earliest lane's time): a later multiple if no
+        // lane can affect another before it (System: no die can post a
+        // write before it).
+        virtual std::uint64_t window_end(std::uint64_t now, std::uint64_t end) {
+            (void)now;
+            return end;
+        }
 
     protected:
         ~WindowListener() = default;
@@ -193,6 +206,7 @@ private:
     std::vector<std::size_t> mine_[2];  // per thread, its lanes' positions in due_
     std::uint64_t armed_ps_;
     std::uint64_t window_ps_ = 0;
+    std::uint64_t windows_run_ = 0;
     bool running_ = false;
     bool in_window_ = false;
     WindowListener* listener_ = nullptr;

@@ -283,6 +283,7 @@ void ScalarCore::try_dispatch() {
             cycles += descs_[desc].scalar_cycles;
         }
         slot_running_[slot] = run;
+        if (posts(t)) ++posting_in_flight_;
         const std::uint64_t dur = ctx_.cycles_to_ps(static_cast<double>(cycles));
         busy_ps_ += dur;
         if (ctx_.tracing) {
@@ -335,6 +336,7 @@ void ScalarCore::task_finished(CoreType type, int core, std::uint32_t task) {
     q.front = (q.front + 1) % queue_capacity_;
     --q.size;
     set_claimed(ti, c, q.claimed - 1);
+    if (posts(task)) --posting_in_flight_;
     count_done();
     emit_flows(task);  // now that both ends of each arrow are known
     if (ctx_.place.fabric) {  // (the descriptor is cold here: read only in a System)

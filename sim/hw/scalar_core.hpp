@@ -16,6 +16,7 @@
 #include <systemc>
 
 #include "hw/ai_core.hpp"
+#include "hw/post_horizon.hpp"
 #include "hw/sim_context.hpp"
 #include "hw/slot_pool.hpp"
 #include "engine/wake_scheduler.hpp"
@@ -100,6 +101,19 @@ public:
     void report(Stats& s, const RunSpan& span) const;
     // A one-line reason why the run cannot finish; "" if every task ran.
     std::string deadlock_report() const;
+
+    // In a System: what this stream's tasks tell of when the die can next
+    // post a write to another die (null: nothing; post_bound says `base`).
+    void set_post_horizon(std::shared_ptr<const PostHorizon> h) { horizon_ = std::move(h); }
+    // A time no sooner than `base` (no action of the die is due before it)
+    // before which no task of this die posts a write to another die, as
+    // long as nothing lands in the die meanwhile: `base` while a task that
+    // may post is dispatched; else the earliest a task that may post can be
+    // dispatched, each task it waits for taking at least its floor on its
+    // core and the die's cores of a type running in parallel at most.
+    // `cap` when no such task can be dispatched sooner; returns as soon as
+    // one can be dispatched before `below`.
+    std::uint64_t post_bound(std::uint64_t base, std::uint64_t cap, std::uint64_t below, HorizonScratch& s) const;
 
 private:
     using Desc = DescriptorTable::Desc;
@@ -205,6 +219,10 @@ private:
     std::uint64_t done_ = 0;
     void count_done();  // one more task finished
     std::uint64_t next_flow_id_ = 1;
+    std::shared_ptr<const PostHorizon> horizon_;
+    std::uint32_t posting_in_flight_ = 0;  // dispatched tasks that may post a write to another die
+    bool posts(std::uint32_t task) const { return horizon_ && (horizon_->flags[task] & PostHorizon::posts); }
+    std::uint64_t task_floor_ps(std::uint32_t task) const;
 };
 
 }  // namespace npusim

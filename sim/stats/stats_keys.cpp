@@ -25,7 +25,10 @@ void run_keys(std::vector<StatSpec>& v) {
              "the resolved run document `{\"chip\": {...}, \"workload\": {...}}` ([`config`](#config))")
         .key(
             "engine.events", K::count, "events", M::whole,
-            "several ranks or kernel programs: simulation events the run processed (task and pipe actions, memory flows, mesh chunks, kernel API calls): the speed figure's denominator");
+            "several ranks or kernel programs: simulation events the run processed (task and pipe actions, memory flows, mesh chunks, kernel API calls): the speed figure's denominator")
+        .key(
+            "engine.windows", K::count, "windows", M::whole,
+            "several ranks: stretches of simulated time the dies ran through one after another before any could reach another (docs/architecture.md, \"How time works\"); fewer is faster, and only this figure depends on `npusim run --lookahead`");
 }
 
 void unit_keys(std::vector<StatSpec>& v) {

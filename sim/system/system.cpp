@@ -16,6 +16,10 @@
 namespace npusim {
 
 namespace {
+constexpr std::uint64_t kNeverPs = ~std::uint64_t{0};
+}  // namespace
+
+namespace {
 
 
 // Per destination rank, the GM ranges that copies of any rank write into it,
@@ -81,15 +85,24 @@ System::System(sc_core::sc_module_name name, const ChipParams& chip, std::vector
     dies_.reserve(streams_.size());
     // Ranks that run one stream share its descriptor table (the streams are
     // few: one per distinct rank program).
-    std::vector<std::pair<const TaskStream*, std::shared_ptr<const DescriptorTable>>> tables;
+    struct Shared {
+        const TaskStream* stream;
+        std::shared_ptr<const DescriptorTable> table;
+        std::shared_ptr<const PostHorizon> horizon;
+    };
+    std::vector<Shared> shared;
     for (int r = 0; r < ranks; ++r) {
         const TaskStream& stream = *streams_[static_cast<std::size_t>(r)];
-        auto it = std::find_if(tables.begin(), tables.end(), [&](const auto& t) { return t.first == &stream; });
-        if (it == tables.end()) it = tables.insert(tables.end(), {&stream, std::make_shared<const DescriptorTable>(stream)});
-        dies_.push_back(std::make_unique<Die>(fmt::format("rank{}", r).c_str(), chip, stream, traced(r) ? trace : nullptr,
-                                              trace_pipes, DiePlace{r, this}, it->second));
+        auto it = std::find_if(shared.begin(), shared.end(), [&](const Shared& t) { return t.stream == &stream; });
+        if (it == shared.end())
+            it = shared.insert(shared.end(), {&stream, std::make_shared<const DescriptorTable>(stream),
+                                              std::make_shared<const PostHorizon>(stream, chip)});
+        dies_.push_back(std::make_unique<Die>(fmt::format("rank{}", r).c_str(), chip, stream,
+                                              traced(r) ? trace : nullptr, trace_pipes, DiePlace{r, this}, it->table));
         dies_.back()->scheduler().attach(hub_, r);
+        dies_.back()->scalar().set_post_horizon(it->horizon);
     }
+    quiet_until_.assign(dies_.size(), 0);
 }
 
 bool System::traced(int rank) const { return std::binary_search(traced_.begin(), traced_.end(), rank); }
@@ -106,10 +119,35 @@ void System::on_fire(void* ctx, std::uint32_t owner, std::uint64_t tag, std::uin
 
 void System::window_over() {
     for (const Deferred& d : deferred_) {
+        quiet_until_[static_cast<std::size_t>(d.rank)] = 0;  // a landing may set its die going
         if (d.unit < 0) die(d.rank).memory_system().landed_write_at(d.t_ps, d.addr_or_tag, d.bytes);
         else die(d.rank).watch_fired(d.unit, d.addr_or_tag, d.t_ps);
     }
     deferred_.clear();
+}
+
+// Cells up to the first in which a die may post a write to another: no
+// die reaches another before that cell (docs/architecture.md, "How time
+// works"). Each die's bound holds until something lands in it, so it is
+// found again only when a later window needs it later or after a landing.
+std::uint64_t System::window_end(std::uint64_t now, std::uint64_t end) {
+    if (lookahead_ != Lookahead::posts) return end;
+    constexpr std::uint64_t kHorizonPs = 25'000'000;  // how far a die's bound looks ahead (25 us)
+    const std::uint64_t cell = hub_.window(), need = end + cell;
+    std::uint64_t first = kNeverPs;
+    for (std::size_t r = 0; r < dies_.size(); ++r) {
+        std::uint64_t& quiet = quiet_until_[r];
+        if (quiet < need) {
+            Die& d = *dies_[r];
+            const std::uint64_t next = d.scheduler().next_ps();
+            const std::uint64_t base = std::max(now, next);
+            quiet =
+                next == kNeverPs ? kNeverPs : d.scalar().post_bound(base, base + kHorizonPs, need, horizon_scratch_);
+            if (quiet < need) return end;
+        }
+        first = std::min(first, quiet);
+    }
+    return first / cell * cell;
 }
 
 // --- Fabric ----------------------------------------------------------------------

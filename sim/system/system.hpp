@@ -40,6 +40,13 @@ public:
     void set_threads(int n);
     int threads() const { return hub_.threads(); }
 
+    // How far the dies run ahead of each other (docs/architecture.md, "How
+    // time works"; the results are the same): `cell`, one half of the
+    // shortest link latency at a time; `posts` (the default), as many cells
+    // as no die can post a write to another die in.
+    enum class Lookahead { cell, posts };
+    void set_lookahead(Lookahead l) { lookahead_ = l; }
+
     int ranks() const { return static_cast<int>(dies_.size()); }
     Die& die(int rank) { return *dies_[static_cast<std::size_t>(rank)]; }
     const Die& die(int rank) const { return *dies_[static_cast<std::size_t>(rank)]; }
@@ -59,6 +66,8 @@ public:
     // Simulation events run() processed (task and pipe actions, memory flows,
     // mesh chunks), as `engine.events`: the benchmark's events per second.
     std::uint64_t events() const { return events_; }
+    // Hub windows the dies ran in, as `engine.windows`.
+    std::uint64_t windows() const { return hub_.windows_run(); }
 
     // One rank: exactly its die's statistics. N ranks: every die reports
     // over the system's span and the figures merge — counts, bytes and
@@ -107,7 +116,13 @@ private:
         std::uint64_t t_ps, addr_or_tag, bytes;
     };
     void window_over() override;
+    std::uint64_t window_end(std::uint64_t now, std::uint64_t end) override;
     std::vector<Deferred> deferred_;
+    Lookahead lookahead_ = Lookahead::posts;
+    // Per rank, a time before which its die posts nothing unless a write
+    // lands in it first (0: to be found again), and the working space.
+    std::vector<std::uint64_t> quiet_until_;
+    HorizonScratch horizon_scratch_;
     int posting_rank_ = -1;  // the die whose write the functional memory is taking
     static constexpr int kUnitBits = 12;  // watch owner = rank << kUnitBits | unit
 

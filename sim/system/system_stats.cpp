@@ -181,6 +181,7 @@ void System::collect(Stats& s) const {
     mesh_->report(s, span);
     memory_->report(s);
     s.set("engine.events", events_);
+    s.set("engine.windows", windows());
 }
 
 std::string System::phase_csv() const { return all_phases(*this).csv(); }

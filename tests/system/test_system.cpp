@@ -346,6 +346,66 @@ TEST_CASE("system: a decode step gives the same statistics on one thread and two
     CHECK(stats_on_threads(tmp, workload, sets, 1) == stats_on_threads(tmp, workload, sets, 2));
 }
 
+namespace {
+// `npusim run ... --lookahead L` on one thread: its statistics without
+// engine.windows, and engine.windows.
+std::pair<std::string, double> stats_with_lookahead(const TempDir& tmp, const std::string& workload,
+                                                    const std::vector<std::string>& sets,
+                                                    const std::string& lookahead) {
+    const std::string stats = tmp.path("lookahead_" + lookahead + ".json");
+    std::vector<std::string> args = {"run",     "--chip", kSuper,      "--workload", workload,      "-q",
+                                     "--stats", stats,    "--threads", "1",          "--lookahead", lookahead};
+    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+    const Result r = run_npusim(tmp, args);
+    SHOW(r);
+    REQUIRE(r.code == 0);
+    nlohmann::json j = nlohmann::json::parse(slurp(stats));
+    const double windows = j["engine"]["windows"].get<double>();
+    j["engine"].erase("windows");
+    return {j.dump(), windows};
+}
+}  // namespace
+
+// docs/architecture.md, "How time works": a window spans several cells
+// only where no die can post a write to another, so the dies touch nothing
+// they share in it and the cells' grid is the same either way.
+TEST_CASE("system: running the dies up to the next post gives the statistics of one cell at a time", "[system]") {
+    TempDir tmp;
+    struct Case {
+        std::string workload;
+        std::vector<std::string> sets;
+        double max_window_share;  // engine.windows with posts / with cells, at most
+    };
+    const std::vector<Case> cases = {
+        // Dense layers, then a MoE layer's Dispatch and Combine between
+        // attention and expert GEMMs of two micro-batches.
+        {kSrc + "/models/llm/deepseek_v3.json",
+         {"chip.interconnect.ranks=16", "workload.layers=4", "workload.batch=8", "workload.kv_len=1024",
+          "workload.routing.redundant_experts=0"},
+         0.5},
+        // Posting nearly all along: a Dispatch, flags across ranks, stale reads.
+        {kSrc + "/models/moe_dispatch.json", {"chip.interconnect.ranks=16", "workload.variant=optimized"}, 1.0},
+        {kSrc + "/traces/xrank_stale_flag.jsonl", {}, 1.0},
+        {kSrc + "/traces/xrank_allreduce2.jsonl", {}, 1.0},
+    };
+    for (const Case& c : cases) {
+        INFO(c.workload);
+        const auto cell = stats_with_lookahead(tmp, c.workload, c.sets, "cell");
+        const auto posts = stats_with_lookahead(tmp, c.workload, c.sets, "posts");
+        CHECK(cell.first == posts.first);
+        CHECK(posts.second <= c.max_window_share * cell.second);
+    }
+}
+
+TEST_CASE("system: --lookahead other than posts or cell is exit 2", "[system][errors]") {
+    TempDir tmp;
+    const Result r = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", kSrc + "/traces/xrank_pingpong.jsonl",
+                                      "-q", "--lookahead", "post"});
+    SHOW(r);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--lookahead post: expected posts or cell (did you mean 'posts'?)") != std::string::npos);
+}
+
 TEST_CASE("system: --threads other than 1 or 2 is exit 2", "[system][errors]") {
     TempDir tmp;
     const Result r = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", kSrc + "/traces/xrank_pingpong.jsonl", "-q",
