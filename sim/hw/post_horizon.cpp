@@ -51,6 +51,8 @@ PostHorizon::PostHorizon(const TaskStream& ts, const ChipParams& chip) {
 }
 
 void HorizonScratch::begin(std::size_t events, std::size_t streams) {
+    stream_start.resize(streams);
+    cursor.resize(streams);
     if (stamp.size() < events) {
         stamp.resize(events, 0);
         min_end.resize(events);
@@ -64,7 +66,6 @@ void HorizonScratch::begin(std::size_t events, std::size_t streams) {
         std::fill(stamp.begin(), stamp.end(), 0);
         now = 1;
     }
-    stream_start.assign(streams, 0);
     heads.clear();
 }
 

@@ -68,7 +68,6 @@ std::uint64_t ScalarCore::post_bound(std::uint64_t base, std::uint64_t cap, std:
     // The tasks not dispatched, in task order (every event's signallers
     // before its waiters), each stream in its own order.
     std::vector<std::size_t>& cursor = s.cursor;
-    cursor.assign(streams_.size(), 0);
     for (std::uint32_t st = 0; st < streams_.size(); ++st) {
         s.stream_start[st] = base;
         cursor[st] = streams_[st].head;

@@ -38,7 +38,7 @@ TEST_CASE("post horizon: no task of a compiled model runs in less than its floor
     }
     REQUIRE(matmuls > 50);
     // Decode GEMMs stream their weights: the B operand at the port's rate is
-    // a good part of some task's time (2.17x on this model), so the floors
-    // bound a die's next post well beyond its start-up costs.
+    // a good part of some task's time, so the floors bound a die's next post
+    // well beyond its start-up costs.
     CHECK(closest < 3.0);
 }
