@@ -5,7 +5,10 @@
 #include <array>
 #include <utility>
 #include <cmath>
+#include <cstring>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -78,40 +81,57 @@ double a_gm_ratio(const MatmulShape& p) {
 }  // namespace
 
 namespace {
-template <class T>
-void append_bytes(std::string& to, const T& v) {
-    to.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
+// Raw bytes of plain values, side by side in a fixed buffer: what a memo
+// key is made of, built without a call per value.
+template <std::size_t N>
+struct ByteBuffer {
+    std::array<char, N> data;
+    std::size_t size = 0;
+    template <class T>
+    void add(const T& v) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        if (size + sizeof v > N) throw std::logic_error("memo key longer than its buffer");
+        std::memcpy(data.data() + size, &v, sizeof v);
+        size += sizeof v;
+    }
+};
 
 // The memo keys of one compile name a few chips (the target, its buffers
 // rounded down to powers of two): a chip's bytes become a small id, so a
 // key is tens of bytes instead of hundreds.
 std::uint32_t chip_id(const ChipParams& c) {
-    thread_local std::string bytes, last;
+    // What the Cube and Vector plans and pipes read of the chip.
+    ByteBuffer<sizeof c.clock_ghz + sizeof c.cube + sizeof c.vector + sizeof c.buffers + sizeof c.l2 + sizeof c.hbm>
+        bytes;
+    bytes.add(c.clock_ghz), bytes.add(c.cube), bytes.add(c.vector);
+    bytes.add(c.buffers), bytes.add(c.l2), bytes.add(c.hbm);
+    thread_local decltype(bytes.data) last;
     thread_local std::uint32_t last_id = 0;
     thread_local std::unordered_map<std::string, std::uint32_t> ids;
-    bytes.clear();
-    // What the Cube and Vector plans and pipes read of the chip.
-    append_bytes(bytes, c.clock_ghz), append_bytes(bytes, c.cube), append_bytes(bytes, c.vector);
-    append_bytes(bytes, c.buffers), append_bytes(bytes, c.l2), append_bytes(bytes, c.hbm);
-    if (!ids.empty() && bytes == last) return last_id;
-    last_id = ids.try_emplace(bytes, static_cast<std::uint32_t>(ids.size())).first->second;
-    last = bytes;
+    if (!ids.empty() && std::memcmp(bytes.data.data(), last.data(), last.size()) == 0) return last_id;
+    const std::string key(bytes.data.data(), bytes.size);
+    last_id = ids.try_emplace(key, static_cast<std::uint32_t>(ids.size())).first->second;
+    last = bytes.data;
     return last_id;
 }
 
-// A memo key of the raw bytes of what a plan or schedule depends on, built
-// in a buffer the memo keeps per thread: a lookup that hits allocates
-// nothing, and a key is copied out only to be stored.
+// A memo key of the raw bytes of what a plan or schedule depends on; str()
+// copies them into a string the memo keeps per thread: a lookup that hits
+// allocates nothing, and a key is copied out only to be stored.
 struct CacheKey {
-    std::string& bytes;
-    explicit CacheKey(std::string& buffer) : bytes(buffer) { bytes.clear(); }
+    ByteBuffer<4096> buf;
+    std::string& out;
+    explicit CacheKey(std::string& buffer) : out(buffer) {}
     template <class T>
     void add(const T& v) {
-        append_bytes(bytes, v);
+        buf.add(v);
     }
     void shape(const MatmulShape& p) { add(p.m), add(p.n), add(p.k), add(p.dtype), add(p.a_bytes), add(p.src), add(p.dst); }
     void chip(const ChipParams& c) { add(chip_id(c)); }
+    const std::string& str() {
+        out.assign(buf.data.data(), buf.size);
+        return out;
+    }
 };
 
 MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, const PlanContext& where, bool quick);
@@ -127,9 +147,10 @@ MatmulTiling plan_matmul_cached(const MatmulShape& p, const ChipParams& chip, co
     key.add(where.a_streams), key.add(where.b_streams);
     key.chip(chip);
     thread_local std::unordered_map<std::string, MatmulTiling> cache;
-    if (const auto it = cache.find(key.bytes); it != cache.end()) return it->second;
+    const std::string& k = key.str();
+    if (const auto it = cache.find(k); it != cache.end()) return it->second;
     if (cache.size() >= 65536) cache.clear();
-    std::string stored = key.bytes;  // the buffer is reused by the nested plan below
+    std::string stored = k;  // the buffer is reused by the nested plan below
     MatmulTiling t = plan_matmul_uncached(p, chip, where, quick);
     // A buffer of a size between two powers of two (L0B 96 KB) gives base
     // tiles and K steps of its own, not those of the power of two below it
@@ -288,6 +309,9 @@ MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, 
     std::size_t ranked = 0;
     for (const auto& [bytes, g] : seen) {
         if (quick && (bytes > best * kByteSlack || ranked++ >= kMaxRanked)) break;
+        // A plan that cannot run sooner than the fastest so far need not be
+        // stepped: the same choice, most candidates never stepped.
+        if (matmul_plan_floor(p, g, chip, where) >= fastest) continue;
         const double c = schedule(g);
         if (c < fastest * (1 - 1e-9)) fastest = c, t = g;
     }
@@ -295,17 +319,31 @@ MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, 
 }
 }  // namespace
 
-double matmul_plan_cycles(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, const PlanContext& where) {
-    // Stepped exactly for at least 64 block steps, then extrapolated at the
-    // rate of the second half: whole rows of blocks (nb·kb steps), since a
-    // row's steps differ (its last column block may be a narrow remainder,
-    // its first K step waits for the last row's drain); a rate taken over
-    // part of a row rated a 128 x 176 block of a 256 x 192 task 17% fast
-    // and ranked it first.
-    const int active = where.active > 0 ? where.active : chip.cube.count;
+namespace {
+// Stepped exactly for at least 64 block steps, then extrapolated at the
+// rate of the second half: whole rows of blocks (nb·kb steps), since a
+// row's steps differ (its last column block may be a narrow remainder,
+// its first K step waits for the last row's drain).
+std::uint64_t plan_exact_steps(const MatmulTiling& g) {
     const std::uint64_t row = std::max<std::uint64_t>(1, g.nb * g.kb);
-    const std::uint64_t exact = std::min<std::uint64_t>(2 * row * ceil_div(std::uint64_t{32}, row), 1024);
-    return matmul_pipe_cycles(s, g, chip, active, rereads_in_l2(s, g, chip, where), exact, where.warm);
+    return std::min<std::uint64_t>(2 * row * ceil_div(std::uint64_t{32}, row), 1024);
+}
+int plan_active(const ChipParams& chip, const PlanContext& where) {
+    return where.active > 0 ? where.active : chip.cube.count;
+}
+}  // namespace
+
+double matmul_plan_cycles(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip,
+                          const PlanContext& where) {
+    return matmul_pipe_cycles(s, g, chip, plan_active(chip, where), rereads_in_l2(s, g, chip, where),
+                              plan_exact_steps(g), where.warm);
+}
+
+double matmul_plan_floor(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip,
+                         const PlanContext& where) {
+    // Only a schedule stepped whole is bounded: an extrapolated one is not.
+    if (g.tiles() > plan_exact_steps(g)) return 0;
+    return matmul_pipe_floor(s, g, chip, plan_active(chip, where), rereads_in_l2(s, g, chip, where), where.warm);
 }
 
 Rereads rereads_in_l2(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, const PlanContext& where) {
@@ -395,9 +433,10 @@ double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const Chi
     key.add(rates.warm), key.add(rereads.a), key.add(rereads.b), key.add(exact_tiles);
     key.chip(chip);
     thread_local std::unordered_map<std::string, double> cache;
-    if (const auto it = cache.find(key.bytes); it != cache.end()) return it->second;
+    const std::string& k = key.str();
+    if (const auto it = cache.find(k); it != cache.end()) return it->second;
     if (cache.size() >= 65536) cache.clear();
-    std::string stored = key.bytes;  // whatever the schedule asks next may reuse the buffer
+    std::string stored = k;  // whatever the schedule asks next may reuse the buffer
     const double c = matmul_pipe_cycles_uncached(s, g, chip, rates, rereads, exact_tiles);
     cache.emplace(std::move(stored), c);
     return c;
@@ -505,7 +544,7 @@ const std::string& schedule_key(CubeStepTable& table, const MatmulTiling& g, std
         key.add(k);
         for (const StageCost& c : table.at(first)) key.add(c.none), key.add(c.cycles), key.add(c.latency);
     }
-    return key.bytes;
+    return key.str();
 }
 
 double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip,
@@ -533,7 +572,58 @@ double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, 
         return c;
     });
 }
+
+// How many of a task's block steps are of each kind (CubeStepTable::kind):
+// a product of the rows, columns and K steps in each position.
+std::array<std::uint64_t, 32> kind_counts(const MatmulTiling& g) {
+    // Blocks in a position: bit 0 first, bit 1 last (one block is both).
+    const auto in = [](std::uint64_t blocks, unsigned pos) -> std::uint64_t {
+        switch (pos) {
+            case 3:
+                return blocks == 1 ? 1 : 0;
+            case 1:
+            case 2:
+                return blocks > 1 ? 1 : 0;
+            default:
+                return blocks > 2 ? blocks - 2 : 0;
+        }
+    };
+    std::array<std::uint64_t, 32> n{};
+    for (unsigned k = 0; k < 32; ++k) n[k] = in(g.mb, k & 3u) * in(g.nb, k >> 2 & 3u) * (k & 16u ? 1 : g.kb - 1);
+    return n;
+}
 }  // namespace
+
+double matmul_pipe_floor(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
+                         Rereads rereads, double warm) {
+    // Each stage runs its steps one at a time, and the port moves one
+    // transfer's bytes at a time: no schedule of a task ends before its
+    // busiest stage (after the first step reaches it, and with the last
+    // step still to pass the stages after it) or its port are done.
+    const CubeRates rates(s, chip, active, warm);
+    CubeStepTable table(s, g, chip, rates, rereads);
+    if (!table.by_kind() || g.tiles() == 0) return 0;
+    const std::array<std::uint64_t, 32> count = kind_counts(g);
+    std::array<double, 4> busy{};
+    for (unsigned k = 0; k < 32; ++k) {
+        if (count[k] == 0) continue;
+        const StepCosts& c = table.at(table.first_of(k));
+        for (std::size_t st = 0; st < 4; ++st)
+            if (!c[st].none) busy[st] += static_cast<double>(count[k]) * c[st].cycles;
+    }
+    const auto pass = [](const StageCost& c) { return c.none ? 0.0 : c.cycles + c.latency; };
+    const StepCosts first = table.at(0), last = table.at(g.tiles() - 1);
+    double floor = 0, fill = 0;
+    for (std::size_t st = 0; st < 4; ++st) {
+        double drain = last[st].none ? 0.0 : last[st].latency;
+        for (std::size_t after = st + 1; after < 4; ++after) drain += pass(last[after]);
+        floor = std::max(floor, fill + busy[st] + drain);
+        fill += pass(first[st]);
+    }
+    const bool gm_in = s.src == Space::hbm || s.src == Space::l2, gm_out = s.dst == Space::hbm || s.dst == Space::l2;
+    if (gm_in && gm_out) floor = std::max(floor, busy[0] + busy[3]);
+    return floor;
+}
 
 CubeTile cube_tile(const MatmulShape& p, const MatmulTiling& g, const ChipParams& chip, std::uint64_t tile) {
     CubeTile c;
@@ -643,7 +733,7 @@ const std::string& vector_plan_key(const VectorShape& p, const ChipParams& chip,
     key.add(where.active), key.add(where.warm), key.add(p.src), key.add(p.dst);
     key.add(p.bytes), key.add(p.out_bytes), key.add(p.dtype), key.add(p.row_bytes), key.add(p.cycles_per_repeat);
     key.add(p.copy), key.chip(chip);
-    return key.bytes;
+    return key.str();
 }
 }  // namespace
 

@@ -91,6 +91,8 @@ MatmulTiling plan_matmul(const MatmulShape& s, const ChipParams& chip, const Pla
 MatmulTiling plan_matmul_quick(const MatmulShape& s, const ChipParams& chip, const PlanContext& where = {});
 // The pipe schedule plan_matmul ranks plans by, where they run.
 double matmul_plan_cycles(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, const PlanContext& where);
+// A time matmul_plan_cycles never comes under (0 when it extrapolates).
+double matmul_plan_floor(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, const PlanContext& where);
 // A plan's re-reads in L2, where it runs: an A panel (m1 rows, all K) is
 // read again after the core streamed one B column panel (n1 columns), a
 // B block after all the task's B. Between them every distinct stream of
@@ -113,6 +115,11 @@ void fit_rows(MatmulTiling& t, const MatmulShape& s, const ChipParams& chip);
 // extrapolated at the steady rate.
 double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, int active,
                           Rereads rereads, std::uint64_t exact_tiles = 4096, double warm = 0);
+// A time the stepped schedule of all the task's steps never comes under:
+// its busiest stage or its GM port, with the first step's fill and the
+// last step's drain around that stage.
+double matmul_pipe_floor(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, int active,
+                         Rereads rereads, double warm = 0);
 
 // Bytes of L0C accumulators (fp32 / int32) and of FixPipe's fp16 output.
 inline constexpr std::uint64_t kAccBytes = 4;

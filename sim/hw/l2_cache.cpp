@@ -134,6 +134,21 @@ std::uint64_t L2Cache::clean(std::uint64_t max_bytes) {
     return bytes;
 }
 
+std::uint64_t L2Cache::hit(std::uint64_t set, std::uint64_t w, std::uint64_t covered, bool write) {
+    const Ways x = ways_of(set);
+    if (write && bit(filling_bits_, set)) set_bit(candidate_bits_, set);
+    x.stamps[w] = clock_;
+    const std::uint64_t present = x.valid[w] & covered;
+    const std::uint64_t added = covered & ~x.valid[w];
+    x.valid[w] |= covered;
+    resident_ += popcount64(added);
+    if (write) {
+        dirty_count_ += popcount64(covered & ~x.dirty[w]);
+        x.dirty[w] |= covered;
+    }
+    return present;
+}
+
 std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out) {
     const Ways x = ways_of(set);
     std::uint64_t* tags = x.tags;
@@ -141,22 +156,15 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
     const std::uint64_t tag = block + 1;
     if (clock_ >= stamp_limit_) renumber_stamps();
     ++clock_;
+    if (block == last_block_ && tags[last_way_] == tag) return hit(set, last_way_, covered, write);
+    last_block_ = block;
     // One pass: the block's way, or else the victim (an invalid way first,
     // else the least recent).
     std::uint64_t v = 0, v_stamp = UINT64_MAX, invalid = 0;  // v_stamp: a stamp + 1, 0 for an invalid way
     for (std::uint64_t w = 0; w < ways_; ++w) {
         if (tags[w] == tag) {
-            if (write && bit(filling_bits_, set)) set_bit(candidate_bits_, set);
-            stamps[w] = clock_;
-            const std::uint64_t present = x.valid[w] & covered;
-            const std::uint64_t added = covered & ~x.valid[w];
-            x.valid[w] |= covered;
-            resident_ += popcount64(added);
-            if (write) {
-                dirty_count_ += popcount64(covered & ~x.dirty[w]);
-                x.dirty[w] |= covered;
-            }
-            return present;
+            last_way_ = w;
+            return hit(set, w, covered, write);
         }
         invalid += tags[w] == 0;
         const std::uint64_t age = tags[w] == 0 ? 0 : std::uint64_t{stamps[w]} + 1;  // invalid ways rank first
@@ -189,6 +197,7 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
     }
     if (write && bit(filling_bits_, set)) set_bit(candidate_bits_, set);
     tags[v] = tag;
+    last_way_ = v;
     x.valid[v] = covered;
     x.dirty[v] = write ? covered : 0;
     if (write) dirty_count_ += popcount64(covered);
@@ -200,9 +209,8 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
     return 0;
 }
 
-L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
-    L2Access out;
-    if (bytes == 0) return out;
+void L2Cache::walk(std::uint64_t addr, std::uint64_t bytes, bool write, L2Access& out) {
+    if (bytes == 0) return;
     if (!ways_mem_) {
         void* p = std::calloc(sets_ * set_words_, sizeof(std::uint64_t));
         if (!p) throw std::bad_alloc();
@@ -218,7 +226,6 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
     // not collide set for set.
     std::uint64_t page = block / sets_, in_page = block % sets_;
     std::uint64_t rot = mix(page) % sets_;
-    bool touched_slice = false;
     for (std::uint64_t lo = addr; lo < end; ++block) {
         const std::uint64_t bbase = block * block_;
         const std::uint64_t hi = std::min(end, bbase + block_);
@@ -248,7 +255,7 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
         const std::uint64_t served = write ? hi - lo : hit_bytes;  // bytes the slice serves
         if (served > 0) {
             spread(block, first, last, served);
-            touched_slice = true;
+            slices_touched_ = true;
         }
         lo = hi;
         if (++in_page == sets_) {
@@ -256,18 +263,20 @@ L2Access L2Cache::access(std::uint64_t addr, std::uint64_t bytes, bool write) {
             rot = mix(++page) % sets_;
         }
     }
-    if (touched_slice) {
-        for (std::uint64_t i = 0; i < slices_; ++i) {
-            out.busiest_slice_bytes = std::max(out.busiest_slice_bytes, slice_bytes_[i]);
-            request_slice_bytes_[i] += slice_bytes_[i];
-            slice_bytes_[i] = 0;
-        }
-        out.busiest_slice_bytes += uniform_bytes_;
-        request_uniform_bytes_ += uniform_bytes_;
-        uniform_bytes_ = 0;
-        request_touched_ = true;
+}
+
+void L2Cache::tally_slices(L2Access& out) {
+    if (!slices_touched_) return;
+    slices_touched_ = false;
+    for (std::uint64_t i = 0; i < slices_; ++i) {
+        out.busiest_slice_bytes = std::max(out.busiest_slice_bytes, slice_bytes_[i]);
+        request_slice_bytes_[i] += slice_bytes_[i];
+        slice_bytes_[i] = 0;
     }
-    return out;
+    out.busiest_slice_bytes += uniform_bytes_;
+    request_uniform_bytes_ += uniform_bytes_;
+    uniform_bytes_ = 0;
+    request_touched_ = true;
 }
 
 void L2Cache::renumber_stamps() {
@@ -289,7 +298,11 @@ void L2Cache::renumber_stamps() {
     clock_ = top;
 }
 
-L2Access L2Cache::read(std::uint64_t addr, std::uint64_t bytes) { return access(addr, bytes, false); }
-L2Access L2Cache::write(std::uint64_t addr, std::uint64_t bytes) { return access(addr, bytes, true); }
+L2Access L2Cache::read(std::uint64_t addr, std::uint64_t bytes) {
+    return access_ranges(false, [&](const auto& f) { f(addr, bytes); });
+}
+L2Access L2Cache::write(std::uint64_t addr, std::uint64_t bytes) {
+    return access_ranges(true, [&](const auto& f) { f(addr, bytes); });
+}
 
 }  // namespace npusim

@@ -64,6 +64,16 @@ public:
     // Writes allocate without fetching (whole-line writes) and mark lines
     // dirty; HBM sees them only when they are evicted.
     L2Access write(std::uint64_t addr, std::uint64_t bytes);
+    // Reads (or writes) every range `ranges(f)` passes to f(addr, bytes),
+    // in order, as one access: the same as one read (write) per range,
+    // with the busiest slice taken over all of them (a transfer's rows).
+    template <class Ranges>
+    L2Access access_ranges(bool write, const Ranges& ranges) {
+        L2Access out;
+        ranges([&](std::uint64_t addr, std::uint64_t bytes) { walk(addr, bytes, write, out); });
+        tally_slices(out);
+        return out;
+    }
 
     // Eager write-back: marks clean the oldest dirty block of each set at
     // least half full (evictions in prospect; a nearly empty set has
@@ -102,10 +112,17 @@ private:
         void operator()(std::uint64_t* p) const { std::free(p); }
     };
 
-    L2Access access(std::uint64_t addr, std::uint64_t bytes, bool write);
+    // Looks up the lines of [addr, addr+bytes) block by block, adding to
+    // `out` and to the slices' bytes of this access.
+    void walk(std::uint64_t addr, std::uint64_t bytes, bool write, L2Access& out);
+    // Sets out's busiest slice from the slices' bytes of this access and
+    // adds them to the request's (take_busiest_slice_bytes).
+    void tally_slices(L2Access& out);
     // Looks up the lines `covered` (bit i = line i) of one block in set
     // `set`; returns those that were present (hits).
     std::uint64_t touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out);
+    // The hit of way `w` of `set` (touch).
+    std::uint64_t hit(std::uint64_t set, std::uint64_t w, std::uint64_t covered, bool write);
     // Restarts the use clock below every stamp, keeping each set's order
     // (every 2^32 - 1 lookups).
     void renumber_stamps();
@@ -131,6 +148,10 @@ private:
     }
     std::unique_ptr<std::uint64_t[], Free> ways_mem_;
     std::uint64_t set_words_ = 0;  // 3 * ways + ceil(ways / 2)
+    // The block the last lookup found or placed, and where: a transfer's
+    // rows often fall in one block one after another, and a way that still
+    // holds the block is its only one.
+    std::uint64_t last_block_ = ~0ULL, last_way_ = 0;
     std::uint32_t clock_ = 0;
     std::uint32_t stamp_limit_;
     std::uint64_t bip_count_ = 0;
@@ -160,6 +181,7 @@ private:
     std::uint64_t uniform_bytes_ = 0, request_uniform_bytes_ = 0;  // on every slice alike
     std::vector<std::uint64_t> request_slice_bytes_;  // since take_busiest_slice_bytes
     bool request_touched_ = false;
+    bool slices_touched_ = false;  // slice_bytes_ holds bytes of this access
 };
 
 }  // namespace npusim

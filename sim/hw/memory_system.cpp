@@ -87,23 +87,23 @@ MemorySystem::Split MemorySystem::account(const TransferRequest& req, bool take_
         // Write-back, write-allocate: the bytes stop in L2; HBM sees them
         // when their lines are evicted.
         std::uint64_t covered = 0;
-        req.for_each_range([&](std::uint64_t addr, std::uint64_t n) {
-            const L2Access a = l2_.write(addr, n);
-            s.dirty += a.dirty_evicted_bytes;
-            covered += n;
-        });
+        s.dirty = l2_.access_ranges(true,
+                                    [&](const auto& f) {
+                                        req.for_each_range([&](std::uint64_t addr, std::uint64_t n) {
+                                            f(addr, n);
+                                            covered += n;
+                                        });
+                                    })
+                      .dirty_evicted_bytes;
         if (take_busiest) s.busiest = l2_.take_busiest_slice_bytes();
         s.l2 = req.bytes;
         s.busiest += req.bytes - std::min(req.bytes, covered);  // untracked tail: one slice at worst
         traffic_.l2_write_bytes += req.bytes;
     } else {
-        std::uint64_t hit = 0, fill = 0;
-        req.for_each_range([&](std::uint64_t addr, std::uint64_t n) {
-            const L2Access a = l2_.read(addr, n);
-            hit += a.hit_bytes;
-            fill += a.fill_bytes;
-            s.dirty += a.dirty_evicted_bytes;
-        });
+        const L2Access a = l2_.access_ranges(false, [&](const auto& f) { req.for_each_range(f); });
+        std::uint64_t hit = a.hit_bytes;
+        const std::uint64_t fill = a.fill_bytes;
+        s.dirty = a.dirty_evicted_bytes;
         if (take_busiest) s.busiest = l2_.take_busiest_slice_bytes();
         hit = std::min(hit, req.bytes);  // merged tail ranges may overcount
         s.l2 = hit;

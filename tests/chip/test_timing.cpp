@@ -5,8 +5,10 @@
 // both bundled dies, and check that the estimate moves with the chip.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -345,6 +347,50 @@ TEST_CASE("timing: the pipe schedule overlaps stages, fills and drains", "[timin
         return stage == 1 ? timing::StageCost{true, 0, 0} : timing::StageCost{false, 10, 0};
     };
     CHECK(timing::pipelined_cycles(3, 3, 2, skip) == Approx(40));
+}
+
+TEST_CASE("timing: no Cube plan's pipe schedule ends before its floor, and the floor comes near", "[timing]") {
+    // plan_matmul steps a candidate only when its floor is below the fastest
+    // so far: a floor above a schedule would drop a faster plan. Every
+    // block that fits, on shapes with remainders, both dtypes, operands
+    // from HBM or L2, results to GM or kept on the core, one core or all.
+    const ChipParams a2 = RunConfig::load(kA2, "", {}).chip();
+    double closest = 0;
+    int plans = 0;
+    for (const auto& [m, n, k] : std::vector<std::array<std::uint64_t, 3>>{
+             {256, 256, 1024}, {1000, 300, 700}, {128, 1792, 7168}, {2048, 96, 512}, {48, 7168, 2048}})
+        for (const DType dt : {DType::fp16, DType::int8})
+            for (const Space src : {Space::hbm, Space::l2})
+                for (const Space dst : {Space::hbm, Space::ub})
+                    for (const int active : {1, 24}) {
+                        timing::MatmulShape s{m, n, k, dt};
+                        s.src = src, s.dst = dst;
+                        for (std::uint64_t m1 = 16; m1 < 2 * m; m1 *= 2)
+                            for (std::uint64_t n1 = 16; n1 < 2 * n; n1 *= 2)
+                                for (std::uint64_t k1 = 32; k1 < 2 * k; k1 *= 4)
+                                    for (const int keep : {0, 1, 2, 3}) {
+                                        timing::MatmulTiling g;
+                                        g.m0 = std::min<std::uint64_t>(m1, 128),
+                                        g.n0 = std::min<std::uint64_t>(n1, 128);
+                                        g.k0 = std::min<std::uint64_t>(k1, 64);
+                                        g.m1 = m1, g.n1 = n1, g.k1 = k1;
+                                        g.a_panel_reused = keep & 1, g.b_reused = keep & 2;
+                                        if (!timing::adopt_matmul_tiling(s, g, a2) || g.tiles() > 4096) continue;
+                                        const timing::Rereads rr(keep == 3, keep == 0);
+                                        const double warm = keep == 1 ? 0.5 : 0.0;
+                                        const double stepped =
+                                            timing::matmul_pipe_cycles(s, g, a2, active, rr, g.tiles(), warm);
+                                        const double floor = timing::matmul_pipe_floor(s, g, a2, active, rr, warm);
+                                        CAPTURE(m, n, k, dt, m1, n1, k1, keep, active, src, dst);
+                                        REQUIRE(floor > 0);
+                                        REQUIRE(floor <= stepped * (1 + 1e-12));
+                                        if (g.tiles() >= 16) closest = std::max(closest, floor / stepped);
+                                        ++plans;
+                                    }
+                    }
+    INFO(plans << " plans; of those of 16 steps or more, the closest floor is " << closest << " of its schedule");
+    CHECK(plans > 1000);
+    CHECK(closest > 0.95);
 }
 
 TEST_CASE("timing: jumping the repeating part of a pipe schedule gives the stepped answer", "[timing]") {
