@@ -32,6 +32,15 @@ private:
     std::uint64_t total_ = 0;
     bool has_base_ = false;
     std::uint64_t base_ = 0;
+    // The region the last walk ended in: a core walks its task's bytes in
+    // order, so the next walk mostly starts there (no search).
+    mutable std::size_t hint_ = 0;
+    std::size_t region_of(std::uint64_t offset) const {
+        const std::size_t h = hint_;
+        if (h < starts_.size() && starts_[h] <= offset && (h + 1 == starts_.size() || offset < starts_[h + 1]))
+            return h;
+        return static_cast<std::size_t>(std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin()) - 1;
+    }
 };
 
 template <class F>
@@ -42,13 +51,13 @@ void AddressMap::for_each(std::uint64_t offset, std::uint64_t len, F&& f) const 
         return;
     }
     if (regions_.empty()) return;
-    offset %= total_;  // a task that reads more than it lists wraps around
-    std::size_t i = static_cast<std::size_t>(std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin()) - 1;
+    if (offset >= total_) offset %= total_;  // a task that reads more than it lists wraps around
+    std::size_t i = region_of(offset);
     while (len > 0) {
         const Region& r = regions_[i];
         const std::uint64_t within = offset - starts_[i];
         // A strided region: the row `within` falls in, from there to its end.
-        const std::uint64_t row = within / r.bytes, col = within - row * r.bytes;
+        const std::uint64_t row = within < r.bytes ? 0 : within / r.bytes, col = within - row * r.bytes;
         const std::uint64_t n = std::min(len, r.bytes - col);
         f(r.addr + row * r.stride + col, n);
         len -= n;
@@ -58,6 +67,7 @@ void AddressMap::for_each(std::uint64_t offset, std::uint64_t len, F&& f) const 
             offset = 0;
         }
     }
+    hint_ = i;
 }
 
 template <class F>

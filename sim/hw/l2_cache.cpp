@@ -212,9 +212,12 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
 void L2Cache::walk(std::uint64_t addr, std::uint64_t bytes, bool write, L2Access& out) {
     if (bytes == 0) return;
     if (!ways_mem_) {
-        void* p = std::calloc(sets_ * set_words_, sizeof(std::uint64_t));
+        constexpr std::uint64_t kLine = 64;  // host cache line
+        void* p = std::calloc(sets_ * set_words_ + kLine / sizeof(std::uint64_t), sizeof(std::uint64_t));
         if (!p) throw std::bad_alloc();
         ways_mem_.reset(static_cast<std::uint64_t*>(p));
+        const auto at = reinterpret_cast<std::uintptr_t>(p);
+        sets_mem_ = reinterpret_cast<std::uint64_t*>((at + kLine - 1) / kLine * kLine);
         filling_bits_.assign((sets_ + 63) / 64, 0);
         candidate_bits_.assign((sets_ + 63) / 64, 0);
     }
@@ -234,6 +237,15 @@ void L2Cache::walk(std::uint64_t addr, std::uint64_t bytes, bool write, L2Access
         const std::uint64_t first = line_shift_ >= 0 ? (lo - bbase) >> line_shift_ : (lo - bbase) / line_;
         const std::uint64_t last = line_shift_ >= 0 ? (hi - 1 - bbase) >> line_shift_ : (hi - 1 - bbase) / line_;
         const std::uint64_t covered = (last == 63 ? ~0ULL : (1ULL << (last + 1)) - 1) & ~((1ULL << first) - 1);
+        if (hi < end) {
+            // The next block's set is the next one (within a page): its tags
+            // and use stamps are on their way while this one is looked up.
+            const std::uint64_t next = set + 1 == sets_ ? 0 : set + 1;
+            const Ways n = ways_of(next);
+            __builtin_prefetch(n.tags);
+            __builtin_prefetch(n.tags + 8);
+            __builtin_prefetch(n.stamps);
+        }
         const std::uint64_t hit = touch(block, set, covered, write, out);
         const auto n_hit = popcount64(hit);
         const auto n_all = last - first + 1;

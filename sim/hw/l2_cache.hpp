@@ -134,19 +134,22 @@ private:
     std::uint64_t block_ = 0, lines_per_block_ = 1;
     int line_shift_ = -1, block_shift_ = -1;  // log2 when a power of two
     // Per set, in one allocation made on first use, its ways' block number
-    // + 1 (0 = invalid), which of their lines are valid and dirty, and their
-    // last use (smallest = LRU victim; 32-bit), side by side: a lookup reads
+    // + 1 (0 = invalid), their last use (smallest = LRU victim; 32-bit), and
+    // which of their lines are valid and dirty, side by side: a lookup reads
     // one stretch of the host's memory (448 B for 16 ways), not four arrays
-    // a cache's size apart.
+    // a cache's size apart, and the search for a block or a victim reads
+    // only its first 192 B (tags and uses), from a host cache line's start.
     struct Ways {
         std::uint64_t *tags, *valid, *dirty;
         std::uint32_t* stamps;
     };
     Ways ways_of(std::uint64_t set) const {
-        std::uint64_t* p = ways_mem_.get() + set * set_words_;
-        return Ways{p, p + ways_, p + 2 * ways_, reinterpret_cast<std::uint32_t*>(p + 3 * ways_)};
+        std::uint64_t* p = sets_mem_ + set * set_words_;
+        std::uint64_t* valid = p + ways_ + (ways_ + 1) / 2;
+        return Ways{p, valid, valid + ways_, reinterpret_cast<std::uint32_t*>(p + ways_)};
     }
-    std::unique_ptr<std::uint64_t[], Free> ways_mem_;
+    std::unique_ptr<std::uint64_t[], Free> ways_mem_;  // as allocated
+    std::uint64_t* sets_mem_ = nullptr;                // from its first host cache line
     std::uint64_t set_words_ = 0;  // 3 * ways + ceil(ways / 2)
     // The block the last lookup found or placed, and where: a transfer's
     // rows often fall in one block one after another, and a way that still
