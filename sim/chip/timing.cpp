@@ -310,7 +310,7 @@ MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, 
     for (const auto& [bytes, g] : seen) {
         if (quick && (bytes > best * kByteSlack || ranked++ >= kMaxRanked)) break;
         // A plan that cannot run sooner than the fastest so far need not be
-        // stepped: the same choice, most candidates never stepped.
+        // stepped: the same choice, fewer schedules stepped.
         if (matmul_plan_floor(p, g, chip, where) >= fastest) continue;
         const double c = schedule(g);
         if (c < fastest * (1 - 1e-9)) fastest = c, t = g;
