@@ -351,9 +351,10 @@ TEST_CASE("timing: the pipe schedule overlaps stages, fills and drains", "[timin
 
 TEST_CASE("timing: no Cube plan's pipe schedule ends before its floor, and the floor comes near", "[timing]") {
     // plan_matmul steps a candidate only when its floor is below the fastest
-    // so far: a floor above a schedule would drop a faster plan. Every
-    // block that fits, on shapes with remainders, both dtypes, operands
-    // from HBM or L2, results to GM or kept on the core, one core or all.
+    // so far: a floor above a schedule would drop a faster plan. Blocks of
+    // power-of-two sides that fit, with each choice of kept operands, on
+    // shapes with remainders, both dtypes, operands from HBM or L2, results
+    // to GM or kept on the core, one core or all.
     const ChipParams a2 = RunConfig::load(kA2, "", {}).chip();
     double closest = 0;
     int plans = 0;
