@@ -61,6 +61,10 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, d
 // Where such a task runs, as plan_matmul weighs it: cube_task_cycles plans
 // the task for this context, and the tiler carries the same plan in the
 // stream, so the plan that runs is the one the kernel's tiling was chosen by.
+// No plan of the task ends sooner: its Cube (M pipe) work, which every
+// plan's blocks add up to at least, one fractal at a time, plus the fixed
+// cost (a bound on cube_task_cycles; a test holds it to that).
+double cube_task_floor_cycles(const CubeWork& w, const ChipParams& chip);
 timing::PlanContext cube_plan_context(const CubeWork& w, const ChipParams& chip, int active, double shared_hits);
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active);
 // The vector cores that stream at once when a kernel's `tiles` equal tasks

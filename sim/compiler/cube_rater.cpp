@@ -80,7 +80,15 @@ double CubeRater::tile_cycles(const CubeBlocks& b, i64 tiles, bool full) {
 
 double CubeRater::estimate(const CubeBlocks& b, bool full) {
     const i64 tiles = p_.outer * b.m * b.n * b.k;
-    const double t = tile_cycles(b, tiles, full);
+    return waves_of(tiles, tile_cycles(b, tiles, full));
+}
+
+double CubeRater::estimate_floor(const CubeBlocks& b) const {
+    return waves_of(p_.outer * b.m * b.n * b.k, cube_task_floor_cycles(tile_work(b), chip_));
+}
+
+// Rises with the tile's cycles `t`: so a floor of t gives one of the estimate.
+double CubeRater::waves_of(i64 tiles, double t) const {
     const double waves = static_cast<double>(ceil_div(tiles * group_, cubes_)) * t;
     const double dispatch = static_cast<double>(tiles * group_) * timing::dispatch_interval_cycles(chip_);
     return std::max(waves, dispatch) + 0.5 * t;

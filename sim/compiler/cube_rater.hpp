@@ -26,8 +26,12 @@ public:
     void wave_blocks(const CubeBlocks& b, CubeWork& w) const;
     double tile_cycles(const CubeBlocks& b, i64 tiles, bool full);
     double estimate(const CubeBlocks& b, bool full);
+    // No estimate of those block counts is lower (its tile at its floor).
+    double estimate_floor(const CubeBlocks& b) const;
 
 private:
+    double waves_of(i64 tiles, double tile_cycles) const;
+
     const ChipParams& chip_;
     CubeWorkFn work_;
     CubeProblem p_;

@@ -5,6 +5,7 @@
 // tiled (cube_cut).
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -28,21 +29,33 @@ using RatedBlocks = std::vector<std::pair<double, CubeBlocks>>;
 
 // Every block count up to four waves of tiles per image, rated by the quick
 // Cube plan, then those near the best by the full one; returns the best.
+// Counts are rated in the order of their floors (estimate_floor): once a
+// floor is beyond every band this file and the plan search judge by, no
+// count from there on can be chosen, be re-rated or be a runner-up, and it
+// keeps its floor as its estimate. The same choice as rating every count.
 double rate_cube_blocks(const CubeProblem& p, CubeRater& rate, RatedBlocks& rated) {
     // Up to four waves of tiles per image, beyond the core count.
     const i64 per_outer = std::max<i64>(64, 4 * rate.cubes());
     const i64 k_units = ceil_div(p.K, 16);
-    double best = std::numeric_limits<double>::max();
     for (i64 ks = 1; ks <= (p.split_k ? std::min<i64>(k_units, 8) : 1); ks *= 2) {
         if (ks > 1 && p.outer * ks > per_outer) break;
         for (i64 mb = 1; mb <= std::min<i64>(ceil_div(p.rows, p.row_unit), per_outer / ks); ++mb) {
             for (i64 nb = 1; nb <= std::min<i64>(ceil_div(p.cols, 16), per_outer / (ks * mb)); ++nb) {
                 const CubeBlocks b{mb, nb, ks};
-                const double est = rate.estimate(b, false);
-                rated.emplace_back(est, b);
-                best = std::min(best, est);
+                rated.emplace_back(rate.estimate_floor(b), b);
             }
         }
+    }
+    std::vector<std::size_t> order(rated.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return rated[a].first < rated[b].first; });
+    constexpr double kWidestBand = std::max({kFullPlanWindow, kEstimateMargin, kRunnerUpBand});
+    double best = std::numeric_limits<double>::max();
+    for (const std::size_t i : order) {
+        if (rated[i].first > best * (1 + kWidestBand)) break;
+        rated[i].first = rate.estimate(rated[i].second, false);
+        best = std::min(best, rated[i].first);
     }
     // The quick Cube plan ranks only the blocks that move the fewest
     // bytes, and a larger L0C or L0B, whose blocks move fewer still,
