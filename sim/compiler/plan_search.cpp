@@ -83,7 +83,16 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     if (opt.explore_cube_cores && cube_kernels > 0 && cube_kernels <= kMaxExploredCubeKernels) {
         std::vector<PlannedGraph> tried;
         double fastest = best.makespan;
+        // Each Cube core runs its tasks one after another, and no tiling
+        // of a kernel has less M-pipe work than the kernel whole: no plan
+        // on c cores ends before that work spread over them. Once that is
+        // beyond the fastest, so it is for fewer cores: they are not planned.
+        double m_work = 0;
+        for (const TilingChoice& tc : best.tilings) m_work += tc.m_floor_cycles;
+        int lowest = all;
         for (int c = (all - 1) / step * step; c >= step; c -= step) {
+            if (m_work / c > fastest) break;
+            lowest = c;
             ChipParams less = chip;
             less.cube.count = c;
             tried.push_back(plan_graph(laid, less, opt));
@@ -93,10 +102,11 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
         for (PlannedGraph& v : tried)  // fewest cores last: they win ties
             if (v.makespan <= fastest) best = std::move(v);
         if (best.cubes < all)
-            notes.push_back(fmt::format("explore cube cores: planned for {} of the {} cube cores (estimated {:.0f} "
-                                        "cycles, {:.1f}% fewer than for all {}; tried every {} from {} down to {})",
-                                        best.cubes, all, best.makespan, (1 - best.makespan / all_cores) * 100, all,
-                                        step, all, step));
+            notes.push_back(
+                fmt::format("explore cube cores: planned for {} of the {} cube cores (estimated {:.0f} "
+                            "cycles, {:.1f}% fewer than for all {}; tried every {} from {} down to {}{})",
+                            best.cubes, all, best.makespan, (1 - best.makespan / all_cores) * 100, all, step, all,
+                            lowest, lowest > step ? ": fewer cores end later by their Cube work alone" : ""));
     }
     // The tiler chooses each Cube kernel's block counts by the kernel's own
     // estimate; what its neighbours make of them (a conversion it waits

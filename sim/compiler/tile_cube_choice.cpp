@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "chip/timing.hpp"
 #include "common/arith.hpp"
 #include "common/errors.hpp"
 #include "compiler/cube_rater.hpp"
@@ -156,6 +157,12 @@ CubeBlocks Tiler::choose_cube(const Kernel& k, const CubeProblem& p, const CubeW
                                   ? forced_cube_blocks(k, p, *f, choice)
                                   : searched_cube_blocks(k, p, rate, choice);
     choice.node = g_.nodes[static_cast<std::size_t>(k.nodes[0])].name;
+    {
+        const CubeWork whole = work(p.rows, p.cols, p.K);
+        choice.m_floor_cycles =
+            static_cast<double>(p.outer) *
+            static_cast<double>(timing::mmad_cycles(chip_, whole.cube_dtype(), whole.m, whole.k, whole.n));
+    }
     choice.chosen = {static_cast<int>(best_b.m), static_cast<int>(best_b.n), static_cast<int>(best_b.k)};
     const i64 tiles = p.outer * best_b.m * best_b.n * best_b.k;
     choice.est_cycles = static_cast<double>(ceil_div(tiles, rate.cubes())) * rate.tile_cycles(best_b, tiles, true);

@@ -12,6 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/compiler.hpp"
+#include "compiler/fold_bn.hpp"
+#include "compiler/layout_pass.hpp"
+#include "compiler/plan_search.hpp"
 #include "compiler/graph_reader.hpp"
 #include "config/run_config.hpp"
 #include "support/e2e.hpp"
@@ -148,6 +151,44 @@ TEST_CASE("compiler e2e: BERT-512 on a2 recompiled for 24 -> 64 cube cores never
     CHECK(on["compile"]["cube_cores_planned"].get<int>() < 64);
     CHECK(off["compile"]["cube_cores_planned"].get<int>() == 64);
     CHECK(off["total_cycles"].get<double>() > 1.03 * at48["total_cycles"].get<double>());
+}
+
+TEST_CASE("plan search: no plan on fewer Cube cores ends before its kernels' M-pipe work spread over them",
+          "[compiler][tiler]") {
+    // explore_cube_cores plans no core count whose floor (the Cube kernels'
+    // M-pipe work, each whole, over the cores) is beyond the fastest plan so
+    // far: a plan ending sooner than its floor would be a plan it drops.
+    // Every count from 24 down, on graphs whose Cube work binds (a large
+    // MatMul, BERT's projections) and one whose memory does (a decode GEMV).
+    const ChipParams a2 = RunConfig::load(kA2, "", {}).chip();
+    struct Case {
+        std::string name;
+        Graph g;
+    };
+    std::vector<Case> cases;
+    cases.push_back({"matmul_2048", read_graph(kSrc + "/models/matmul_2048.json")});
+    cases.push_back({"bert128", read_graph(kSrc + "/models/bert_layer.json", {{"seq_len", 128}})});
+    cases.push_back({"bert512", read_graph(kSrc + "/models/bert_layer.json", {{"seq_len", 512}})});
+    cases.push_back({"gemv", read_graph_text(gemv(7168, 2048), "gemv.json")});
+    int beyond = 0;
+    for (Case& c : cases) {
+        const CompileOptions opt;
+        fold_batchnorm(c.g);
+        assign_layouts(c.g, opt.input_layout, opt.hoist_layout, {a2.cube.mte2_nd2nz, a2.cube.fixpipe_nz2nd});
+        double m_work = 0;
+        for (const TilingChoice& t : plan_graph(c.g, a2, opt).tilings) m_work += t.m_floor_cycles;
+        REQUIRE(m_work > 0);
+        for (int cubes = 24; cubes >= 1; cubes -= cubes > 4 ? 4 : 1) {
+            ChipParams less = a2;
+            less.cube.count = cubes;
+            const double makespan = plan_graph(c.g, less, opt).makespan;
+            CAPTURE(c.name, cubes, makespan, m_work / cubes);
+            CHECK(makespan >= m_work / cubes);
+            beyond += makespan < 1.5 * m_work / cubes;
+        }
+    }
+    // The floor is near on the Cube-bound graphs: it prunes there.
+    CHECK(beyond >= 10);
 }
 
 TEST_CASE("compiler e2e: a chip with 4 more cube cores tries every plan the smaller one tried (explore_cube_cores)",
