@@ -9,6 +9,7 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include "cli/die_timer.hpp"
 #include "cli/commands.hpp"
 #include "cli/estimates_csv.hpp"
 #include "cli/llm_run.hpp"
@@ -98,6 +99,7 @@ int compile_command(const Args& args) {
         write_spmd_stream(spmd, cfg, out_file, quiet);
         return 0;
     }
+    use_die_timer_if_asked(cfg.document().at("chip"));
     const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());
     for (const auto& w : r.warnings) std::cerr << "npusim: warning: " << w << "\n";
     phase.emplace("writing " + out_file);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/die_timer.hpp"
 #include "cli/commands.hpp"
 #include "cli/what_would_help.hpp"
 #include "cli/critical_ranks.hpp"
@@ -173,6 +174,7 @@ int run_once(const Args& args, const std::function<void()>& after_run = {}) {
         return run_system(cfg, spmd.streams, opt);
     }
     if (cfg.kind() == WorkloadKind::graph) {
+        use_die_timer_if_asked(cfg.document().at("chip"));
         compiled = compiler::compile_workload(workload, chip);
         for (const auto& w : compiled->warnings) std::cerr << "npusim: warning: " << w << "\n";
     }

@@ -177,6 +177,19 @@ TaskStream canonical_stream(TaskStream& ts, const std::string& name) {
 
 }  // namespace
 
+std::string plan_stream_text(const PlannedGraph& v) {
+    StreamAssembly a(v.g.file + " (candidate)");
+    a.declare_events(v.sync, v.tasks, v.plan);
+    a.declare_programs(v.tasks, v.plan);
+    for (const int d : capacity_dispatches(v.g)) a.ts.row_tables.push_back(dispatch_row_table(v.g, d));
+    CompileResult scratch;
+    a.add_tasks(v.tasks, v.plan, v.sync, v.where, scratch);
+    if (a.ts.cross_rank) return {};
+    std::ostringstream text;
+    write_task_stream(a.ts, text);
+    return text.str();
+}
+
 CompileResult compile(const Graph& input, const ChipParams& chip, const CompileOptions& opt) {
     CompileResult r;
     Graph g = input;

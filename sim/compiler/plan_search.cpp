@@ -42,7 +42,24 @@ void add_attention_workspaces(Graph& g, KernelPlan& plan) {
     }
 }
 
+DieTimer& die_timer() {
+    static DieTimer timer;
+    return timer;
+}
+
+// The plan's time on the die model when a timer is registered and the plan
+// runs on one die; else its list schedule's. Returns whether the die ran it.
+bool time_on_die(PlannedGraph& v) {
+    if (!die_timer()) return false;
+    const std::string text = plan_stream_text(v);
+    if (text.empty()) return false;
+    v.makespan = die_timer()({text}).at(0);
+    return true;
+}
+
 }  // namespace
+
+void set_die_timer(DieTimer timer) { die_timer() = std::move(timer); }
 
 PlannedGraph plan_graph(const Graph& laid, const ChipParams& chip, const CompileOptions& opt) {
     PlannedGraph v;
@@ -77,6 +94,8 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     // plan a smaller chip beat). The plan whose schedule ends first goes
     // (on a tie, the one on fewer cores).
     PlannedGraph best = plan_graph(laid, chip, opt);
+    const bool on_die = time_on_die(best);  // then every plan below is timed by the die model too
+    const char* rated = on_die ? "simulated" : "estimated";
     const auto cube_kernels = std::count_if(best.plan.kernels.begin(), best.plan.kernels.end(),
                                             [](const Kernel& k) { return k.core == CoreType::cube; });
     const int all = chip.cube.count, step = all < 8 ? 1 : 4;
@@ -96,6 +115,7 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
             ChipParams less = chip;
             less.cube.count = c;
             tried.push_back(plan_graph(laid, less, opt));
+            if (on_die) time_on_die(tried.back());
             fastest = std::min(fastest, tried.back().makespan);
         }
         const double all_cores = best.makespan;
@@ -103,10 +123,10 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
             if (v.makespan <= fastest) best = std::move(v);
         if (best.cubes < all)
             notes.push_back(
-                fmt::format("explore cube cores: planned for {} of the {} cube cores (estimated {:.0f} "
+                fmt::format("explore cube cores: planned for {} of the {} cube cores ({} {:.0f} "
                             "cycles, {:.1f}% fewer than for all {}; tried every {} from {} down to {}{})",
-                            best.cubes, all, best.makespan, (1 - best.makespan / all_cores) * 100, all, step, all,
-                            lowest, lowest > step ? ": fewer cores end later by their Cube work alone" : ""));
+                            best.cubes, all, rated, best.makespan, (1 - best.makespan / all_cores) * 100, all, step,
+                            all, lowest, lowest > step ? ": fewer cores end later by their Cube work alone" : ""));
     }
     // The tiler chooses each Cube kernel's block counts by the kernel's own
     // estimate; what its neighbours make of them (a conversion it waits
@@ -137,12 +157,17 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
                     if (other.dims == tc.dims && !other.runners_up.empty())
                         o.tiling[other.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
                 PlannedGraph v = plan_graph(laid, c, o);
-                if (v.makespan < best.makespan * (1 - kEstimateMargin)) {
-                    notes.push_back(fmt::format("search cube plans: {}{} as {} x {}{} blocks (estimated {:.0f} cycles, "
-                                                "{:.0f}% fewer)",
-                                                tc.kernel, alike > 1 ? fmt::format(" and {} alike", alike - 1) : "",
-                                                b.m, b.n, b.k > 1 ? fmt::format(" x {}", b.k) : "", v.makespan,
-                                                (1 - v.makespan / best.makespan) * 100));
+                if (on_die) time_on_die(v);
+                // The die model's time is kept as it says; an estimate only
+                // beyond its own error.
+                const double margin = on_die ? 0.0 : kEstimateMargin;
+                if (v.makespan < best.makespan * (1 - margin)) {
+                    notes.push_back(
+                        fmt::format("search cube plans: {}{} as {} x {}{} blocks ({} {:.0f} cycles, "
+                                    "{:.0f}% fewer)",
+                                    tc.kernel, alike > 1 ? fmt::format(" and {} alike", alike - 1) : "", b.m, b.n,
+                                    b.k > 1 ? fmt::format(" x {}", b.k) : "", rated, v.makespan,
+                                    (1 - v.makespan / best.makespan) * 100));
                     best = std::move(v);
                     kept = std::move(o);
                 }

@@ -4,6 +4,7 @@
 // (7c, search_cube_plans), each rated by the dispatched list schedule
 // (docs/compiler.md).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,17 @@ struct PlannedGraph {
     double makespan = 0;
     int cubes = 0;  // the Cube cores it is planned for
 };
+
+// Times candidate plans on the die model: each stream (JSON Lines, as
+// `compile --emit-tasks` writes it) run on the chip being compiled for, in
+// cycles. The compiler knows nothing of SystemC: the command line registers
+// one (npusim runs each stream in a child process); none registered, the
+// searches rate plans by their dispatched list schedule (schedule_end).
+using DieTimer = std::function<std::vector<double>(const std::vector<std::string>& streams)>;
+void set_die_timer(DieTimer timer);
+// A candidate plan's stream as `compile --emit-tasks` would write it; empty
+// when it waits on other ranks (it cannot run on one die alone).
+std::string plan_stream_text(const PlannedGraph& v);
 
 // Passes 3-7 of `laid` (a graph after BN folding and layout) for `chip`.
 PlannedGraph plan_graph(const Graph& laid, const ChipParams& chip, const CompileOptions& opt);

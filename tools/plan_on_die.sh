@@ -1,0 +1,30 @@
+#!/bin/sh
+# The bundled single-die graphs on a2, compiled with the plan searches
+# rating candidates by their list schedule (default) and by the die model
+# (NPUSIM_PLAN_ON_DIE=1): simulated cycles and the wall time of the whole
+# `npusim run` (compile + simulate). Usage: tools/plan_on_die.sh [build dir]
+set -eu
+build=${1:-build}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "| model | estimated plans: cycles | s | plans on the die: cycles | s | change |"
+echo "|---|---|---|---|---|---|"
+for spec in "bert128 models/bert_layer.json workload.dims.seq_len=128" \
+            "bert512 models/bert_layer.json workload.dims.seq_len=512" \
+            "matmul_2048 models/matmul_2048.json" "convbnrelu models/convbnrelu.json" \
+            "segnet models/segnet.json" "host_hetero models/host_hetero.json" \
+            "llm_decode models/llm_decode.json"; do
+  set -- $spec
+  name=$1 file=$2 sets=""
+  [ $# -ge 3 ] && sets="--set $3"
+  row="| $name"
+  for on in 0 1; do
+    start=$(date +%s.%N)
+    NPUSIM_PLAN_ON_DIE=$on "$build/npusim" run -q --chip configs/chips/a2.json --workload "$file" $sets --stats "$tmp/$on.json"
+    end=$(date +%s.%N)
+    cycles=$(/usr/bin/python3 -c "import json,sys; print(int(json.load(open(sys.argv[1]))['total_cycles']))" "$tmp/$on.json")
+    row="$row | $cycles | $(/usr/bin/python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$start" "$end")"
+    eval "c$on=$cycles"
+  done
+  echo "$row | $(/usr/bin/python3 -c "print(f'{($c1 / $c0 - 1) * 100:+.1f}%')") |"
+done
