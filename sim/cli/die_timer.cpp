@@ -1,7 +1,9 @@
 #include "cli/die_timer.hpp"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -32,21 +34,42 @@ struct Scratch {
     }
 };
 
-double run_on_die(const std::string& self, const fs::path& dir, const std::string& chip, const std::string& text,
-                  int n) {
-    const std::string stream = (dir / fmt::format("plan{}.jsonl", n)).string();
-    const std::string stats = (dir / fmt::format("plan{}.stats.json", n)).string();
-    std::ofstream(stream) << text;
-    const std::string log = (dir / fmt::format("plan{}.log", n)).string();
-    const int rc = study::run_process({self, "run", "-q", "--chip", chip, "--workload", stream, "--stats", stats}, log);
-    if (rc != 0) {
-        std::ifstream in(log);
-        std::string first;
-        std::getline(in, first);
-        throw InputError(
-            fmt::format("NPUSIM_PLAN_ON_DIE: a candidate plan did not run on the die model (exit {}): {}", rc, first));
+// Runs every candidate at once (a die run is single-threaded) and waits for
+// them all; their cycles in the same order.
+std::vector<double> run_on_die(const std::string& self, const fs::path& dir, const std::string& chip,
+                               const std::vector<std::string>& texts, int& n) {
+    struct Child {
+        pid_t pid;
+        std::string stats, log;
+    };
+    std::vector<Child> children;
+    for (const std::string& text : texts) {
+        const int i = n++;
+        const std::string stream = (dir / fmt::format("plan{}.jsonl", i)).string();
+        std::ofstream(stream) << text;
+        Child c{0, (dir / fmt::format("plan{}.stats.json", i)).string(), (dir / fmt::format("plan{}.log", i)).string()};
+        c.pid =
+            study::spawn_process({self, "run", "-q", "--chip", chip, "--workload", stream, "--stats", c.stats}, c.log);
+        children.push_back(std::move(c));
     }
-    return nlohmann::json::parse(std::ifstream(stats)).at("total_cycles").get<double>();
+    std::vector<double> cycles;
+    std::string failed;
+    for (const Child& c : children) {
+        int status = 0;
+        while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        const int rc = study::exit_code_of(status);
+        if (rc != 0 && failed.empty()) {
+            std::ifstream in(c.log);
+            std::string first;
+            std::getline(in, first);
+            failed = fmt::format("exit {}: {}", rc, first);
+        }
+        cycles.push_back(rc == 0 ? nlohmann::json::parse(std::ifstream(c.stats)).at("total_cycles").get<double>() : 0);
+    }
+    if (!failed.empty())
+        throw InputError("NPUSIM_PLAN_ON_DIE: a candidate plan did not run on the die model (" + failed + ")");
+    return cycles;
 }
 }  // namespace
 
@@ -59,9 +82,7 @@ void use_die_timer_if_asked(const nlohmann::json& chip) {
     const std::string self = study::self_executable();
     compiler::set_die_timer([self, chip_file](const std::vector<std::string>& streams) {
         static int n = 0;
-        std::vector<double> cycles;
-        for (const std::string& text : streams) cycles.push_back(run_on_die(self, scratch.dir, chip_file, text, n++));
-        return cycles;
+        return run_on_die(self, scratch.dir, chip_file, streams, n);
     });
 }
 

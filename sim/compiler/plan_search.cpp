@@ -47,13 +47,17 @@ DieTimer& die_timer() {
     return timer;
 }
 
-// The plan's time on the die model when a timer is registered and the plan
-// runs on one die; else its list schedule's. Returns whether the die ran it.
-bool time_on_die(PlannedGraph& v) {
-    if (!die_timer()) return false;
-    const std::string text = plan_stream_text(v);
-    if (text.empty()) return false;
-    v.makespan = die_timer()({text}).at(0);
+// The plans' times on the die model when a timer is registered and they
+// run on one die; else their list schedules'. Returns whether the die ran them.
+bool time_on_die(const std::vector<PlannedGraph*>& plans) {
+    if (!die_timer() || plans.empty()) return false;
+    std::vector<std::string> texts;
+    for (const PlannedGraph* v : plans) {
+        texts.push_back(plan_stream_text(*v));
+        if (texts.back().empty()) return false;
+    }
+    const std::vector<double> cycles = die_timer()(texts);
+    for (std::size_t i = 0; i < plans.size(); ++i) plans[i]->makespan = cycles.at(i);
     return true;
 }
 
@@ -94,7 +98,7 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     // plan a smaller chip beat). The plan whose schedule ends first goes
     // (on a tie, the one on fewer cores).
     PlannedGraph best = plan_graph(laid, chip, opt);
-    const bool on_die = time_on_die(best);  // then every plan below is timed by the die model too
+    const bool on_die = time_on_die({&best});  // then every plan below is timed by the die model too
     const char* rated = on_die ? "simulated" : "estimated";
     const auto cube_kernels = std::count_if(best.plan.kernels.begin(), best.plan.kernels.end(),
                                             [](const Kernel& k) { return k.core == CoreType::cube; });
@@ -108,15 +112,22 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
         // beyond the fastest, so it is for fewer cores: they are not planned.
         double m_work = 0;
         for (const TilingChoice& tc : best.tilings) m_work += tc.m_floor_cycles;
+        // On the die, two counts at a time (their children run side by
+        // side); a count planned beyond the floor of the fastest is not kept.
+        const std::size_t batch = on_die ? 2 : 1;
         int lowest = all;
-        for (int c = (all - 1) / step * step; c >= step; c -= step) {
-            if (m_work / c > fastest) break;
-            lowest = c;
-            ChipParams less = chip;
-            less.cube.count = c;
-            tried.push_back(plan_graph(laid, less, opt));
-            if (on_die) time_on_die(tried.back());
-            fastest = std::min(fastest, tried.back().makespan);
+        for (int c = (all - 1) / step * step; c >= step && m_work / c <= fastest;) {
+            const std::size_t from = tried.size();
+            for (; c >= step && m_work / c <= fastest && tried.size() - from < batch; c -= step) {
+                lowest = c;
+                ChipParams less = chip;
+                less.cube.count = c;
+                tried.push_back(plan_graph(laid, less, opt));
+            }
+            std::vector<PlannedGraph*> timed;
+            for (std::size_t i = from; i < tried.size(); ++i) timed.push_back(&tried[i]);
+            if (on_die) time_on_die(timed);
+            for (const PlannedGraph* v : timed) fastest = std::min(fastest, v->makespan);
         }
         const double all_cores = best.makespan;
         for (PlannedGraph& v : tried)  // fewest cores last: they win ties
@@ -157,7 +168,7 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
                     if (other.dims == tc.dims && !other.runners_up.empty())
                         o.tiling[other.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
                 PlannedGraph v = plan_graph(laid, c, o);
-                if (on_die) time_on_die(v);
+                if (on_die) time_on_die({&v});
                 // The die model's time is kept as it says; an estimate only
                 // beyond its own error.
                 const double margin = on_die ? 0.0 : kEstimateMargin;
