@@ -547,6 +547,8 @@ const std::string& schedule_key(CubeStepTable& table, const MatmulTiling& g, std
     return key.str();
 }
 
+double pipe_floor(CubeStepTable& table, const MatmulShape& s, const MatmulTiling& g);
+
 double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip,
                                    const CubeRates& rates, Rereads rereads, std::uint64_t exact_tiles) {
     const bool gm_in = s.src == Space::hbm || s.src == Space::l2, gm_out = s.dst == Space::hbm || s.dst == Space::l2;
@@ -562,15 +564,19 @@ double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, 
     // A few steps are stepped sooner than their key is made and found.
     constexpr std::uint64_t kMinKept = 16;
     thread_local std::unordered_map<std::string, double> stepped;
-    return extrapolated_cycles(g.tiles(), exact_tiles, [&](std::uint64_t n) {
-        if (n < kMinKept) return step(n);
-        const std::string& key = schedule_key(table, g, n, port, period);
-        if (const auto it = stepped.find(key); it != stepped.end()) return it->second;
-        if (stepped.size() >= 65536) stepped.clear();
-        const double c = step(n);
-        stepped.emplace(key, c);
-        return c;
-    });
+    // Extrapolated at the rate of the last stepped steps, a task whose rows
+    // end in narrow blocks would seem to run faster than its busiest stage
+    // allows: it takes at least that.
+    const double floor = g.tiles() > exact_tiles ? pipe_floor(table, s, g) : 0.0;
+    return std::max(floor, extrapolated_cycles(g.tiles(), exact_tiles, [&](std::uint64_t n) {
+                        if (n < kMinKept) return step(n);
+                        const std::string& key = schedule_key(table, g, n, port, period);
+                        if (const auto it = stepped.find(key); it != stepped.end()) return it->second;
+                        if (stepped.size() >= 65536) stepped.clear();
+                        const double c = step(n);
+                        stepped.emplace(key, c);
+                        return c;
+                    }));
 }
 
 // How many of a task's block steps are of each kind (CubeStepTable::kind):
@@ -592,16 +598,13 @@ std::array<std::uint64_t, 32> kind_counts(const MatmulTiling& g) {
     for (unsigned k = 0; k < 32; ++k) n[k] = in(g.mb, k & 3u) * in(g.nb, k >> 2 & 3u) * (k & 16u ? 1 : g.kb - 1);
     return n;
 }
-}  // namespace
 
-double matmul_pipe_floor(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
-                         Rereads rereads, double warm) {
-    // Each stage runs its steps one at a time, and the port moves one
-    // transfer's bytes at a time: no schedule of a task ends before its
-    // busiest stage (after the first step reaches it, and with the last
-    // step still to pass the stages after it) or its port are done.
-    const CubeRates rates(s, chip, active, warm);
-    CubeStepTable table(s, g, chip, rates, rereads);
+// No schedule of the task's steps ends before its busiest stage (after the
+// first step reaches it, and with the last step still to pass the stages
+// after it) or its GM port are done: each stage runs its steps one at a
+// time, and the port moves one transfer's bytes at a time. 0 when the
+// steps are not known by kind.
+double pipe_floor(CubeStepTable& table, const MatmulShape& s, const MatmulTiling& g) {
     if (!table.by_kind() || g.tiles() == 0) return 0;
     const std::array<std::uint64_t, 32> count = kind_counts(g);
     std::array<double, 4> busy{};
@@ -623,6 +626,14 @@ double matmul_pipe_floor(const MatmulShape& s, const MatmulTiling& g, const Chip
     const bool gm_in = s.src == Space::hbm || s.src == Space::l2, gm_out = s.dst == Space::hbm || s.dst == Space::l2;
     if (gm_in && gm_out) floor = std::max(floor, busy[0] + busy[3]);
     return floor;
+}
+}  // namespace
+
+double matmul_pipe_floor(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip, int active,
+                         Rereads rereads, double warm) {
+    const CubeRates rates(s, chip, active, warm);
+    CubeStepTable table(s, g, chip, rates, rereads);
+    return pipe_floor(table, s, g);
 }
 
 CubeTile cube_tile(const MatmulShape& p, const MatmulTiling& g, const ChipParams& chip, std::uint64_t tile) {

@@ -107,9 +107,10 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
         std::vector<PlannedGraph> tried;
         double fastest = best.makespan;
         // Each Cube core runs its tasks one after another, and no tiling
-        // of a kernel has less M-pipe work than the kernel whole: no plan
-        // on c cores ends before that work spread over them. Once that is
-        // beyond the fastest, so it is for fewer cores: they are not planned.
+        // of a MatMul or ungrouped conv has less M-pipe work than the
+        // kernel whole (TilingChoice::m_floor_cycles): no plan on c cores
+        // ends before that work spread over them. Once that is beyond the
+        // fastest, so it is for fewer cores: they are not planned.
         double m_work = 0;
         for (const TilingChoice& tc : best.tilings) m_work += tc.m_floor_cycles;
         // On the die, two counts at a time (their children run side by

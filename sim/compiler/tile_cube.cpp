@@ -65,7 +65,8 @@ void Tiler::conv(int ki, TilingChoice& choice) {
     };
     const Space dst = cube_dst(ki);
     const auto [mb, nb, ks] =
-        choose_cube(k, CubeProblem{N, Ho, O, K, "row blocks per image", "channel blocks", 1, false, dst}, work, choice);
+        choose_cube(k, CubeProblem{N, Ho, O, K, "row blocks per image", "channel blocks", 1, false, dst, groups == 1},
+                    work, choice);
     (void)ks;
     if (dry_cut_) return dry_result(choice, N * mb * nb);
     for (i64 b = 0; b < N; ++b)
@@ -177,8 +178,9 @@ void Tiler::grouped_matmul(int ki, TilingChoice& choice) {
     busy = static_cast<i64>(groups.size());
     auto work = [&](i64 r, i64 c, i64 kp) { return gemm_work(r, c, kp, e, T(a).dtype); };
     const Space dst = cube_dst(ki);
-    const auto [mb, nb, ks] = choose_cube(
-        k, CubeProblem{busy, mean, N, K, "row blocks", "column blocks", 16, dst == Space::hbm, dst}, work, choice);
+    const auto [mb, nb, ks] =
+        choose_cube(k, CubeProblem{busy, mean, N, K, "row blocks", "column blocks", 16, dst == Space::hbm, dst, false},
+                    work, choice);
     const i64 height = std::max<i64>(16, ceil_div(ceil_div(mean, mb), 16) * 16);
     if (dry_cut_) return dry_result(choice, busy * mb * nb * ks);
     k_parts_[static_cast<std::size_t>(ki)] = static_cast<int>(ks);

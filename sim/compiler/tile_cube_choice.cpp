@@ -53,10 +53,11 @@ double rate_cube_blocks(const CubeProblem& p, CubeRater& rate, RatedBlocks& rate
                      [&](std::size_t a, std::size_t b) { return rated[a].first < rated[b].first; });
     constexpr double kWidestBand = std::max({kFullPlanWindow, kEstimateMargin, kRunnerUpBand});
     double best = std::numeric_limits<double>::max();
-    for (const std::size_t i : order) {
-        if (rated[i].first > best * (1 + kWidestBand)) break;
-        rated[i].first = rate.estimate(rated[i].second, false);
-        best = std::min(best, rated[i].first);
+    std::size_t done = 0;  // order[0, done) rated
+    for (; done < order.size() && rated[order[done]].first <= best * (1 + kWidestBand); ++done) {
+        auto& [est, b] = rated[order[done]];
+        est = rate.estimate(b, false);
+        best = std::min(best, est);
     }
     // The quick Cube plan ranks only the blocks that move the fewest
     // bytes, and a larger L0C or L0B, whose blocks move fewer still,
@@ -67,8 +68,18 @@ double rate_cube_blocks(const CubeProblem& p, CubeRater& rate, RatedBlocks& rate
     // the full plan costs several times the compile time.
     const double cut = best * (1 + kFullPlanWindow);
     best = std::numeric_limits<double>::max();
-    for (auto& [est, b] : rated) {
+    for (std::size_t i = 0; i < done; ++i) {
+        auto& [est, b] = rated[order[i]];
         if (est <= cut) est = rate.estimate(b, true);
+        best = std::min(best, est);
+    }
+    // The full plan is ranked over fewer stepped steps than a task's
+    // estimate, so the best can end a little above the quick one: counts
+    // whose floors lie within the band of that best are rated too (beyond
+    // the full-plan window, they keep the quick plan).
+    for (; done < order.size() && rated[order[done]].first <= best * (1 + kWidestBand); ++done) {
+        auto& [est, b] = rated[order[done]];
+        est = rate.estimate(b, false);
         best = std::min(best, est);
     }
     return best;
@@ -157,7 +168,7 @@ CubeBlocks Tiler::choose_cube(const Kernel& k, const CubeProblem& p, const CubeW
                                   ? forced_cube_blocks(k, p, *f, choice)
                                   : searched_cube_blocks(k, p, rate, choice);
     choice.node = g_.nodes[static_cast<std::size_t>(k.nodes[0])].name;
-    {
+    if (p.whole_floor) {
         const CubeWork whole = work(p.rows, p.cols, p.K);
         choice.m_floor_cycles =
             static_cast<double>(p.outer) *

@@ -45,6 +45,10 @@ struct CubeProblem {
     i64 row_unit = 16;
     bool split_k = false;
     Space dst = Space::hbm;
+    // Whether no tiling has less Cube work than the problem taken whole
+    // (its rows, columns and K each cut into whole ranges): not for groups
+    // that tiles hold in part or skip (grouped conv, per-expert rows).
+    bool whole_floor = true;
 };
 
 class Tiler {

@@ -25,8 +25,9 @@ struct TilingChoice {
     // A Cube kernel's block counts as the tiler chose them (m = 0: none):
     // another rank of a supernode with the same program takes them as they are.
     Blocks chosen{0, 0, 0};
-    // A Cube kernel's M-pipe cycles, the whole of it at once: no tiling
-    // adds up to fewer (each tile pads its own fractals).
+    // A Cube kernel's M-pipe cycles, the whole of it at once, where no
+    // tiling adds up to fewer (each tile pads its own fractals; 0 for a
+    // grouped kernel, whose tiles hold or skip groups).
     double m_floor_cycles = 0;
 };
 

@@ -398,8 +398,10 @@ TEST_CASE("timing: no Cube task's estimate is below its M-pipe floor, stepped or
     // choose_cube rates block counts in the order of this floor and stops
     // where it passes the best estimate's widest band: a floor above an
     // estimate would drop a count that could be chosen. Tiles from one
-    // fractal to far past the 4,096 block steps a schedule is stepped for,
-    // both dtypes, HBM or L2, one core or all, quick and full plans.
+    // fractal to far past the 4,096 block steps a schedule is stepped for
+    // (among them rows that end in narrow blocks, whose extrapolated rate
+    // would undercut the M pipe), both dtypes, HBM or L2, one core or all,
+    // quick and full plans, cold or mostly L2-hit operands.
     const ChipParams a2 = RunConfig::load(kA2, "", {}).chip();
     double closest = 0;
     int tasks = 0;
@@ -410,24 +412,27 @@ TEST_CASE("timing: no Cube task's estimate is below its M-pipe floor, stepped or
                                                                            {2048, 2048, 2048},
                                                                            {8192, 8192, 8192},
                                                                            {16, 7168, 18432},
-                                                                           {4096, 1536, 7168}})
+                                                                           {4096, 1536, 7168},
+                                                                           {1024, 1952, 65536},
+                                                                           {1024, 3088, 24576}})
         for (const DType dt : {DType::fp16, DType::int8})
             for (const Space src : {Space::hbm, Space::l2})
                 for (const int active : {1, 24})
-                    for (const bool full : {false, true}) {
-                        compiler::CubeWork w;
-                        w.m = m, w.n = n, w.k = k, w.dtype = dt, w.src = src;
-                        w.gm_in_bytes = (m + n) * k * static_cast<std::uint64_t>(dtype_bytes(dt));
-                        w.out_bytes = m * n * timing::kOutBytes;
-                        const double est = compiler::cube_task_cycles(w, a2, active, 0, full);
-                        const double floor = compiler::cube_task_floor_cycles(w, a2);
-                        CAPTURE(m, n, k, dt, src, active, full);
-                        REQUIRE(floor <= est * (1 + 1e-12));
-                        closest = std::max(closest, floor / est);
-                        ++tasks;
-                    }
+                    for (const bool full : {false, true})
+                        for (const double shared : {0.0, 0.95, 1.0}) {
+                            compiler::CubeWork w;
+                            w.m = m, w.n = n, w.k = k, w.dtype = dt, w.src = src;
+                            w.gm_in_bytes = (m + n) * k * static_cast<std::uint64_t>(dtype_bytes(dt));
+                            w.out_bytes = m * n * timing::kOutBytes;
+                            const double est = compiler::cube_task_cycles(w, a2, active, shared, full);
+                            const double floor = compiler::cube_task_floor_cycles(w, a2);
+                            CAPTURE(m, n, k, dt, src, active, full, shared);
+                            REQUIRE(floor <= est * (1 + 1e-12));
+                            closest = std::max(closest, floor / est);
+                            ++tasks;
+                        }
     INFO(tasks << " tasks; the closest floor is " << closest << " of its estimate");
-    CHECK(tasks == 128);
+    CHECK(tasks == 480);
     CHECK(closest > 0.95);  // near enough to leave most block counts unrated
 }
 
