@@ -1,5 +1,5 @@
 #!/bin/sh
-# The bundled single-die graphs on a2, compiled with the plan searches
+# The bundled single-die graphs on a2 (and BERT-128 on ax300), compiled with the plan searches
 # rating candidates by their list schedule (default) and by the die model
 # (NPUSIM_PLAN_ON_DIE=1): simulated cycles and the wall time of the whole
 # `npusim run` (compile + simulate). Usage: tools/plan_on_die.sh [build dir]
@@ -13,14 +13,16 @@ for spec in "bert128 models/bert_layer.json workload.dims.seq_len=128" \
             "bert512 models/bert_layer.json workload.dims.seq_len=512" \
             "matmul_2048 models/matmul_2048.json" "convbnrelu models/convbnrelu.json" \
             "segnet models/segnet.json" "host_hetero models/host_hetero.json" \
-            "llm_decode models/llm_decode.json"; do
+            "llm_decode models/llm_decode.json" \
+            "bert128@ax300 models/bert_layer.json workload.dims.seq_len=128"; do
   set -- $spec
-  name=$1 file=$2 sets=""
+  name=$1 file=$2 sets="" chip=configs/chips/a2.json
   [ $# -ge 3 ] && sets="--set $3"
+  case $name in *@ax300) chip=configs/chips/ax300.json ;; esac
   row="| $name"
   for on in 0 1; do
     start=$(date +%s.%N)
-    NPUSIM_PLAN_ON_DIE=$on "$build/npusim" run -q --chip configs/chips/a2.json --workload "$file" $sets --stats "$tmp/$on.json"
+    NPUSIM_PLAN_ON_DIE=$on "$build/npusim" run -q --chip "$chip" --workload "$file" $sets --stats "$tmp/$on.json"
     end=$(date +%s.%N)
     cycles=$(/usr/bin/python3 -c "import json,sys; print(int(json.load(open(sys.argv[1]))['total_cycles']))" "$tmp/$on.json")
     row="$row | $cycles | $(/usr/bin/python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$start" "$end")"

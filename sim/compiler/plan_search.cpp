@@ -176,7 +176,7 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
                 if (v.makespan < best.makespan * (1 - margin)) {
                     notes.push_back(
                         fmt::format("search cube plans: {}{} as {} x {}{} blocks ({} {:.0f} cycles, "
-                                    "{:.0f}% fewer)",
+                                    "{:.1f}% fewer)",
                                     tc.kernel, alike > 1 ? fmt::format(" and {} alike", alike - 1) : "", b.m, b.n,
                                     b.k > 1 ? fmt::format(" x {}", b.k) : "", rated, v.makespan,
                                     (1 - v.makespan / best.makespan) * 100));
