@@ -98,12 +98,15 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     // plan a smaller chip beat). The plan whose schedule ends first goes
     // (on a tie, the one on fewer cores).
     PlannedGraph best = plan_graph(laid, chip, opt);
-    const bool on_die = time_on_die({&best});  // then every plan below is timed by the die model too
-    const char* rated = on_die ? "simulated" : "estimated";
     const auto cube_kernels = std::count_if(best.plan.kernels.begin(), best.plan.kernels.end(),
                                             [](const Kernel& k) { return k.core == CoreType::cube; });
+    const bool searched = cube_kernels > 0 && cube_kernels <= kMaxExploredCubeKernels;
+    // When a search runs, every plan it compares is timed by the die model
+    // (if a timer is registered) or by the list schedule.
+    const bool on_die = searched && (opt.explore_cube_cores || opt.search_cube_plans) && time_on_die({&best});
+    const char* rated = on_die ? "simulated" : "estimated";
     const int all = chip.cube.count, step = all < 8 ? 1 : 4;
-    if (opt.explore_cube_cores && cube_kernels > 0 && cube_kernels <= kMaxExploredCubeKernels) {
+    if (opt.explore_cube_cores && searched) {
         std::vector<PlannedGraph> tried;
         double fastest = best.makespan;
         // Each Cube core runs its tasks one after another, and no tiling
@@ -149,7 +152,7 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     // sooner) are tried with the plan found so far, on every kernel of the
     // same dims at once: kernels alike run side by side, and one of them
     // alone in coarser tiles frees too few cores to show.
-    if (opt.search_cube_plans && cube_kernels > 0 && cube_kernels <= kMaxExploredCubeKernels) {
+    if (opt.search_cube_plans && searched) {
         ChipParams c = chip;
         c.cube.count = best.cubes;
         CompileOptions kept = opt;
