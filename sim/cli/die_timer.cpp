@@ -1,9 +1,7 @@
 #include "cli/die_timer.hpp"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -55,10 +53,7 @@ std::vector<double> run_on_die(const std::string& self, const fs::path& dir, con
     std::vector<double> cycles;
     std::string failed;
     for (const Child& c : children) {
-        int status = 0;
-        while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        const int rc = study::exit_code_of(status);
+        const int rc = study::wait_process(c.pid);
         if (rc != 0 && failed.empty()) {
             std::ifstream in(c.log);
             std::string first;

@@ -47,9 +47,12 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, d
            task_overhead_cycles(CoreType::cube, chip);
 }
 
+double cube_m_cycles(const CubeWork& w, const ChipParams& chip) {
+    return static_cast<double>(timing::mmad_cycles(chip, w.cube_dtype(), w.m, w.k, w.n));
+}
+
 double cube_task_floor_cycles(const CubeWork& w, const ChipParams& chip) {
-    return static_cast<double>(timing::mmad_cycles(chip, w.cube_dtype(), w.m, w.k, w.n)) +
-           task_overhead_cycles(CoreType::cube, chip);
+    return cube_m_cycles(w, chip) + task_overhead_cycles(CoreType::cube, chip);
 }
 
 timing::PlanContext cube_plan_context(const CubeWork& w, const ChipParams& chip, int active, double shared_hits) {

@@ -65,6 +65,8 @@ double cube_task_cycles(const CubeWork& w, const ChipParams& chip, int active, d
 // plan's blocks add up to at least, one fractal at a time, plus the fixed
 // cost (a bound on cube_task_cycles; a test holds it to that).
 double cube_task_floor_cycles(const CubeWork& w, const ChipParams& chip);
+// The M pipe's cycles for that work, one fractal at a time.
+double cube_m_cycles(const CubeWork& w, const ChipParams& chip);
 timing::PlanContext cube_plan_context(const CubeWork& w, const ChipParams& chip, int active, double shared_hits);
 double vector_task_cycles(const VectorWork& w, const ChipParams& chip, int active);
 // The vector cores that stream at once when a kernel's `tiles` equal tasks

@@ -12,7 +12,6 @@
 
 #include <fmt/format.h>
 
-#include "chip/timing.hpp"
 #include "common/arith.hpp"
 #include "common/errors.hpp"
 #include "compiler/cube_rater.hpp"
@@ -54,11 +53,16 @@ double rate_cube_blocks(const CubeProblem& p, CubeRater& rate, RatedBlocks& rate
     constexpr double kWidestBand = std::max({kFullPlanWindow, kEstimateMargin, kRunnerUpBand});
     double best = std::numeric_limits<double>::max();
     std::size_t done = 0;  // order[0, done) rated
-    for (; done < order.size() && rated[order[done]].first <= best * (1 + kWidestBand); ++done) {
-        auto& [est, b] = rated[order[done]];
-        est = rate.estimate(b, false);
-        best = std::min(best, est);
-    }
+    // Rates by the quick plan, in floor order, every count whose floor is
+    // within the band of the best so far.
+    const auto rate_within_band = [&] {
+        for (; done < order.size() && rated[order[done]].first <= best * (1 + kWidestBand); ++done) {
+            auto& [est, b] = rated[order[done]];
+            est = rate.estimate(b, false);
+            best = std::min(best, est);
+        }
+    };
+    rate_within_band();
     // The quick Cube plan ranks only the blocks that move the fewest
     // bytes, and a larger L0C or L0B, whose blocks move fewer still,
     // can push out the block the smaller buffer ran fastest. So the
@@ -77,11 +81,7 @@ double rate_cube_blocks(const CubeProblem& p, CubeRater& rate, RatedBlocks& rate
     // estimate, so the best can end a little above the quick one: counts
     // whose floors lie within the band of that best are rated too (beyond
     // the full-plan window, they keep the quick plan).
-    for (; done < order.size() && rated[order[done]].first <= best * (1 + kWidestBand); ++done) {
-        auto& [est, b] = rated[order[done]];
-        est = rate.estimate(b, false);
-        best = std::min(best, est);
-    }
+    rate_within_band();
     return best;
 }
 
@@ -168,12 +168,8 @@ CubeBlocks Tiler::choose_cube(const Kernel& k, const CubeProblem& p, const CubeW
                                   ? forced_cube_blocks(k, p, *f, choice)
                                   : searched_cube_blocks(k, p, rate, choice);
     choice.node = g_.nodes[static_cast<std::size_t>(k.nodes[0])].name;
-    if (p.whole_floor) {
-        const CubeWork whole = work(p.rows, p.cols, p.K);
-        choice.m_floor_cycles =
-            static_cast<double>(p.outer) *
-            static_cast<double>(timing::mmad_cycles(chip_, whole.cube_dtype(), whole.m, whole.k, whole.n));
-    }
+    if (p.whole_floor)
+        choice.m_floor_cycles = static_cast<double>(p.outer) * cube_m_cycles(work(p.rows, p.cols, p.K), chip_);
     choice.chosen = {static_cast<int>(best_b.m), static_cast<int>(best_b.n), static_cast<int>(best_b.k)};
     const i64 tiles = p.outer * best_b.m * best_b.n * best_b.k;
     choice.est_cycles = static_cast<double>(ceil_div(tiles, rate.cubes())) * rate.tile_cycles(best_b, tiles, true);

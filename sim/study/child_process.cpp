@@ -70,13 +70,16 @@ int exit_code_of(int status) {
     return -1;
 }
 
-int run_process(const std::vector<std::string>& argv, const std::string& log_file) {
-    const pid_t pid = spawn_process(argv, log_file);
+int wait_process(pid_t pid) {
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) return -1;
     }
     return exit_code_of(status);
+}
+
+int run_process(const std::vector<std::string>& argv, const std::string& log_file) {
+    return wait_process(spawn_process(argv, log_file));
 }
 
 std::string self_executable(const std::string& fallback) {

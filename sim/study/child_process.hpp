@@ -18,6 +18,10 @@ pid_t spawn_process(const std::vector<std::string>& argv, const std::string& log
 // The exit code of a waitpid status: its exit status, or 128 + signal.
 int exit_code_of(int wait_status);
 
+// Waits for a child spawn_process started; returns its exit code (-1 when
+// it cannot be waited for).
+int wait_process(pid_t pid);
+
 // spawn_process, then wait; returns the exit code.
 int run_process(const std::vector<std::string>& argv, const std::string& log_file);
 
