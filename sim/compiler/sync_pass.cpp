@@ -53,17 +53,27 @@ std::vector<std::vector<int>> data_dependences(const std::vector<TileTask>& task
 
 namespace {
 
-// Which groups reach which (ancestor-or-self), from the task edges: a bit
-// per group, rows of ceil(groups / 64) words; iterated to a fixpoint over
+// Which groups a task of each group can reach walking up at least one
+// edge: the ancestor-or-self groups of its groups' direct preds, and itself
+// when a task of it has a pred in it. A bit per group, rows of
+// ceil(groups / 64) words; the ancestors are iterated to a fixpoint over
 // the distinct group edges (groups may feed each other both ways).
-std::vector<std::uint64_t> group_ancestors(const std::vector<std::vector<int>>& preds, const std::vector<int>& group,
-                                           std::size_t groups, std::size_t words) {
+std::vector<std::uint64_t> groups_above(const std::vector<std::vector<int>>& preds, const std::vector<int>& group,
+                                        std::size_t groups, std::size_t words) {
     std::set<std::pair<int, int>> edges;  // (pred group, task group)
+    std::vector<std::uint64_t> above(groups * words, 0);
+    const auto set = [&](std::vector<std::uint64_t>& rows, std::size_t k, std::size_t bit) {
+        rows[k * words + bit / 64] |= std::uint64_t{1} << (bit % 64);
+    };
     for (std::size_t t = 0; t < preds.size(); ++t)
-        for (int q : preds[t])
-            if (group[static_cast<std::size_t>(q)] != group[t]) edges.emplace(group[static_cast<std::size_t>(q)], group[t]);
+        for (int q : preds[t]) {
+            const auto from = static_cast<std::size_t>(group[static_cast<std::size_t>(q)]);
+            const auto to = static_cast<std::size_t>(group[t]);
+            if (from != to) edges.emplace(static_cast<int>(from), static_cast<int>(to));
+            else set(above, to, to);
+        }
     std::vector<std::uint64_t> anc(groups * words, 0);
-    for (std::size_t k = 0; k < groups; ++k) anc[k * words + k / 64] |= std::uint64_t{1} << (k % 64);
+    for (std::size_t k = 0; k < groups; ++k) set(anc, k, k);
     for (bool changed = true; changed;) {
         changed = false;
         for (const auto& [from, to] : edges)
@@ -76,80 +86,126 @@ std::vector<std::uint64_t> group_ancestors(const std::vector<std::vector<int>>& 
                 }
             }
     }
-    return anc;
+    for (const auto& [from, to] : edges)
+        for (std::size_t w = 0; w < words; ++w)
+            above[static_cast<std::size_t>(to) * words + w] |= anc[static_cast<std::size_t>(from) * words + w];
+    return above;
 }
+
+// The reduction's walk (transitive_reduction): exact, in memory linear in
+// tasks + edges (and groups^2 bits with groups). For each task, a walk up
+// from its preds (through the already reduced preds of earlier tasks,
+// which keep the same ancestors) marks every pred reachable from another
+// one. Preds come before their task, so the walk never goes below the
+// lowest pred. With groups (a task's kernel), the walk goes up from a task
+// only while a group of the preds still to be found is above its group
+// (groups_above): a tile of a producer op is not walked through to the ops
+// before it, and a consumer of every tile of a wide producer does not scan
+// each tile's own preds.
+class PredWalk {
+public:
+    PredWalk(std::vector<std::vector<int>>& preds, const std::vector<int>* group) : preds_(preds), group_(group) {
+        std::size_t groups = 0;
+        if (group)
+            for (const int k : *group) groups = std::max(groups, static_cast<std::size_t>(k) + 1);
+        words_ = (groups + 63) / 64;
+        if (group) above_ = groups_above(preds, *group, groups, words_);
+        wanted_.assign(words_, 0);
+        wanted_count_.assign(groups, 0);
+        seen_.assign(preds.size(), 0);
+        is_pred_.assign(preds.size(), 0);
+    }
+
+    // Drops task t's preds that another of its preds reaches; returns how many.
+    std::size_t reduce(std::size_t t) {
+        auto& p = preds_[t];
+        if (p.size() < 2) return 0;
+        stamp_ = t + 1;
+        lowest_ = *std::min_element(p.begin(), p.end());
+        for (int q : p) {
+            is_pred_[static_cast<std::size_t>(q)] = stamp_;
+            want(q, true);
+        }
+        left_ = p.size();
+        // Highest first: a pred reached from a higher one is redundant and
+        // its ancestors are already walked; a pred whose turn has come can
+        // no longer be reached (only higher ones lead to it).
+        for (auto it = p.rbegin(); it != p.rend() && left_ > 1; ++it) {
+            if (seen_[static_cast<std::size_t>(*it)] == stamp_) continue;
+            seen_[static_cast<std::size_t>(*it)] = stamp_;
+            want(*it, false);
+            if (useful(*it)) walk_from(*it);
+        }
+        if (group_)  // preds left when the walk stopped early
+            for (int q : p) {
+                const auto k = static_cast<std::size_t>((*group_)[static_cast<std::size_t>(q)]);
+                wanted_count_[k] = 0;
+                wanted_[k / 64] = 0;
+            }
+        const std::size_t redundant = p.size() - left_;
+        if (redundant > 0)
+            p.erase(std::remove_if(p.begin(), p.end(),
+                                   [&](int q) { return is_pred_[static_cast<std::size_t>(q)] != stamp_; }),
+                    p.end());
+        return redundant;
+    }
+
+private:
+    void walk_from(int start) {
+        stack_.assign(1, start);
+        while (!stack_.empty() && left_ > 1) {
+            const int u = stack_.back();
+            stack_.pop_back();
+            // Preds are sorted: from the highest down to `lowest_` only.
+            const auto& up = preds_[static_cast<std::size_t>(u)];
+            for (auto ai = up.rbegin(); ai != up.rend() && *ai >= lowest_; ++ai) {
+                const int a = *ai;
+                if (seen_[static_cast<std::size_t>(a)] == stamp_) continue;
+                seen_[static_cast<std::size_t>(a)] = stamp_;
+                if (is_pred_[static_cast<std::size_t>(a)] == stamp_) {
+                    is_pred_[static_cast<std::size_t>(a)] = 0;  // redundant
+                    --left_;
+                    want(a, false);
+                }
+                if (useful(a)) stack_.push_back(a);
+            }
+        }
+    }
+    // The groups of the preds still to be found: a count per group, its bit
+    // set while the count is not zero.
+    void want(int q, bool yes) {
+        if (!group_) return;
+        const auto k = static_cast<std::size_t>((*group_)[static_cast<std::size_t>(q)]);
+        const std::uint64_t bit = std::uint64_t{1} << (k % 64);
+        if (yes && wanted_count_[k]++ == 0) wanted_[k / 64] |= bit;
+        if (!yes && --wanted_count_[k] == 0) wanted_[k / 64] &= ~bit;
+    }
+    // Whether a pred still to be found may lie above task a.
+    bool useful(int a) const {
+        if (!group_) return true;
+        const std::uint64_t* row = &above_[static_cast<std::size_t>((*group_)[static_cast<std::size_t>(a)]) * words_];
+        for (std::size_t w = 0; w < words_; ++w)
+            if (row[w] & wanted_[w]) return true;
+        return false;
+    }
+
+    std::vector<std::vector<int>>& preds_;
+    const std::vector<int>* group_;
+    std::size_t words_ = 0;
+    std::vector<std::uint64_t> above_, wanted_;
+    std::vector<std::uint32_t> wanted_count_;
+    std::vector<std::size_t> seen_, is_pred_;  // stamps: t + 1 while reducing t
+    std::vector<int> stack_;
+    std::size_t stamp_ = 0, left_ = 0;  // left_: preds not found redundant
+    int lowest_ = 0;
+};
 
 }  // namespace
 
 std::size_t transitive_reduction(std::vector<std::vector<int>>& preds, const std::vector<int>* group) {
-    // Exact, in memory linear in tasks + edges (and groups^2 bits with
-    // groups): for each task, a walk up
-    // from its preds (through the already reduced preds of earlier tasks,
-    // which keep the same ancestors) marks every pred reachable from another
-    // one. Preds come before their task, so the walk never goes below the
-    // lowest pred: in a layered graph it sees little more than the preds.
-    // With groups (a task's kernel), the walk enters only tasks whose group
-    // has a group of the preds among its ancestors: a tile of a producer
-    // op is not walked through to the ops before it.
-    const std::size_t n = preds.size();
-    std::size_t groups = 0;
-    if (group)
-        for (const int k : *group) groups = std::max(groups, static_cast<std::size_t>(k) + 1);
-    const std::size_t words = (groups + 63) / 64;
-    const std::vector<std::uint64_t> anc = group ? group_ancestors(preds, *group, groups, words) : std::vector<std::uint64_t>{};
-    std::vector<std::uint64_t> wanted(words);  // the groups of the preds of the task being reduced
-    const auto useful = [&](int a) {
-        if (!group) return true;
-        const std::uint64_t* row = &anc[static_cast<std::size_t>((*group)[static_cast<std::size_t>(a)]) * words];
-        for (std::size_t w = 0; w < words; ++w)
-            if (row[w] & wanted[w]) return true;
-        return false;
-    };
-    std::vector<std::size_t> seen(n, 0), is_pred(n, 0);  // stamps: t + 1 while reducing t
-    std::vector<int> stack;
+    PredWalk walk(preds, group);
     std::size_t removed = 0;
-    for (std::size_t t = 0; t < n; ++t) {
-        auto& p = preds[t];
-        if (p.size() < 2) continue;
-        const std::size_t stamp = t + 1;
-        const int lowest = *std::min_element(p.begin(), p.end());
-        std::fill(wanted.begin(), wanted.end(), 0);
-        for (int q : p) {
-            is_pred[static_cast<std::size_t>(q)] = stamp;
-            if (group) {
-                const auto k = static_cast<std::size_t>((*group)[static_cast<std::size_t>(q)]);
-                wanted[k / 64] |= std::uint64_t{1} << (k % 64);
-            }
-        }
-        std::size_t redundant = 0;
-        // Highest first: a pred reached from a higher one is redundant and
-        // its ancestors are already walked.
-        for (auto it = p.rbegin(); it != p.rend() && redundant + 1 < p.size(); ++it) {
-            if (seen[static_cast<std::size_t>(*it)] == stamp) continue;
-            seen[static_cast<std::size_t>(*it)] = stamp;
-            stack.assign(1, *it);
-            while (!stack.empty() && redundant + 1 < p.size()) {
-                const int u = stack.back();
-                stack.pop_back();
-                // Preds are sorted: from the highest down to `lowest` only.
-                const auto& up = preds[static_cast<std::size_t>(u)];
-                for (auto ai = up.rbegin(); ai != up.rend() && *ai >= lowest; ++ai) {
-                    const int a = *ai;
-                    if (seen[static_cast<std::size_t>(a)] == stamp) continue;
-                    seen[static_cast<std::size_t>(a)] = stamp;
-                    if (is_pred[static_cast<std::size_t>(a)] == stamp) {
-                        is_pred[static_cast<std::size_t>(a)] = 0;  // redundant
-                        ++redundant;
-                    }
-                    if (useful(a)) stack.push_back(a);
-                }
-            }
-        }
-        if (redundant == 0) continue;
-        p.erase(std::remove_if(p.begin(), p.end(), [&](int q) { return is_pred[static_cast<std::size_t>(q)] != stamp; }),
-                p.end());
-        removed += redundant;
-    }
+    for (std::size_t t = 0; t < preds.size(); ++t) removed += walk.reduce(t);
     return removed;
 }
 
