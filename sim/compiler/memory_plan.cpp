@@ -86,7 +86,7 @@ std::uint64_t padded_bytes(const Tensor& t) {
 
 MemoryPlan::MemoryPlan(const Graph& g) : g_(g), addr_(g.tensors.size(), 0), bytes_(g.tensors.size(), 0) {
     std::uint64_t weights = kWeightsBase;
-    std::vector<bool> placed(g.tensors.size(), false);
+    std::vector<bool> placed(g.tensors.size(), false), in_weights(g.tensors.size(), false);
     auto place = [&](std::size_t i) {
         const Tensor& t = g.tensors[i];
         bytes_[i] = padded_bytes(t);
@@ -94,6 +94,7 @@ MemoryPlan::MemoryPlan(const Graph& g) : g_(g), addr_(g.tensors.size(), 0), byte
         addr_[i] = cursor;
         cursor += (bytes_[i] + kAlign - 1) / kAlign * kAlign;
         placed[i] = true;
+        in_weights[i] = t.is_const;
     };
     // Inputs and consts first, then every node's outputs in order.
     for (std::size_t i = 0; i < g.tensors.size(); ++i)
@@ -108,6 +109,7 @@ MemoryPlan::MemoryPlan(const Graph& g) : g_(g), addr_(g.tensors.size(), 0), byte
                 addr_[oi] = addr_[static_cast<std::size_t>(n.inputs[0])];  // a view, no copy
                 bytes_[oi] = g.tensors[oi].bytes();
                 placed[oi] = true;
+                in_weights[oi] = in_weights[static_cast<std::size_t>(n.inputs[0])];
                 continue;
             }
             // An AllReduce or AllToAll works in place on its input's chunks; a
@@ -119,6 +121,7 @@ MemoryPlan::MemoryPlan(const Graph& g) : g_(g), addr_(g.tensors.size(), 0), byte
                 addr_[oi] = addr_[static_cast<std::size_t>(n.inputs[0])] + at;
                 bytes_[oi] = chunk;
                 placed[oi] = true;
+                in_weights[oi] = in_weights[static_cast<std::size_t>(n.inputs[0])];
                 continue;
             }
             place(oi);
@@ -126,6 +129,14 @@ MemoryPlan::MemoryPlan(const Graph& g) : g_(g), addr_(g.tensors.size(), 0), byte
     }
     for (std::size_t i = 0; i < g.tensors.size(); ++i)
         if (!placed[i]) place(i);
+    // Activations past the weights' base (a long prefill): the weights move
+    // up to the next multiple of it above them, so no two tensors share an
+    // address (the L2 model and the sync pass see addresses, not tensors).
+    if (next_ > kWeightsBase) {
+        const std::uint64_t shift = (next_ + kWeightsBase - 1) / kWeightsBase * kWeightsBase - kWeightsBase;
+        for (std::size_t i = 0; i < g.tensors.size(); ++i)
+            if (in_weights[i]) addr_[i] += shift;
+    }
 }
 
 Region MemoryPlan::physical(int t, std::uint64_t lo, std::uint64_t hi) const {

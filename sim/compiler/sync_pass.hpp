@@ -27,8 +27,9 @@ SyncPlan insert_sync(const std::vector<TileTask>& tasks, const KernelPlan& plan,
 // Task-level read-after-write dependences by address overlap (every
 // address is written once, so an overlap is a true dependence).
 std::vector<std::vector<int>> data_dependences(const std::vector<TileTask>& tasks);
-// Removes p from preds(t) when another pred of t already depends on p; each
-// preds(t) sorted ascending, as data_dependences makes them.
+// Removes p from preds(t) when another pred of t already depends on p and
+// returns how many it removed; each preds(t) sorted ascending, without
+// repeats and below t, as data_dependences makes them.
 // With `group` (a group per task, e.g. its kernel), the same result found
 // faster: the search skips tasks whose group cannot lead to a pred's group.
 std::size_t transitive_reduction(std::vector<std::vector<int>>& preds, const std::vector<int>* group = nullptr);

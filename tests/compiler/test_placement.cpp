@@ -229,3 +229,51 @@ TEST_CASE("list schedule: the compiler's whole-plan estimate pays each task's di
     chip.scalar.dispatch_cycles = 0;
     CHECK(schedule_end(tasks, preds, where, chip) == Approx(10));
 }
+
+// The weights start at 4 GiB; a long prefill's activations pass that. The
+// L2 model and the sync pass know tensors only by their addresses: a weight
+// read on the same bytes as an earlier activation would hit its lines and
+// wait for its writer.
+TEST_CASE("memory plan: activations past the weights' base push the weights above them, no two tensors overlap",
+          "[compiler][memory]") {
+    const auto graph_with = [](std::int64_t activation_gib) {
+        Graph g;
+        const auto tensor = [&](const std::string& name, Shape shape, bool input, bool constant) {
+            Tensor t;
+            t.name = name;
+            t.shape = std::move(shape);
+            t.layout = Layout::ND;
+            t.is_input = input;
+            t.is_const = constant;
+            g.tensors.push_back(t);
+            return static_cast<int>(g.tensors.size()) - 1;
+        };
+        const int x = tensor("x", {activation_gib, 512, 1024, 1024}, true, false);  // fp16: 1 GiB per 512 x 1024 x 1024
+        const int w = tensor("w", {4096, 4096}, false, true);
+        const int y = tensor("y", {activation_gib, 512, 1024, 1024}, false, false);
+        const int v = tensor("w_view", {16777216}, false, false);
+        Node add;
+        add.name = "add";
+        add.op = OpType::Add;
+        add.inputs = {x, w};
+        add.outputs = {y};
+        Node view;  // a view of the weights moves with them
+        view.name = "view";
+        view.op = OpType::Reshape;
+        view.inputs = {w};
+        view.outputs = {v};
+        g.nodes = {add, view};
+        return g;
+    };
+    for (const std::int64_t gib : {1, 3, 6}) {
+        CAPTURE(gib);
+        const Graph g = graph_with(gib);
+        const MemoryPlan plan(g);
+        const std::uint64_t activations_end = plan.addr(2) + plan.bytes(2);
+        CHECK(plan.addr(0) + plan.bytes(0) <= plan.addr(2));
+        if (gib < 2) CHECK(plan.addr(1) == 0x100000000ULL);  // small graphs: the weights where they always were
+        CHECK(plan.addr(1) >= activations_end);
+        CHECK(plan.addr(1) % 0x100000000ULL == 0);
+        CHECK(plan.addr(3) == plan.addr(1));
+    }
+}
