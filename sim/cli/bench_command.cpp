@@ -193,7 +193,7 @@ int bench_compile(const std::string& self, const std::string& chip, const std::s
         } catch (const std::exception&) {
             throw InputError("--sizes: expected comma-separated task counts, got '" + item + "'");
         }
-        // Just under the count: the compiler refuses more than 1000000 tasks.
+        // Just under the count (the compiler refuses more than 4000000 tasks).
         const std::uint64_t n = std::max<std::uint64_t>(1, target * 9995 / 160000);
         const std::string graph = (dir / fmt::format("relu_{}.json", n)).string();
         write_output_file(graph, fmt::format(R"({{"kind": "graph", "name": "bench_relu_{0}",

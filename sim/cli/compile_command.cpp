@@ -16,6 +16,7 @@
 #include "cli/parse_options.hpp"
 #include "cli/system_run.hpp"
 #include "common/errors.hpp"
+#include "common/memory_budget.hpp"
 #include "common/output_file.hpp"
 #include "common/phase.hpp"
 #include "compiler/compiler.hpp"
@@ -33,6 +34,14 @@ namespace {
 // Every rank's tasks as one cross-rank stream (`run` replays it), and the
 // compile report of rank 0's program.
 void write_spmd_stream(const compiler::SpmdCompile& spmd, const RunConfig& cfg, const std::string& out_file, bool quiet) {
+    // The ranks share compiled programs, the file holds each rank's copy:
+    // refused before the copies fill the machine.
+    std::uint64_t tasks = 0;
+    for (const auto& s : spmd.streams) tasks += s->tasks.size();
+    check_memory_budget(
+        fmt::format("{}: writing the stream of {} ranks ({} tasks)", cfg.workload().file, spmd.streams.size(), tasks),
+        tasks * kCompileBytesPerTask,
+        "emit fewer ranks (--set chip.interconnect.ranks=N) or, for kind llm, fewer layers (--set workload.layers=N)");
     const TaskStream merged = spmd.merged();
     check_stream_fits_chip(merged, cfg.chip());
     OutputFile out(out_file);

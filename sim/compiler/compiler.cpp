@@ -75,6 +75,7 @@ struct StreamAssembly {
 };
 
 void StreamAssembly::declare_events(const SyncPlan& sync, const std::vector<TileTask>& tasks, const KernelPlan& plan) {
+    // The sync plan's events first, in its order: its indices are theirs.
     for (const auto& [id, count] : sync.events) {
         event_index[id] = static_cast<EventIndex>(ts.events.size());
         ts.events.push_back(EventDecl{id, count, 0});
@@ -129,8 +130,8 @@ void StreamAssembly::add_tasks(const std::vector<TileTask>& tasks, const KernelP
         t.priority = where[i].priority;
         t.op = ts.intern(k.name);
         t.tile = ts.intern(tt.label);
-        for (const auto& e : sync.wait[i]) t.wait.push_back(event_index.at(e));
-        for (const auto& e : sync.signal[i]) t.signal.push_back(event_index.at(e));
+        t.wait.assign(sync.wait[i].begin(), sync.wait[i].end());
+        t.signal.assign(sync.signal[i].begin(), sync.signal[i].end());
         for (const auto& e : tt.own_wait) t.wait.push_back(event_index.at(k.name + ":" + e));
         for (const auto& e : tt.own_signal) t.signal.push_back(event_index.at(k.name + ":" + e));
         t.params = tt.params;

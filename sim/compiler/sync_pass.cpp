@@ -226,6 +226,7 @@ std::vector<std::string> op_event_ids(const KernelPlan& plan) {
 template <class TileEvent>
 void wait_per_tile(const std::vector<TileTask>& tasks, const KernelPlan& plan, const std::vector<std::string>& op_ids,
                    SyncPlan& s, TileEvent tile_event) {
+    std::vector<std::uint32_t> op_event_at(plan.kernels.size(), 0);  // its index in s.events
     std::vector<std::uint32_t> tiles(plan.kernels.size(), 0);
     for (const TileTask& t : tasks) ++tiles[static_cast<std::size_t>(t.kernel)];
     std::vector<std::uint32_t> seen(plan.kernels.size(), 0);
@@ -242,12 +243,15 @@ void wait_per_tile(const std::vector<TileTask>& tasks, const KernelPlan& plan, c
     for (std::size_t t = 0; t < tasks.size(); ++t)
         for (int k : whole_producers(t)) op_event[static_cast<std::size_t>(k)] = true;
     for (std::size_t k = 0; k < plan.kernels.size(); ++k)
-        if (op_event[k]) s.events.emplace_back(op_ids[k], tiles[k]);
+        if (op_event[k]) {
+            op_event_at[k] = static_cast<std::uint32_t>(s.events.size());
+            s.events.emplace_back(op_ids[k], tiles[k]);
+        }
     for (std::size_t t = 0; t < tasks.size(); ++t) {
-        const int own = tasks[t].kernel;
-        if (op_event[static_cast<std::size_t>(own)]) s.signal[t].push_back(op_ids[static_cast<std::size_t>(own)]);
+        const auto own = static_cast<std::size_t>(tasks[t].kernel);
+        if (op_event[own]) s.signal[t].push_back(op_event_at[own]);
         const std::vector<int> whole = whole_producers(t);
-        for (int k : whole) s.wait[t].push_back(op_ids[static_cast<std::size_t>(k)]);
+        for (int k : whole) s.wait[t].push_back(op_event_at[static_cast<std::size_t>(k)]);
         for (int p : s.preds[t]) {
             const int k = tasks[static_cast<std::size_t>(p)].kernel;
             if (std::find(whole.begin(), whole.end(), k) == whole.end()) s.wait[t].push_back(tile_event(p));
@@ -271,13 +275,18 @@ SyncPlan insert_sync(const std::vector<TileTask>& tasks, const KernelPlan& plan,
     s.wait.resize(tasks.size());
     s.signal.resize(tasks.size());
     const std::vector<std::string> op_ids = op_event_ids(plan);
+    // Task p's own event "t<p>", declared the first time a task waits on it
+    // and signalled first by p.
+    std::vector<std::uint32_t> tile_event_at(tasks.size(), UINT32_MAX);
     auto tile_event = [&](int p) {
-        const std::string id = fmt::format("t{}", p);
-        if (s.signal[static_cast<std::size_t>(p)].empty() || s.signal[static_cast<std::size_t>(p)].front() != id) {
-            s.signal[static_cast<std::size_t>(p)].insert(s.signal[static_cast<std::size_t>(p)].begin(), id);
-            s.events.emplace_back(id, 1);
+        std::uint32_t& at = tile_event_at[static_cast<std::size_t>(p)];
+        if (at == UINT32_MAX) {
+            at = static_cast<std::uint32_t>(s.events.size());
+            auto& sig = s.signal[static_cast<std::size_t>(p)];
+            sig.insert(sig.begin(), at);
+            s.events.emplace_back(fmt::format("t{}", p), 1);
         }
-        return id;
+        return at;
     };
 
     if (sync == SyncGranularity::tile) {
@@ -301,12 +310,16 @@ SyncPlan insert_sync(const std::vector<TileTask>& tasks, const KernelPlan& plan,
         std::vector<bool> has_event(plan.kernels.size(), false);
         for (std::size_t c = 0; c < kp.size(); ++c)
             for (int p : kp[c]) has_event[static_cast<std::size_t>(p)] = true;
+        std::vector<std::uint32_t> op_event_at(plan.kernels.size(), 0);  // its index in s.events
         for (std::size_t k = 0; k < plan.kernels.size(); ++k)
-            if (has_event[k]) s.events.emplace_back(op_ids[k], static_cast<std::uint32_t>(tiles[k]));
+            if (has_event[k]) {
+                op_event_at[k] = static_cast<std::uint32_t>(s.events.size());
+                s.events.emplace_back(op_ids[k], static_cast<std::uint32_t>(tiles[k]));
+            }
         for (std::size_t t = 0; t < tasks.size(); ++t) {
-            const int k = tasks[t].kernel;
-            if (has_event[static_cast<std::size_t>(k)]) s.signal[t].push_back(op_ids[static_cast<std::size_t>(k)]);
-            for (int p : kp[static_cast<std::size_t>(k)]) s.wait[t].push_back(op_ids[static_cast<std::size_t>(p)]);
+            const auto k = static_cast<std::size_t>(tasks[t].kernel);
+            if (has_event[k]) s.signal[t].push_back(op_event_at[k]);
+            for (int p : kp[k]) s.wait[t].push_back(op_event_at[static_cast<std::size_t>(p)]);
             if (tasks[t].paired >= 0) s.wait[t].push_back(tile_event(tasks[t].paired));
         }
     }

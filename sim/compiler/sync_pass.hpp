@@ -16,8 +16,10 @@ namespace npusim::compiler {
 
 struct SyncPlan {
     std::vector<std::vector<int>> preds;        // reduced task dependences
-    std::vector<std::vector<std::string>> wait;    // event ids per task
-    std::vector<std::vector<std::string>> signal;
+    // Per task, indices into `events` (not their ids: a long graph's tasks
+    // wait on millions of events, an id string each was most of a compile's memory).
+    std::vector<std::vector<std::uint32_t>> wait;
+    std::vector<std::vector<std::uint32_t>> signal;
     std::vector<std::pair<std::string, std::uint32_t>> events;  // id, count (in creation order)
     std::size_t edges_before = 0, edges_after = 0;
 };

@@ -20,8 +20,9 @@ namespace npusim::compiler {
 
 // Tasks one graph may compile to: bounds the compiler's memory and time (a
 // 2 TiB tensor would otherwise become millions of tiles); a large CNN at
-// batch 256 is tens of thousands.
-constexpr std::size_t kMaxCompiledTasks = 1000000;
+// batch 256 is tens of thousands, a whole LLM prefill step's rank graph
+// over a million.
+constexpr std::size_t kMaxCompiledTasks = 4000000;
 
 // A Cube tile's work for its rows, columns and K part.
 using CubeWorkFn = std::function<CubeWork(i64 rows, i64 cols, i64 k_part)>;

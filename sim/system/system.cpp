@@ -124,6 +124,16 @@ void System::window_over() {
         else die(d.rank).watch_fired(d.unit, d.addr_or_tag, d.t_ps);
     }
     deferred_.clear();
+    if (progress_.due()) report_progress();
+}
+
+void System::report_progress() const {
+    std::uint64_t done = 0, tasks = 0;
+    for (std::size_t r = 0; r < dies_.size(); ++r) {
+        done += dies_[r]->scalar().tasks_done();
+        tasks += streams_[r]->tasks.size();
+    }
+    progress_.print(done, tasks, ranks(), sc_core::sc_time_stamp().value());
 }
 
 // Cells up to the first in which a die may post a write to another: no

@@ -20,6 +20,7 @@
 #include "hw/fabric.hpp"
 #include "system/global_memory.hpp"
 #include "system/mesh.hpp"
+#include "system/run_progress.hpp"
 
 namespace npusim {
 
@@ -134,6 +135,8 @@ private:
     TraceWriter* trace_ = nullptr;  // null when not tracing
     std::uint64_t min_landing_ps_ = 0, max_latency_ps_ = 0;
     std::uint64_t events_ = 0;
+    RunProgress progress_;  // a line on stderr now and then in a long run
+    void report_progress() const;
     mutable WakeHub hub_;  // serialize() from const fabric calls
     bool tracing_ = false;
     std::unique_ptr<GlobalMemory> memory_;

@@ -391,7 +391,7 @@ TEST_CASE("bad input: absurd sizes are refused before anything is allocated, exi
         std::vector<std::string> args = compile_graph(tmp, g);
         args.insert(args.end(), {"--set", "workload.capacity=warn"});
         const Result r = run_npusim(tmp, args);
-        expect(r, 2, {"many.json", "kernel r", "more than the limit of 1000000"});
+        expect(r, 2, {"many.json", "kernel r", "more than the limit of 4000000"});
         CHECK(r.seconds < 20);
     }
     SECTION("a study of 16^8 points") {

@@ -225,6 +225,23 @@ TEST_CASE("memory: a run on several ranks counts its dies and the DataBlocks lan
     CHECK_THAT(llm.err, Contains("simulating 4101696 tasks on 288 ranks") && Contains("needs about 1.1 GB"));
 }
 
+// The emitted stream holds every rank's copy of the program the ranks share
+// (16 ranks x 3716 tasks): refused before the copies are made.
+TEST_CASE("memory: compile --emit-tasks on several ranks counts every rank's copy before writing",
+          "[limits][memory][e2e]") {
+    TempDir tmp;
+    const std::string super = kSrc + "/configs/chips/a3-supernode.json";
+    const Result emit = run_shell(tmp, "NPUSIM_MEMORY_AVAILABLE=50M \"$NPUSIM\" compile -q --chip " + quote(super) +
+                                           " --workload " + quote(kSrc + "/models/llm/deepseek_v3.json") +
+                                           " --set workload.layers=1 --set chip.interconnect.ranks=16 --emit-tasks " +
+                                           quote(tmp.path("d.jsonl")));
+    SHOW(emit);
+    CHECK(emit.code == 2);
+    CHECK_THAT(emit.err, Contains("writing the stream of 16 ranks (59456 tasks) needs about 83 MB") &&
+                             Contains("--set workload.layers=N"));
+    CHECK_FALSE(fs::exists(tmp.path("d.jsonl")));
+}
+
 // A 64 MiB allreduce on 288 ranks writes a task stream of tens of GB: it is
 // refused while the stream is being written, before it fills the machine
 // (the check on the finished stream would come too late).

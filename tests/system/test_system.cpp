@@ -428,3 +428,34 @@ TEST_CASE("system: a ping-pong over links without latency ends two link latencie
     const double with = total_ns("500"), without = total_ns("0");
     CHECK(with - without == Approx(2 * 500.0).margin(1e-6));  // ping and pong each cross one link
 }
+
+TEST_CASE("system: a long run says how far it is on stderr when asked, and its statistics do not change",
+          "[system][cli]") {
+    using Catch::Matchers::Contains;
+    TempDir tmp;
+    const auto args = [&](const std::string& stats) {
+        return std::vector<std::string>{"run",
+                                        "--chip",
+                                        kSuper,
+                                        "--workload",
+                                        kSrc + "/models/llm/deepseek_v3.json",
+                                        "--set",
+                                        "workload.layers=1",
+                                        "--set",
+                                        "chip.interconnect.ranks=16",
+                                        "-q",
+                                        "--stats",
+                                        tmp.path(stats)};
+    };
+    const Result quiet = run_npusim(tmp, args("a.json"));
+    REQUIRE(quiet.code == 0);
+    CHECK(quiet.err.find("tasks done") == std::string::npos);  // not a terminal, not asked
+    const Result told = run_program(tmp, "NPUSIM_PROGRESS_SECONDS=0 " + quote(NPUSIM_BIN), args("b.json"));
+    SHOW(told);
+    REQUIRE(told.code == 0);
+    CHECK_THAT(told.err, Contains("% of 59456 tasks done on 16 ranks") && Contains("us simulated"));
+    CHECK(slurp(tmp.path("a.json")) == slurp(tmp.path("b.json")));
+    const Result bad = run_program(tmp, "NPUSIM_PROGRESS_SECONDS=soon " + quote(NPUSIM_BIN), args("c.json"));
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.err, Contains("NPUSIM_PROGRESS_SECONDS: expected seconds") && Contains("'soon'"));
+}
