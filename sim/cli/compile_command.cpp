@@ -40,7 +40,7 @@ void write_spmd_stream(const compiler::SpmdCompile& spmd, const RunConfig& cfg, 
     for (const auto& s : spmd.streams) tasks += s->tasks.size();
     check_memory_budget(
         fmt::format("{}: writing the stream of {} ranks ({} tasks)", cfg.workload().file, spmd.streams.size(), tasks),
-        tasks * kCompileBytesPerTask,
+        tasks * kEmitBytesPerTask,
         "emit fewer ranks (--set chip.interconnect.ranks=N) or, for kind llm, fewer layers (--set workload.layers=N)");
     const TaskStream merged = spmd.merged();
     check_stream_fits_chip(merged, cfg.chip());

@@ -27,6 +27,7 @@
 #include "common/did_you_mean.hpp"
 #include "common/errors.hpp"
 #include "common/memory_budget.hpp"
+#include "system/run_progress.hpp"
 #include "common/output_file.hpp"
 #include "common/phase.hpp"
 #include "common/version.hpp"
@@ -258,6 +259,7 @@ int run_once(const Args& args, const std::function<void()>& after_run = {}) {
 }  // namespace
 
 int run_command(const Args& args) {
+    RunProgress::interval_from_environment();  // a typo is exit 2 now, not after a long compile
     // --what-would-help: the run as asked (its stats to a file of its own
     // when none was asked for), then the re-runs (cli/what_would_help.cpp).
     Args rest;

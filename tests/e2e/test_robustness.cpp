@@ -237,7 +237,7 @@ TEST_CASE("memory: compile --emit-tasks on several ranks counts every rank's cop
                                            quote(tmp.path("d.jsonl")));
     SHOW(emit);
     CHECK(emit.code == 2);
-    CHECK_THAT(emit.err, Contains("writing the stream of 16 ranks (59456 tasks) needs about 83 MB") &&
+    CHECK_THAT(emit.err, Contains("writing the stream of 16 ranks (59456 tasks) needs about 119 MB") &&
                              Contains("--set workload.layers=N"));
     CHECK_FALSE(fs::exists(tmp.path("d.jsonl")));
 }
