@@ -211,12 +211,24 @@ std::size_t transitive_reduction(std::vector<std::vector<int>>& preds, const std
 
 namespace {
 
-// Each kernel's counting event: "op:<kernel name>" (kernel names are
-// unique: form_kernels).
-std::vector<std::string> op_event_ids(const KernelPlan& plan) {
-    std::vector<std::string> ids;
-    for (const Kernel& k : plan.kernels) ids.push_back(fmt::format("op:{}", k.name));
-    return ids;
+std::vector<std::uint32_t> tiles_per_kernel(const std::vector<TileTask>& tasks, const KernelPlan& plan) {
+    std::vector<std::uint32_t> tiles(plan.kernels.size(), 0);
+    for (const TileTask& t : tasks) ++tiles[static_cast<std::size_t>(t.kernel)];
+    return tiles;
+}
+
+// The counting event "op:<kernel name>" of each kernel `counted` (kernel
+// names are unique: form_kernels), which all its tiles signal; returns
+// each kernel's index in s.events (0 where not counted).
+std::vector<std::uint32_t> declare_op_events(const KernelPlan& plan, const std::vector<bool>& counted,
+                                             const std::vector<std::uint32_t>& tiles, SyncPlan& s) {
+    std::vector<std::uint32_t> at(plan.kernels.size(), 0);
+    for (std::size_t k = 0; k < plan.kernels.size(); ++k)
+        if (counted[k]) {
+            at[k] = static_cast<std::uint32_t>(s.events.size());
+            s.events.emplace_back(fmt::format("op:{}", plan.kernels[k].name), tiles[k]);
+        }
+    return at;
 }
 
 // Tile granularity: a task waits for each tile it reads, except that one
@@ -224,11 +236,8 @@ std::vector<std::string> op_event_ids(const KernelPlan& plan) {
 // GEMM over a whole activation) waits for that op's counting event: the
 // same moment (its last tile signals), one wait instead of one per tile.
 template <class TileEvent>
-void wait_per_tile(const std::vector<TileTask>& tasks, const KernelPlan& plan, const std::vector<std::string>& op_ids,
-                   SyncPlan& s, TileEvent tile_event) {
-    std::vector<std::uint32_t> op_event_at(plan.kernels.size(), 0);  // its index in s.events
-    std::vector<std::uint32_t> tiles(plan.kernels.size(), 0);
-    for (const TileTask& t : tasks) ++tiles[static_cast<std::size_t>(t.kernel)];
+void wait_per_tile(const std::vector<TileTask>& tasks, const KernelPlan& plan, SyncPlan& s, TileEvent tile_event) {
+    const std::vector<std::uint32_t> tiles = tiles_per_kernel(tasks, plan);
     std::vector<std::uint32_t> seen(plan.kernels.size(), 0);
     std::vector<bool> op_event(plan.kernels.size(), false);
     const auto whole_producers = [&](std::size_t t) {
@@ -242,11 +251,7 @@ void wait_per_tile(const std::vector<TileTask>& tasks, const KernelPlan& plan, c
     };
     for (std::size_t t = 0; t < tasks.size(); ++t)
         for (int k : whole_producers(t)) op_event[static_cast<std::size_t>(k)] = true;
-    for (std::size_t k = 0; k < plan.kernels.size(); ++k)
-        if (op_event[k]) {
-            op_event_at[k] = static_cast<std::uint32_t>(s.events.size());
-            s.events.emplace_back(op_ids[k], tiles[k]);
-        }
+    const std::vector<std::uint32_t> op_event_at = declare_op_events(plan, op_event, tiles, s);
     for (std::size_t t = 0; t < tasks.size(); ++t) {
         const auto own = static_cast<std::size_t>(tasks[t].kernel);
         if (op_event[own]) s.signal[t].push_back(op_event_at[own]);
@@ -274,7 +279,6 @@ SyncPlan insert_sync(const std::vector<TileTask>& tasks, const KernelPlan& plan,
     transitive_reduction(s.preds, &kernel_of);
     s.wait.resize(tasks.size());
     s.signal.resize(tasks.size());
-    const std::vector<std::string> op_ids = op_event_ids(plan);
     // Task p's own event "t<p>", declared the first time a task waits on it
     // and signalled first by p.
     std::vector<std::uint32_t> tile_event_at(tasks.size(), UINT32_MAX);
@@ -290,7 +294,7 @@ SyncPlan insert_sync(const std::vector<TileTask>& tasks, const KernelPlan& plan,
     };
 
     if (sync == SyncGranularity::tile) {
-        wait_per_tile(tasks, plan, op_ids, s, tile_event);
+        wait_per_tile(tasks, plan, s, tile_event);
     } else {
         // Lift to ops: a consumer op waits for every tile of each producer op
         // (one counting event), except fused pairs, which stay per tile.
@@ -305,17 +309,11 @@ SyncPlan insert_sync(const std::vector<TileTask>& tasks, const KernelPlan& plan,
         std::vector<std::vector<int>> kp(plan.kernels.size());
         for (const auto& [c, ps] : op_preds) kp[static_cast<std::size_t>(c)].assign(ps.begin(), ps.end());
         transitive_reduction(kp);
-        std::vector<int> tiles(plan.kernels.size(), 0);
-        for (const TileTask& t : tasks) ++tiles[static_cast<std::size_t>(t.kernel)];
         std::vector<bool> has_event(plan.kernels.size(), false);
         for (std::size_t c = 0; c < kp.size(); ++c)
             for (int p : kp[c]) has_event[static_cast<std::size_t>(p)] = true;
-        std::vector<std::uint32_t> op_event_at(plan.kernels.size(), 0);  // its index in s.events
-        for (std::size_t k = 0; k < plan.kernels.size(); ++k)
-            if (has_event[k]) {
-                op_event_at[k] = static_cast<std::uint32_t>(s.events.size());
-                s.events.emplace_back(op_ids[k], static_cast<std::uint32_t>(tiles[k]));
-            }
+        const std::vector<std::uint32_t> op_event_at =
+            declare_op_events(plan, has_event, tiles_per_kernel(tasks, plan), s);
         for (std::size_t t = 0; t < tasks.size(); ++t) {
             const auto k = static_cast<std::size_t>(tasks[t].kernel);
             if (has_event[k]) s.signal[t].push_back(op_event_at[k]);

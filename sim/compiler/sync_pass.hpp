@@ -16,8 +16,8 @@ namespace npusim::compiler {
 
 struct SyncPlan {
     std::vector<std::vector<int>> preds;        // reduced task dependences
-    // Per task, indices into `events` (not their ids: a long graph's tasks
-    // wait on millions of events, an id string each was most of a compile's memory).
+    // Per task, indices into `events`: an id string per wait was nearly
+    // half of a long graph's compile memory.
     std::vector<std::vector<std::uint32_t>> wait;
     std::vector<std::vector<std::uint32_t>> signal;
     std::vector<std::pair<std::string, std::uint32_t>> events;  // id, count (in creation order)
