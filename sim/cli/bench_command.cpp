@@ -36,9 +36,10 @@
 #include "common/output_file.hpp"
 #include "common/phase.hpp"
 #include "config/run_config.hpp"
-#include "study/child_process.hpp"
-#include "hw/die.hpp"
 #include "engine/wake_scheduler.hpp"
+#include "hw/die.hpp"
+#include "study/child_process.hpp"
+#include "system/run_progress.hpp"
 #include "tasks/synthetic_stream.hpp"
 
 namespace npusim::cli {
@@ -156,13 +157,24 @@ struct ChildRun {
     std::string output;
 };
 
-ChildRun run_measured(const std::vector<std::string>& argv, const std::string& log) {
+// Runs argv with its output in `log`; with `echo` set, its progress lines go
+// on to stderr after that prefix while it runs (a whole LLM step runs for
+// tens of minutes).
+ChildRun run_measured(const std::vector<std::string>& argv, const std::string& log, const std::string& echo = {}) {
     const auto t0 = std::chrono::steady_clock::now();
     const pid_t pid = study::spawn_process(argv, log);
     int status = 0;
     rusage ru{};
-    while (::wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
+    std::streamoff seen = 0;
+    for (;;) {
+        const pid_t got = ::wait4(pid, &status, echo.empty() ? 0 : WNOHANG, &ru);
+        if (got == pid || (got < 0 && errno != EINTR)) break;
+        if (got == 0) {
+            study::forward_progress_lines(log, seen, echo, std::cerr);
+            study::nap_ms(500);
+        }
     }
+    if (!echo.empty()) study::forward_progress_lines(log, seen, echo, std::cerr);
     ChildRun r;
     r.wall = seconds_since(t0);
     r.cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
@@ -352,6 +364,10 @@ int bench_llm(const std::string& self, const std::string& chip, int layers) {
     std::cout << fmt::format("npusim bench --llm on {}{}\n", chip, layers > 0 ? fmt::format(" ({} layers)", layers) : std::string());
     std::cout << fmt::format("{:>8} {:>6} {:>13} {:>9} {:>9} {:>10} {:>12} {:>13}  {}\n", "phase", "dies", "step us", "wall s", "CPU s",
                              "peak MB", "events", "events/CPU s", "budget (600 s wall, 16384 MB)");
+    // A step's child run prints a progress line a minute (on a terminal, or
+    // as NPUSIM_PROGRESS_SECONDS says); they are passed on with its phase.
+    const bool echo = RunProgress::interval_from_environment() >= 0 || ::isatty(STDERR_FILENO) != 0;
+    if (echo && RunProgress::interval_from_environment() < 0) ::setenv("NPUSIM_PROGRESS_SECONDS", "60", 1);
     int rc = 0;
     struct Case {
         const char* name;
@@ -367,7 +383,7 @@ int bench_llm(const std::string& self, const std::string& chip, int layers) {
         std::vector<std::string> sets = c.sets;
         if (layers > 0) sets.push_back(fmt::format("workload.layers={}", layers));
         for (const auto& s : sets) argv.insert(argv.end(), {"--set", s});
-        const ChildRun run = run_measured(argv, (dir / "run.log").string());
+        const ChildRun run = run_measured(argv, (dir / "run.log").string(), echo ? fmt::format("  {}: ", c.name) : "");
         const RunFigures f = parse_run(run);
         if (!f.ok) {
             std::cout << fmt::format("{:>8} run failed: {}", c.name, run.output.substr(0, run.output.find('\n') + 1));

@@ -11,6 +11,8 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <ostream>
 
 #include "common/errors.hpp"
 
@@ -87,6 +89,18 @@ std::string self_executable(const std::string& fallback) {
     const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (!ec && !p.empty()) return p.string();
     return std::filesystem::absolute(fallback, ec).string();
+}
+
+void forward_progress_lines(const std::string& log_file, std::streamoff& offset, const std::string& prefix,
+                            std::ostream& out) {
+    std::ifstream in(log_file);
+    in.seekg(offset);
+    std::string line;
+    while (std::getline(in, line) && !in.eof()) {
+        offset = in.tellg();
+        if (line.rfind("npusim: ", 0) == 0 && line.find(" tasks done on ") != std::string::npos)
+            out << prefix << line.substr(8) << '\n' << std::flush;
+    }
 }
 
 bool interrupted() { return g_interrupted != 0; }

@@ -3,6 +3,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,13 @@ int run_process(const std::vector<std::string>& argv, const std::string& log_fil
 
 // Absolute path of the running executable (/proc/self/exe), or `fallback`.
 std::string self_executable(const std::string& fallback = "npusim");
+
+// Writes to `out` the progress lines ("npusim: ... tasks done on ...", see
+// system/run_progress.hpp) of a child's log that follow byte `offset`, each
+// after `prefix` instead of "npusim: ", and moves `offset` past the last
+// whole line read (a line still being written is read next time).
+void forward_progress_lines(const std::string& log_file, std::streamoff& offset, const std::string& prefix,
+                            std::ostream& out);
 
 // Sleeps `ms` milliseconds; a signal (EINTR) just ends the nap early.
 void nap_ms(long ms);

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
+#include "study/child_process.hpp"
 #include "study/golden.hpp"
 #include "study/point_run.hpp"
 #include "study/points.hpp"
@@ -243,6 +244,26 @@ TEST_CASE("study: the results store appends, reloads, ignores a torn line, write
     const auto sorted = lines_of(store.csv_path());
     CHECK(sorted[1].rfind("0,", 0) == 0);
     CHECK(read_jsonl(store.jsonl_path()).size() == 2);
+}
+
+TEST_CASE("bench: a child run's progress lines are passed on as they come, each once, nothing else", "[study]") {
+    TempDir tmp;
+    const std::string log = (tmp.dir / "run.log").string();
+    std::streamoff offset = 0;
+    std::ostringstream out;
+    std::ofstream w(log);
+    w << "npusim: warning: something else\n"
+      << "npusim: 6.9% of 50840128 tasks done on 32 ranks, 147163.3 us simulated, 483 s\n"
+      << "npusim: 7.2% of 50840128 tasks done on 32 r" << std::flush;  // still being written
+    study::forward_progress_lines(log, offset, "  prefill: ", out);
+    CHECK(out.str() == "  prefill: 6.9% of 50840128 tasks done on 32 ranks, 147163.3 us simulated, 483 s\n");
+    w << "anks, 150000.0 us simulated, 543 s\n" << std::flush;
+    out.str("");
+    study::forward_progress_lines(log, offset, "  prefill: ", out);
+    CHECK(out.str() == "  prefill: 7.2% of 50840128 tasks done on 32 ranks, 150000.0 us simulated, 543 s\n");
+    out.str("");
+    study::forward_progress_lines(log, offset, "  prefill: ", out);
+    CHECK(out.str().empty());
 }
 
 TEST_CASE("golden: metrics pass within their tolerance, exact by default", "[golden]") {
