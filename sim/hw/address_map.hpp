@@ -20,8 +20,9 @@ public:
     // Gives req the stream bytes [offset, offset+len), walked when the
     // transfer starts (for_each).
     void map(std::uint64_t offset, std::uint64_t len, TransferRequest& req) const;
-    // Calls f(addr, bytes) for each address range of stream bytes
-    // [offset, offset+len), in order.
+    // Calls f(addr, bytes, in_hbm) for each address range of stream bytes
+    // [offset, offset+len), in order; in_hbm: its region is listed in HBM
+    // (false for an L2-resident region and for a range from `base`).
     template <class F>
     void for_each(std::uint64_t offset, std::uint64_t len, F&& f) const;
     bool known() const { return has_base_ || !starts_.empty(); }
@@ -47,7 +48,7 @@ template <class F>
 void AddressMap::for_each(std::uint64_t offset, std::uint64_t len, F&& f) const {
     if (len == 0) return;
     if (has_base_) {
-        f(base_ + offset, len);
+        f(base_ + offset, len, false);
         return;
     }
     if (regions_.empty()) return;
@@ -59,7 +60,7 @@ void AddressMap::for_each(std::uint64_t offset, std::uint64_t len, F&& f) const 
         // A strided region: the row `within` falls in, from there to its end.
         const std::uint64_t row = within < r.bytes ? 0 : within / r.bytes, col = within - row * r.bytes;
         const std::uint64_t n = std::min(len, r.bytes - col);
-        f(r.addr + row * r.stride + col, n);
+        f(r.addr + row * r.stride + col, n, r.space == Space::hbm);
         len -= n;
         offset += n;
         if (offset - starts_[i] == r.total() && ++i == regions_.size()) {
@@ -73,7 +74,8 @@ void AddressMap::for_each(std::uint64_t offset, std::uint64_t len, F&& f) const 
 template <class F>
 void TransferRequest::for_each_range(F&& f) const {
     for (int i = 0; i < n_spans; ++i) spans[static_cast<std::size_t>(i)].map->for_each(spans[static_cast<std::size_t>(i)].offset, spans[static_cast<std::size_t>(i)].len, f);
-    for (int i = 0; i < n_ranges; ++i) f(ranges[static_cast<std::size_t>(i)].addr, ranges[static_cast<std::size_t>(i)].bytes);
+    for (int i = 0; i < n_ranges; ++i)
+        f(ranges[static_cast<std::size_t>(i)].addr, ranges[static_cast<std::size_t>(i)].bytes, false);
 }
 
 }  // namespace npusim

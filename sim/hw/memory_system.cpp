@@ -73,6 +73,11 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, WakeScheduler& schedule
 
 MemorySystem::Split MemorySystem::account(const TransferRequest& req, bool take_busiest) {
     Split s;
+    if (req.space == Space::l2 && !req.write && req.n_spans > 0) {
+        s = account_l2_read(req, take_busiest);
+        if (s.hbm > 0) return s;
+        s = Split{};
+    }
     if (req.space == Space::l2) {
         // Explicitly L2-resident data: never leaves the cache, spread over
         // all slices.
@@ -89,7 +94,7 @@ MemorySystem::Split MemorySystem::account(const TransferRequest& req, bool take_
         std::uint64_t covered = 0;
         s.dirty = l2_.access_ranges(true,
                                     [&](const auto& f) {
-                                        req.for_each_range([&](std::uint64_t addr, std::uint64_t n) {
+                                        req.for_each_range([&](std::uint64_t addr, std::uint64_t n, bool) {
                                             f(addr, n);
                                             covered += n;
                                         });
@@ -100,7 +105,9 @@ MemorySystem::Split MemorySystem::account(const TransferRequest& req, bool take_
         s.busiest += req.bytes - std::min(req.bytes, covered);  // untracked tail: one slice at worst
         traffic_.l2_write_bytes += req.bytes;
     } else {
-        const L2Access a = l2_.access_ranges(false, [&](const auto& f) { req.for_each_range(f); });
+        const L2Access a = l2_.access_ranges(false, [&](const auto& f) {
+            req.for_each_range([&](std::uint64_t addr, std::uint64_t n, bool) { f(addr, n); });
+        });
         std::uint64_t hit = a.hit_bytes;
         const std::uint64_t fill = a.fill_bytes;
         s.dirty = a.dirty_evicted_bytes;
@@ -115,6 +122,29 @@ MemorySystem::Split MemorySystem::account(const TransferRequest& req, bool take_
         traffic_.l2_miss_bytes += s.hbm;
         traffic_.hbm_read_bytes += s.hbm + s.overfill;
     }
+    return s;
+}
+
+// A task that reads an L2-resident operand beside one in GM (attention's
+// probabilities beside V from the KV cache): the resident regions never
+// leave L2, the GM ones go through the L2 model and their misses come from
+// HBM. With nothing missed the read counts as resident (the caller's path).
+MemorySystem::Split MemorySystem::account_l2_read(const TransferRequest& req, bool take_busiest) {
+    Split s;
+    const L2Access a = l2_.access_ranges(false, [&](const auto& f) {
+        req.for_each_range([&](std::uint64_t addr, std::uint64_t n, bool in_hbm) {
+            if (in_hbm) f(addr, n);
+        });
+    });
+    s.dirty = a.dirty_evicted_bytes;
+    if (take_busiest) s.busiest = l2_.take_busiest_slice_bytes();
+    s.hbm = std::min(a.miss_bytes, req.bytes);
+    if (s.hbm == 0) return s;
+    s.l2 = req.bytes - s.hbm;
+    s.overfill = a.fill_bytes > s.hbm ? a.fill_bytes - s.hbm : 0;
+    traffic_.l2_hit_bytes += s.l2;
+    traffic_.l2_miss_bytes += s.hbm;
+    traffic_.hbm_read_bytes += s.hbm + s.overfill;
     return s;
 }
 

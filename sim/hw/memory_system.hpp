@@ -74,7 +74,8 @@ struct TransferRequest {
     void add_range(std::uint64_t addr, std::uint64_t bytes);
     void add_span(const AddressMap* map, std::uint64_t offset, std::uint64_t len);
     bool has_addresses() const { return n_ranges > 0 || n_spans > 0; }
-    // Calls f(addr, bytes) for every address range, spans first.
+    // Calls f(addr, bytes, in_hbm) for every address range, spans first;
+    // in_hbm: a span's range whose region is listed in HBM.
     template <class F>
     void for_each_range(F&& f) const;
     double cap_bytes_per_ps = 0;     // the issuing engine's own limit (HBM part: misses)
@@ -174,6 +175,8 @@ private:
     // take_busiest: read the L2's busiest-slice count now (a batch reads it
     // once for all its parts).
     Split account(const TransferRequest& req, bool take_busiest = true);
+    // A read of space l2 whose regions name HBM for some of its bytes.
+    Split account_l2_read(const TransferRequest& req, bool take_busiest);
     void start(const Split& s, bool write, double cap, double l2_cap, TransferClient* client, std::uint64_t tag);
 
     void wake(std::uint64_t) override;
