@@ -57,8 +57,9 @@ std::uint64_t both(const std::vector<Interval>& a, const std::vector<Interval>& 
     return covered(a) + covered(b) - covered(all);
 }
 
-// llm.*: per die, each compiled op's span (first task start to last task
-// end) by kind, layer and micro-batch; then over dies.
+// llm.*: per die, each compiled op's time (while any of its tasks runs) by
+// kind, and its span (first task start to last task end) by layer and
+// micro-batch; then over dies.
 std::string llm_stats(Stats& s, const System& sys, const LlmBuild& b, const LlmWorkload& w) {
     const llm::LlmGraph& g = b.graph;
     constexpr int kKinds = 5;
@@ -67,21 +68,23 @@ std::string llm_stats(Stats& s, const System& sys, const LlmBuild& b, const LlmW
     double overlap_sum = 0;
     for (int r = 0; r < sys.ranks(); ++r) {
         const SimContext& c = sys.die(r).context();
-        std::map<NameIndex, Interval> span;
+        std::map<NameIndex, std::vector<Interval>> runs;  // each op's tasks, start to end
         for (std::size_t i = 0; i < c.stream.tasks.size(); ++i) {
             const TaskTiming& t = c.timing[i];
-            if (!t.done) continue;
-            auto [it, fresh] = span.emplace(c.stream.tasks[i].op, Interval{t.start_ps, t.end_ps});
-            if (!fresh) it->second = Interval{std::min(it->second.start, t.start_ps), std::max(it->second.end, t.end_ps)};
+            if (t.done) runs[c.stream.tasks[i].op].push_back(Interval{t.start_ps, t.end_ps});
         }
         std::vector<double> kind(kKinds, 0.0);
         std::vector<std::vector<Interval>> mb(2);
-        for (const auto& [name, iv] : span) {
+        for (const auto& [name, tasks] : runs) {
             // A fused kernel is named by its nodes joined with '+': the first one says what it is.
             const std::string first = split(c.stream.name(name), '+').front();
             const auto it = g.nodes.find(first);
             const llm::NodeInfo info = it != g.nodes.end() ? it->second : llm::NodeInfo{};
-            kind[static_cast<std::size_t>(info.kind)] += static_cast<double>(iv.end - iv.start);
+            // Its time: while any of its tasks runs (a profiler's kernel
+            // time; not the gaps where its tiles wait for their inputs).
+            kind[static_cast<std::size_t>(info.kind)] += static_cast<double>(covered(tasks));
+            Interval iv = tasks.front();
+            for (const Interval& t : tasks) iv = Interval{std::min(iv.start, t.start), std::max(iv.end, t.end)};
             if (info.layer >= 0) {
                 double& e = layer_end[static_cast<std::size_t>(info.layer) + 1];
                 e = std::max(e, static_cast<double>(iv.end));

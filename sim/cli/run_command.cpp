@@ -115,6 +115,9 @@ int run_once(const Args& args, const std::function<void()>& after_run = {}) {
     if (elaborate_only) quiet = true;
     if (filter.active() && trace_file.empty() && report_file.empty())
         throw InputError(filter.options() + ": filters a trace; give --trace FILE (or --report)");
+    if ((!trace_ranks.empty() || trace_tasks_only) && trace_file.empty() && report_file.empty())
+        throw InputError(std::string(trace_ranks.empty() ? "--trace-tasks-only" : "--trace-ranks") +
+                         ": chooses what a trace holds; give --trace FILE (or --report)");
     if (!profile_file.empty()) {
         std::error_code ec;
         const auto dir = std::filesystem::path(profile_file).parent_path();

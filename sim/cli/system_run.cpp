@@ -203,12 +203,13 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
         int busy = 0;
         for (int r = 0; r < system.ranks(); ++r) busy += system.die(r).context().stream.tasks.empty() ? 0 : 1;
         std::cout << fmt::format(
-            "  system       {} ranks ({} with tasks) on {} thread{}, last to finish: rank {}; mesh {:.3f} MB in {} writes, "
+            "  system       {} rank{} ({} with tasks) on {} thread{}, last to finish: rank {}; mesh {:.3f} MB in {} writes, "
             "stale reads {:.0f}; {} simulation events\n",
-            system.ranks(), busy, system.threads(), system.threads() == 1 ? "" : "s", system.last_rank(),
+            system.ranks(), system.ranks() == 1 ? "" : "s", busy, system.threads(), system.threads() == 1 ? "" : "s",
+            system.last_rank(),
             // One die without kernel programs reports no mesh or functional memory.
-            stats.number_or("mesh.bytes", 0) / 1e6, system.mesh().writes(), stats.number_or("memory_model.stale_reads", 0),
-            system.events());
+            stats.number_or("mesh.bytes", 0) / 1e6, system.mesh().writes(),
+            stats.number_or("memory_model.stale_reads", 0), system.events());
         if (!traced_to.empty())
             std::cout << fmt::format("  traced ranks {}{}\n", traced.size() <= 16 ? fmt::format("{}", fmt::join(traced, ",")) :
                                                                     fmt::format("{} of them", traced.size()),

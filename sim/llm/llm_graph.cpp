@@ -400,17 +400,27 @@ LlmGraph Builder::build() {
     const double hbm = chip_.hbm.size_gb * 1e9;
     // (With workload.capacity warn the compiler's footprint check warns instead.)
     if (out_.weight_bytes + out_.kv_bytes > hbm && w_.capacity_error)
-        throw InputError(fmt::format("workload: a die needs {:.1f} GB (weights {:.1f} GB + KV cache {:.1f} GB) but holds {:.1f} GB "
-                                     "(chip.hbm.size_gb); use more dies (ep), a smaller batch or kv_len, quant w8a8, or "
-                                     "--set workload.capacity=warn to run it anyway",
-                                     (out_.weight_bytes + out_.kv_bytes) / 1e9, out_.weight_bytes / 1e9, out_.kv_bytes / 1e9,
-                                     chip_.hbm.size_gb));
+        throw InputError(
+            fmt::format("workload: a die needs {:.1f} GB (weights {:.1f} GB + KV cache {:.1f} GB) but holds {:.1f} GB "
+                        "(chip.hbm.size_gb); use more dies (ep), a smaller batch or kv_len, {}"
+                        "--set workload.capacity=warn to run it anyway",
+                        (out_.weight_bytes + out_.kv_bytes) / 1e9, out_.weight_bytes / 1e9, out_.kv_bytes / 1e9,
+                        chip_.hbm.size_gb, w_.quant == LlmWorkload::Quant::bf16 ? "quant w8a8, or " : "or "));
     ojson doc = ojson::object();
     doc["kind"] = "graph";
     doc["name"] = !w_.name.empty() ? w_.name
                                    : fmt::format("{} {} ({} layers, batch {} per die{})", m_.model_type, decode_ ? "decode" : "prefill",
                                                  layers, w_.batch, mbs_ > 1 ? ", 2 micro-batches" : "");
     doc["notes"] = fmt::format("Built by npusim from {} (docs/llm.md): one die's graph; every die of the chip runs it.", m_.file);
+    // The workload keys an llm run compiles its graph with (cli/llm_run.cpp),
+    // so the written graph runs as the llm run does.
+    doc["workload"] = {{"variant", w_.comm_optimized ? "optimized" : "baseline"},
+                       {"capacity", w_.capacity_error ? "error" : "warn"},
+                       {"routing",
+                        {{"distribution", w_.routing.zipf ? "zipf" : "uniform"},
+                         {"skew", w_.routing.skew},
+                         {"seed", w_.routing.seed},
+                         {"redundant_experts", w_.routing.redundant_experts}}}};
     doc["tensors"] = tensors_;
     doc["nodes"] = nodes_;
     doc["outputs"] = outputs_;

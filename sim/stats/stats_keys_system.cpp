@@ -76,15 +76,23 @@ void workload_keys(std::vector<StatSpec>& v) {
         .key("collective.{bandwidth_ns,bound_ns}", K::ns, "ns", M::whole, "wire bytes / that rate, and the bound ([collectives.md](collectives.md))")
         .key("collective.efficiency", K::fraction, "fraction", M::whole, "bound_ns / total_ns (1 = at the bound)");
     Section(v, "llm")
-        .key("llm.{step_ns,tpot_ns}", K::ns, "ns", M::whole, "the step: from the first task to the last die's end; decode: time per output token (the step)")
-        .key("llm.tokens_per_s_per_die", K::rate, "tokens/s", M::whole, "decode: `batch` / step; prefill: `batch` x `prompt_len` / step")
+        .key("llm.{step_ns,tpot_ns}", K::ns, "ns", M::whole,
+             "the step: from the first task to the last die's end; decode: time per output token (the step)")
+        .key("llm.tokens_per_s_per_die", K::rate, "tokens/s", M::whole,
+             "decode: `batch` / step; prefill: `batch` x `prompt_len` / step")
         .key("llm.layers", K::count, "layers", M::whole, "decoder layers run")
-        .key("llm.layer_ns", K::ns, "ns", M::whole, "mean per layer: each layer from the previous layer's end (on the die that ends it last) to its own")
-        .key("llm.op_time_shares.<kind>", K::fraction, "fraction", M::whole, "each kind's (`matmul`, `attention`, `dispatch`, `combine`, `other`) summed op time on a die over all of it, averaged over dies")
+        .key("llm.layer_ns", K::ns, "ns", M::whole,
+             "mean per layer: each layer from the previous layer's end (on the die that ends it last) to its own")
+        .key(
+            "llm.op_time_shares.<kind>", K::fraction, "fraction", M::whole,
+            "each kind's (`matmul`, `attention`, `dispatch`, `combine`, `other`) summed op time on a die (while any of an op's tasks runs on a core) over all of it, averaged over dies")
         .key("llm.rank_imbalance", K::ratio, "ratio", M::whole, "slowest die's end / mean die end")
-        .key("llm.microbatch_overlap", K::fraction, "fraction", M::whole, "with two micro-batches: the time both are in flight on a die over the smaller one's busy time, averaged over dies")
+        .key(
+            "llm.microbatch_overlap", K::fraction, "fraction", M::whole,
+            "with two micro-batches: the time both are in flight on a die over the smaller one's busy time, averaged over dies")
         .key("llm.{weight_bytes_per_die,kv_cache_bytes_per_die}", K::bytes, "B", M::whole, "what the die holds")
-        .key("llm.params.{total,active}", K::count, "parameters", M::whole, "from the config ([llm.md](llm.md#statistics))");
+        .key("llm.params.{total,active}", K::count, "parameters", M::whole,
+             "from the config ([llm.md](llm.md#statistics))");
 }
 
 }  // namespace

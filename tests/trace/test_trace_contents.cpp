@@ -186,6 +186,9 @@ TEST_CASE("trace filters: bad values exit 2 naming the option", "[trace][errors]
     const Result untraced = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kConvBnRelu, "--trace-ops", "conv*"});
     CHECK(untraced.code == 2);
     CHECK_THAT(untraced.err, Contains("--trace-ops: filters a trace; give --trace FILE"));
+    const Result ranks = run_npusim(tmp, {"run", "--chip", kAx300, "--workload", kConvBnRelu, "--trace-ranks", "0"});
+    CHECK(ranks.code == 2);
+    CHECK_THAT(ranks.err, Contains("--trace-ranks: chooses what a trace holds; give --trace FILE"));
 }
 
 TEST_CASE("trace: pipe slices carry their bytes, FLOPs and L2 hits and misses, which add up to the run's", "[trace]") {
