@@ -297,6 +297,8 @@ std::vector<std::int64_t> row_groups(const Graph& g, const Node& n) {
 
 double group_rows_mean(const Graph& g, const Node& n) {
     if (n.op == OpType::Dispatch) {
+        const int cap = dispatch_capacity(g, n);
+        if (cap > 0) return cap;  // every rank's buffers hold that many rows per expert
         const auto r = dispatch_routing(g, n);
         return static_cast<double>(r->ranks()) * r->pairs() / std::max(1, r->experts());
     }

@@ -56,7 +56,8 @@ Shape comm_shape(const Graph& g, const Node& n);
 DType comm_dtype(const Graph& g, const Node& n);
 // Rows per group of n's output (a Dispatch: per local expert), or empty.
 std::vector<std::int64_t> row_groups(const Graph& g, const Node& n);
-// Mean rows per group of n's output over every rank of its group (0: no groups).
+// Mean rows per group of n's output over every rank of its group (0: no
+// groups); with a Dispatch capacity every group has that many rows.
 double group_rows_mean(const Graph& g, const Node& n);
 
 // "baseline" | "optimized": the node's attrs.variant, else the workload's.

@@ -158,8 +158,9 @@ void Tiler::matmul(int ki, TilingChoice& choice) {
 // Every group's rows by its own weights [K, N]: the groups run at once,
 // so, as a grouped kernel's tiling is chosen once for its launch, the
 // tile shape is chosen for the mean group over every rank (the same plan
-// on each), and each group is cut into row blocks of that height (its
-// last one shorter; a group without rows has no tasks).
+// on each; with a Dispatch capacity every group has that many rows), and
+// each group is cut into row blocks of that height (its last one shorter;
+// a group without rows has no tasks).
 void Tiler::grouped_matmul(int ki, TilingChoice& choice) {
     const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
     const Node& n = node(k);

@@ -10,9 +10,12 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "chip/chip_params.hpp"
@@ -329,8 +332,15 @@ TEST_CASE("moe layer: a Dispatch with a capacity compiles one program for every 
     std::string line;
     std::uint64_t rows = 0, masked = 0;
     std::uint32_t most = 0;
+    std::map<std::string, std::set<std::string>> row_blocks;  // "rank op group" -> its tasks' row ranges
+    const std::regex group_rows(R"(^g(\d+)/m(\d+-\d+))");
     while (std::getline(in, line)) {
         const json t = json::parse(line);
+        std::smatch m;
+        const std::string tile = t.value("tile", "");
+        if (t.contains("id") && (t["op"] == "gate_up" || t["op"] == "down") && std::regex_search(tile, m, group_rows))
+            row_blocks[fmt::format("{} {} {}", t["rank"].get<int>(), t["op"].get<std::string>(), m[1].str())].insert(
+                m[2]);
         if (t.contains("rows_table")) {
             CHECK(t["rows_table"] == "dispatch");
             REQUIRE(t["rows"].size() == 16);
@@ -343,6 +353,21 @@ TEST_CASE("moe layer: a Dispatch with a capacity compiles one program for every 
     }
     CHECK(rows == 16 * 128 * 8);
     CHECK(masked > 0);
+    // Every rank's expert buffers are `capacity` rows tall, the rows the
+    // plan is made for: each group is cut into the row blocks the plan
+    // names, never into one more, shorter block that streams its expert's
+    // weights again.
+    std::map<std::string, std::size_t> planned;
+    const std::regex plan_line(R"(tile: (\w+) +\d+ tasks +(\d+) row blocks)");
+    for (std::sregex_iterator it(c.out.begin(), c.out.end(), plan_line), end; it != end; ++it)
+        planned[(*it)[1].str()] = std::stoul((*it)[2].str());
+    REQUIRE(planned.count("gate_up") == 1);
+    REQUIRE(planned.count("down") == 1);
+    REQUIRE(row_blocks.size() == 2 * 16);  // one expert per rank, two GEMMs
+    for (const auto& [group, ranges] : row_blocks) {
+        CAPTURE(group);
+        CHECK(ranges.size() == planned.at(group.substr(group.find(' ') + 1, group.rfind(' ') - group.find(' ') - 1)));
+    }
     // Zipf routing: the busiest rank gets half again the mean or more, and its
     // experts take longer than the mean rank's.
     CHECK(most > 3 * 128 * 8 / 2);
