@@ -158,7 +158,7 @@ struct ChildRun {
 };
 
 // Runs argv with its output in `log`; with `echo` set, its progress lines go
-// on to stderr after that prefix while it runs (a whole LLM step runs for
+// on to stderr after that prefix while it runs (polled ten times a second) (a whole LLM step runs for
 // tens of minutes).
 ChildRun run_measured(const std::vector<std::string>& argv, const std::string& log, const std::string& echo = {}) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -171,7 +171,7 @@ ChildRun run_measured(const std::vector<std::string>& argv, const std::string& l
         if (got == pid || (got < 0 && errno != EINTR)) break;
         if (got == 0) {
             study::forward_progress_lines(log, seen, echo, std::cerr);
-            study::nap_ms(500);
+            study::nap_ms(100);
         }
     }
     if (!echo.empty()) study::forward_progress_lines(log, seen, echo, std::cerr);

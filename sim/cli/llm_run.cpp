@@ -104,13 +104,15 @@ std::string llm_stats(Stats& s, const System& sys, const LlmBuild& b, const LlmW
         s.set(fmt::format("llm.op_time_shares.{}", llm::to_string(static_cast<llm::OpKind>(k))), share_sum[static_cast<std::size_t>(k)] / ranks);
     // A layer's time: from the previous layer's end (on the die that ends it
     // last) to its own.
-    std::string table = "  layer      ends at us   time us\n";
+    std::string table = "  layer      ends at us   time us\n", ends = "[";
     double layer_sum = 0;
     for (int l = 1; l <= g.layers; ++l) {
         const double dt = (layer_end[static_cast<std::size_t>(l)] - layer_end[static_cast<std::size_t>(l) - 1]) / 1000.0;
         layer_sum += dt;
         table += fmt::format("  {:>5}  {:>14.3f} {:>9.3f}\n", l - 1, layer_end[static_cast<std::size_t>(l)] / 1e6, dt / 1000.0);
+        ends += fmt::format("{}{:.3f}", l > 1 ? "," : "", layer_end[static_cast<std::size_t>(l)] / 1000.0);
     }
+    s.set_json("llm.layer_ends_ns", ends + "]");
     const double tokens_per_s = g.tokens_per_die / (step_ns * 1e-9);
     s.set("llm.step_ns", step_ns);
     s.set("llm.layers", g.layers);

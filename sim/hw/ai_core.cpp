@@ -327,7 +327,8 @@ bool AiCore::begin_stage(int stage, std::uint64_t tile) {
         // L2 hits move at the core's L2 rate; the engine's cap is for misses.
         w.transfer.l2_cap_bytes_per_ps = w.transfer.write ? l2_write_cap_ : l2_read_cap_;
         const MemorySystem::Served served = ctx_.memory->transfer(w.transfer, this, static_cast<std::uint64_t>(stage));
-        did.read = !w.transfer.write && w.transfer.space == Space::hbm;
+        // A read of L2-resident data counts as one when some of its bytes missed (regions in HBM).
+        did.read = !w.transfer.write && (w.transfer.space == Space::hbm || served.hbm > 0);
         did.l2_hit = served.l2;
         did.l2_miss = served.hbm;
         // The engine moves misses at its port's rate, hits at the L2 rate.

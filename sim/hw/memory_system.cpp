@@ -76,7 +76,7 @@ MemorySystem::Split MemorySystem::account(const TransferRequest& req, bool take_
     if (req.space == Space::l2 && !req.write && req.n_spans > 0) {
         s = account_l2_read(req, take_busiest);
         if (s.hbm > 0) return s;
-        s = Split{};
+        s = Split{0, 0, s.busiest, 0, 0};  // all hits: resident, the looked-up bytes still on their slices
     }
     if (req.space == Space::l2) {
         // Explicitly L2-resident data: never leaves the cache, spread over

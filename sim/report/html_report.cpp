@@ -115,6 +115,17 @@ json serving_rows(const json& stats) {
     rows.push_back({"micro-batch overlap", fmt::format("{:.1f}%", 100 * num(stats, "llm.microbatch_overlap"))});
     rows.push_back({"weights / KV cache per die", bytes_text(num(stats, "llm.weight_bytes_per_die")) + " / " +
                                                       bytes_text(num(stats, "llm.kv_cache_bytes_per_die"))});
+    // Each layer as the run summary's table has it: its end and its time
+    // from the previous layer's end.
+    if (const json* ends = at_path(stats, "llm.layer_ends_ns"); ends && ends->is_array()) {
+        double before = 0;
+        for (std::size_t l = 0; l < ends->size(); ++l) {
+            const double end = (*ends)[l].get<double>();
+            rows.push_back({fmt::format("layer {}", l),
+                            fmt::format("ends at {:.3f} µs, {:.3f} µs", end / 1000.0, (end - before) / 1000.0)});
+            before = end;
+        }
+    }
     return rows;
 }
 

@@ -83,6 +83,8 @@ void workload_keys(std::vector<StatSpec>& v) {
         .key("llm.layers", K::count, "layers", M::whole, "decoder layers run")
         .key("llm.layer_ns", K::ns, "ns", M::whole,
              "mean per layer: each layer from the previous layer's end (on the die that ends it last) to its own")
+        .key("llm.layer_ends_ns", K::list, "list", M::whole,
+             "each layer's end in ns, on the die that ends it last, in layer order (the run summary's per-layer table)")
         .key(
             "llm.op_time_shares.<kind>", K::fraction, "fraction", M::whole,
             "each kind's (`matmul`, `attention`, `dispatch`, `combine`, `other`) summed op time on a die (while any of an op's tasks runs on a core) over all of it, averaged over dies")

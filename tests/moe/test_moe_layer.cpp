@@ -354,9 +354,9 @@ TEST_CASE("moe layer: a Dispatch with a capacity compiles one program for every 
     CHECK(rows == 16 * 128 * 8);
     CHECK(masked > 0);
     // Every rank's expert buffers are `capacity` rows tall, the rows the
-    // plan is made for: each group is cut into the row blocks the plan
-    // names, never into one more, shorter block that streams its expert's
-    // weights again.
+    // plan is made for: each group is cut into at most the row blocks the
+    // plan names, never into one more, shorter block that streams its
+    // expert's weights again.
     std::map<std::string, std::size_t> planned;
     const std::regex plan_line(R"(tile: (\w+) +\d+ tasks +(\d+) row blocks)");
     for (std::sregex_iterator it(c.out.begin(), c.out.end(), plan_line), end; it != end; ++it)
@@ -366,7 +366,7 @@ TEST_CASE("moe layer: a Dispatch with a capacity compiles one program for every 
     REQUIRE(row_blocks.size() == 2 * 16);  // one expert per rank, two GEMMs
     for (const auto& [group, ranges] : row_blocks) {
         CAPTURE(group);
-        CHECK(ranges.size() == planned.at(group.substr(group.find(' ') + 1, group.rfind(' ') - group.find(' ') - 1)));
+        CHECK(ranges.size() <= planned.at(group.substr(group.find(' ') + 1, group.rfind(' ') - group.find(' ') - 1)));
     }
     // Zipf routing: the busiest rank gets half again the mean or more, and its
     // experts take longer than the mean rank's.

@@ -218,6 +218,7 @@ TEST_CASE("report in Chromium: an LLM step on 16 dies shows its serving figures,
     const std::string text = p["text"];
     CHECK_THAT(text, Contains("workload.layers=4"));
     CHECK_THAT(text, Contains("time per output token") && Contains("tokens/s per die") && Contains("op time shares"));
+    CHECK_THAT(text, Contains("layer 3") && Contains("ends at"));  // the per-layer table, as the run summary prints it
     CHECK_THAT(text, Contains("16; the last to finish: rank"));
     CHECK_THAT(text, Contains("m0.l3.experts.gate_up"));  // the MoE layer's experts in the ops table
     REQUIRE(p["charts"].contains("timeline"));
