@@ -222,7 +222,7 @@ TEST_CASE("memory: a run on several ranks counts its dies and the DataBlocks lan
                                           " --set workload.layers=4 -q");
     SHOW(llm);
     CHECK(llm.code == 2);
-    CHECK_THAT(llm.err, Contains("simulating 4101696 tasks on 288 ranks") && Contains("needs about 1.1 GB"));
+    CHECK_THAT(llm.err, Contains("simulating 4100544 tasks on 288 ranks") && Contains("needs about 1.1 GB"));
 }
 
 // The emitted stream holds every rank's copy of the program the ranks share
