@@ -157,9 +157,9 @@ struct ChildRun {
     std::string output;
 };
 
-// Runs argv with its output in `log`; with `echo` set, its progress lines go
-// on to stderr after that prefix while it runs (polled ten times a second) (a whole LLM step runs for
-// tens of minutes).
+// Runs argv with its output in `log`. With `echo` set, its progress lines go
+// on to stderr after that prefix while it runs, polled ten times a second (a
+// whole LLM step runs for tens of minutes).
 ChildRun run_measured(const std::vector<std::string>& argv, const std::string& log, const std::string& echo = {}) {
     const auto t0 = std::chrono::steady_clock::now();
     const pid_t pid = study::spawn_process(argv, log);

@@ -73,11 +73,7 @@ MemorySystem::MemorySystem(sc_core::sc_module_name name, WakeScheduler& schedule
 
 MemorySystem::Split MemorySystem::account(const TransferRequest& req, bool take_busiest) {
     Split s;
-    if (req.space == Space::l2 && !req.write && req.n_spans > 0) {
-        s = account_l2_read(req, take_busiest);
-        if (s.hbm > 0) return s;
-        s = Split{0, 0, s.busiest, 0, 0};  // all hits: resident, the looked-up bytes still on their slices
-    }
+    if (req.space == Space::l2 && !req.write && req.n_spans > 0) return account_l2_read(req, take_busiest);
     if (req.space == Space::l2) {
         // Explicitly L2-resident data: never leaves the cache, spread over
         // all slices.
@@ -128,7 +124,8 @@ MemorySystem::Split MemorySystem::account(const TransferRequest& req, bool take_
 // A task that reads an L2-resident operand beside one in GM (attention's
 // probabilities beside V from the KV cache): the resident regions never
 // leave L2, the GM ones go through the L2 model and their misses come from
-// HBM. With nothing missed the read counts as resident (the caller's path).
+// HBM (with nothing missed: as a resident read, plus the looked-up bytes'
+// slices).
 MemorySystem::Split MemorySystem::account_l2_read(const TransferRequest& req, bool take_busiest) {
     Split s;
     const L2Access a = l2_.access_ranges(false, [&](const auto& f) {
@@ -139,7 +136,6 @@ MemorySystem::Split MemorySystem::account_l2_read(const TransferRequest& req, bo
     s.dirty = a.dirty_evicted_bytes;
     if (take_busiest) s.busiest = l2_.take_busiest_slice_bytes();
     s.hbm = std::min(a.miss_bytes, req.bytes);
-    if (s.hbm == 0) return s;
     s.l2 = req.bytes - s.hbm;
     s.overfill = a.fill_bytes > s.hbm ? a.fill_bytes - s.hbm : 0;
     traffic_.l2_hit_bytes += s.l2;
