@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "common/phase.hpp"
 #include "common/split.hpp"
 #include "compiler/graph_reader.hpp"
+#include "stats/intervals.hpp"
 #include "stats/stats.hpp"
 #include "system/system.hpp"
 #include "tasks/stream_checks.hpp"
@@ -30,36 +32,8 @@ GraphWorkload graph_options(const LlmWorkload& w) {
     return g;
 }
 
-struct Interval {
-    std::uint64_t start, end;
-};
-
-// Length of the union of intervals.
-std::uint64_t covered(std::vector<Interval> v) {
-    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
-    std::uint64_t total = 0, lo = 0, hi = 0;
-    bool open = false;
-    for (const Interval& i : v) {
-        if (open && i.start <= hi) {
-            hi = std::max(hi, i.end);
-            continue;
-        }
-        if (open) total += hi - lo;
-        lo = i.start, hi = i.end, open = true;
-    }
-    return open ? total + hi - lo : 0;
-}
-
-// Length of the overlap of two unions of intervals.
-std::uint64_t both(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-    std::vector<Interval> all = a;
-    all.insert(all.end(), b.begin(), b.end());
-    return covered(a) + covered(b) - covered(all);
-}
-
 // llm.*: per die, each compiled op's time (while any of its tasks runs) by
-// kind, and its span (first task start to last task end) by layer and
-// micro-batch; then over dies.
+// kind and by micro-batch, and its end by layer; then over dies.
 std::string llm_stats(Stats& s, const System& sys, const LlmBuild& b, const LlmWorkload& w) {
     const llm::LlmGraph& g = b.graph;
     constexpr int kKinds = 5;
@@ -71,7 +45,7 @@ std::string llm_stats(Stats& s, const System& sys, const LlmBuild& b, const LlmW
         std::map<NameIndex, std::vector<Interval>> runs;  // each op's tasks, start to end
         for (std::size_t i = 0; i < c.stream.tasks.size(); ++i) {
             const TaskTiming& t = c.timing[i];
-            if (t.done) runs[c.stream.tasks[i].op].push_back(Interval{t.start_ps, t.end_ps});
+            if (t.done) runs[c.stream.tasks[i].op].emplace_back(t.start_ps, t.end_ps);
         }
         std::vector<double> kind(kKinds, 0.0);
         std::vector<std::vector<Interval>> mb(2);
@@ -82,22 +56,24 @@ std::string llm_stats(Stats& s, const System& sys, const LlmBuild& b, const LlmW
             const llm::NodeInfo info = it != g.nodes.end() ? it->second : llm::NodeInfo{};
             // Its time: while any of its tasks runs (a profiler's kernel
             // time; not the gaps where its tiles wait for their inputs).
-            kind[static_cast<std::size_t>(info.kind)] += static_cast<double>(covered(tasks));
-            Interval iv = tasks.front();
-            for (const Interval& t : tasks) iv = Interval{std::min(iv.start, t.start), std::max(iv.end, t.end)};
+            const std::vector<Interval> ran = merge_intervals(tasks);
+            kind[static_cast<std::size_t>(info.kind)] += static_cast<double>(total_length(ran));
             if (info.layer >= 0) {
                 double& e = layer_end[static_cast<std::size_t>(info.layer) + 1];
-                e = std::max(e, static_cast<double>(iv.end));
+                for (const Interval& t : tasks) e = std::max(e, static_cast<double>(t.second));
             }
-            if (info.microbatch < 2) mb[static_cast<std::size_t>(info.microbatch)].push_back(iv);
+            // A micro-batch is busy while its tasks run, as an op is: a
+            // tile queued behind the other's work does not count.
+            if (info.microbatch < 2) {
+                auto& m = mb[static_cast<std::size_t>(info.microbatch)];
+                m.insert(m.end(), ran.begin(), ran.end());
+            }
         }
         double total = 0;
         for (const double k : kind) total += k;
         for (int k = 0; k < kKinds; ++k) share_sum[static_cast<std::size_t>(k)] += total > 0 ? kind[static_cast<std::size_t>(k)] / total : 0;
-        if (g.microbatches == 2) {
-            const double smaller = static_cast<double>(std::min(covered(mb[0]), covered(mb[1])));
-            overlap_sum += smaller > 0 ? static_cast<double>(both(mb[0], mb[1])) / smaller : 0;
-        }
+        if (g.microbatches == 2)
+            overlap_sum += overlap_ratio(merge_intervals(std::move(mb[0])), merge_intervals(std::move(mb[1])));
     }
     const double ranks = sys.ranks(), step_ns = s.number("total_ns");
     for (int k = 0; k < kKinds; ++k)
@@ -143,11 +119,23 @@ std::string llm_stats(Stats& s, const System& sys, const LlmBuild& b, const LlmW
 LlmBuild build_llm(const RunConfig& cfg) {
     const LlmWorkload& w = cfg.workload().llm;
     LlmBuild b;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(w.model, ec))
+        throw InputError(
+            fmt::format("{}: workload.model: no model config at '{}' (a path in a run file is relative to the run "
+                        "file, one given with --set to the working directory)",
+                        cfg.source_of("workload.model"), w.model));
     b.model = llm::read_hf_config(w.model);
     try {
         b.graph = llm::build_llm_graph(b.model, w, cfg.chip());
     } catch (const InputError& e) {
-        throw InputError(cfg.workload().file + ": " + e.what());
+        // A deployment check names its key first ("workload.ep: ..."): the
+        // input that set it (the run file or a --set) leads the message.
+        const std::string what = e.what();
+        const auto colon = what.find(": ");
+        const std::string key = what.substr(0, colon == std::string::npos ? 0 : colon);
+        const bool named = key.rfind("workload.", 0) == 0 && key.find(' ') == std::string::npos;
+        throw InputError((named ? cfg.source_of(key) : cfg.workload().file) + ": " + what);
     }
     return b;
 }

@@ -37,7 +37,21 @@ std::string closest_match(const std::string& word, const std::vector<std::string
     }
     // Allow roughly one typo per three characters, at least two.
     const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
-    return best_d <= limit ? best : std::string();
+    if (best_d <= limit) return best;
+    // Else a candidate the word shares a long start with: one it runs on
+    // past or stops short of ("warning", "pre" for "warn", "prefill"), or
+    // half of it and four characters ("decoding" for "decode").
+    best.clear();
+    std::size_t best_common = 0;
+    for (const auto& c : candidates) {
+        std::size_t n = 0;
+        while (n < word.size() && n < c.size() &&
+               std::tolower(static_cast<unsigned char>(word[n])) == std::tolower(static_cast<unsigned char>(c[n])))
+            ++n;
+        const bool close = n == word.size() || n == c.size() || (n >= 4 && 2 * n >= c.size());
+        if (n >= 3 && close && n > best_common) best = c, best_common = n;
+    }
+    return best;
 }
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {

@@ -85,18 +85,69 @@ PlannedGraph plan_graph(const Graph& laid, const ChipParams& chip, const Compile
     return v;
 }
 
+namespace {
+
+// Planned for every Cube core, a kernel's tiling sees only its own
+// estimate: one wave of larger tiles can beat two of smaller ones there and
+// lose in the graph, where coarser tiles start later behind their
+// producers. So the graph is also planned for fewer cores, every `step`
+// from the chip's count down to `step` (or to the highest core a kernel is
+// pinned to: a micro-batch stream keeps its cores): the same counts on
+// every chip, so a chip with more cores tries every plan a smaller one
+// tried and keeps the same one unless a plan for its extra cores is
+// estimated faster (no margin: a margin would let a chip with more cores
+// keep a plan a smaller chip beat). The plan whose schedule ends first goes
+// (on a tie, the one on fewer cores); `best` becomes it.
+void explore_cube_cores(const Graph& laid, const ChipParams& chip, const CompileOptions& opt, bool on_die,
+                        PlannedGraph& best, std::vector<std::string>& notes) {
+    const int all = chip.cube.count, step = all < 8 ? 1 : 4;
+    int pinned = 0;
+    for (const Kernel& k : best.plan.kernels) pinned = std::max(pinned, k.cores.cube_hi);
+    const int fewest = std::max(step, pinned);
+    std::vector<PlannedGraph> tried;
+    double fastest = best.makespan;
+    // Each Cube core runs its tasks one after another, and no tiling of a
+    // MatMul or ungrouped conv has less M-pipe work than the kernel whole
+    // (TilingChoice::m_floor_cycles): no plan on c cores ends before that
+    // work spread over them. Once that is beyond the fastest, so it is for
+    // fewer cores: they are not planned.
+    double m_work = 0;
+    for (const TilingChoice& tc : best.tilings) m_work += tc.m_floor_cycles;
+    // On the die, two counts at a time (their children run side by side); a
+    // count planned beyond the floor of the fastest is not kept.
+    const std::size_t batch = on_die ? 2 : 1;
+    int lowest = all;
+    for (int c = (all - 1) / step * step; c >= fewest && m_work / c <= fastest;) {
+        const std::size_t from = tried.size();
+        for (; c >= fewest && m_work / c <= fastest && tried.size() - from < batch; c -= step) {
+            lowest = c;
+            ChipParams less = chip;
+            less.cube.count = c;
+            tried.push_back(plan_graph(laid, less, opt));
+        }
+        std::vector<PlannedGraph*> timed;
+        for (std::size_t i = from; i < tried.size(); ++i) timed.push_back(&tried[i]);
+        if (on_die) time_on_die(timed);
+        for (const PlannedGraph* v : timed) fastest = std::min(fastest, v->makespan);
+    }
+    const double all_cores = best.makespan;
+    for (PlannedGraph& v : tried)  // fewest cores last: they win ties
+        if (v.makespan <= fastest) best = std::move(v);
+    if (best.cubes < all)
+        notes.push_back(
+            fmt::format("explore cube cores: planned for {} of the {} cube cores ({} {:.0f} "
+                        "cycles, {:.1f}% fewer than for all {}; tried every {} from {} down to {}{})",
+                        best.cubes, all, on_die ? "simulated" : "estimated", best.makespan,
+                        (1 - best.makespan / all_cores) * 100, all, step, all, lowest,
+                        lowest - step >= fewest ? ": fewer cores end later by their Cube work alone"
+                        : pinned > step         ? fmt::format(": cores up to {} are pinned to a stream", pinned)
+                                                : std::string()));
+}
+
+}  // namespace
+
 PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileOptions& opt,
                        std::vector<std::string>& notes) {
-    // Planned for every Cube core, a kernel's tiling sees only its own
-    // estimate: one wave of larger tiles can beat two of smaller ones there
-    // and lose in the graph, where coarser tiles start later behind their
-    // producers. So the graph is also planned for fewer cores, every `step`
-    // from the chip's count down to `step`: the same counts on every chip,
-    // so a chip with more cores tries every plan a smaller one tried and
-    // keeps the same one unless a plan for its extra cores is estimated
-    // faster (no margin: a margin would let a chip with more cores keep a
-    // plan a smaller chip beat). The plan whose schedule ends first goes
-    // (on a tie, the one on fewer cores).
     PlannedGraph best = plan_graph(laid, chip, opt);
     const auto cube_kernels = std::count_if(best.plan.kernels.begin(), best.plan.kernels.end(),
                                             [](const Kernel& k) { return k.core == CoreType::cube; });
@@ -105,44 +156,7 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     // (if a timer is registered) or by the list schedule.
     const bool on_die = searched && (opt.explore_cube_cores || opt.search_cube_plans) && time_on_die({&best});
     const char* rated = on_die ? "simulated" : "estimated";
-    const int all = chip.cube.count, step = all < 8 ? 1 : 4;
-    if (opt.explore_cube_cores && searched) {
-        std::vector<PlannedGraph> tried;
-        double fastest = best.makespan;
-        // Each Cube core runs its tasks one after another, and no tiling
-        // of a MatMul or ungrouped conv has less M-pipe work than the
-        // kernel whole (TilingChoice::m_floor_cycles): no plan on c cores
-        // ends before that work spread over them. Once that is beyond the
-        // fastest, so it is for fewer cores: they are not planned.
-        double m_work = 0;
-        for (const TilingChoice& tc : best.tilings) m_work += tc.m_floor_cycles;
-        // On the die, two counts at a time (their children run side by
-        // side); a count planned beyond the floor of the fastest is not kept.
-        const std::size_t batch = on_die ? 2 : 1;
-        int lowest = all;
-        for (int c = (all - 1) / step * step; c >= step && m_work / c <= fastest;) {
-            const std::size_t from = tried.size();
-            for (; c >= step && m_work / c <= fastest && tried.size() - from < batch; c -= step) {
-                lowest = c;
-                ChipParams less = chip;
-                less.cube.count = c;
-                tried.push_back(plan_graph(laid, less, opt));
-            }
-            std::vector<PlannedGraph*> timed;
-            for (std::size_t i = from; i < tried.size(); ++i) timed.push_back(&tried[i]);
-            if (on_die) time_on_die(timed);
-            for (const PlannedGraph* v : timed) fastest = std::min(fastest, v->makespan);
-        }
-        const double all_cores = best.makespan;
-        for (PlannedGraph& v : tried)  // fewest cores last: they win ties
-            if (v.makespan <= fastest) best = std::move(v);
-        if (best.cubes < all)
-            notes.push_back(
-                fmt::format("explore cube cores: planned for {} of the {} cube cores ({} {:.0f} "
-                            "cycles, {:.1f}% fewer than for all {}; tried every {} from {} down to {}{})",
-                            best.cubes, all, rated, best.makespan, (1 - best.makespan / all_cores) * 100, all, step,
-                            all, lowest, lowest > step ? ": fewer cores end later by their Cube work alone" : ""));
-    }
+    if (opt.explore_cube_cores && searched) explore_cube_cores(laid, chip, opt, on_die, best, notes);
     // The tiler chooses each Cube kernel's block counts by the kernel's own
     // estimate; what its neighbours make of them (a conversion it waits
     // for, a consumer waiting for its last rows, a kernel beside it) only

@@ -113,6 +113,12 @@ public:
     }
 
     const Node& node() const { return n_; }
+    std::vector<SliceAxis> slice_axes() const {
+        std::string error;
+        std::vector<SliceAxis> v = compiler::slice_axes(n_, shape(0), error);
+        if (!error.empty()) bad(error);
+        return v;
+    }
 
 private:
     const Graph& g_;
@@ -391,25 +397,8 @@ Shape gather(const Ctx& c) {
 Shape slice(const Ctx& c) {
     c.need_inputs(1, 1, "x");
     Shape out = c.shape(0);
-    const auto starts = c.attr_ints("starts", {}), ends = c.attr_ints("ends", {});
-    if (starts.empty() || starts.size() != ends.size())
-        bad("attrs.starts and attrs.ends: required, one entry per sliced axis");
-    std::vector<std::int64_t> axes = c.attr_ints("axes", {});
-    if (axes.empty())
-        for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
-    const auto steps = c.attr_ints("steps", std::vector<std::int64_t>(starts.size(), 1));
-    if (axes.size() != starts.size() || steps.size() != starts.size())
-        bad("attrs.axes and attrs.steps must have one entry per entry of attrs.starts");
-    for (std::size_t i = 0; i < starts.size(); ++i) {
-        const int ax = c.axis(axes[i], out.size(), "axes");
-        const std::int64_t d = c.shape(0)[static_cast<std::size_t>(ax)];
-        if (steps[i] < 1) bad("attrs.steps: must be >= 1, got " + std::to_string(steps[i]));
-        const auto clampd = [d](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + d : v, 0, d); };
-        const std::int64_t b = clampd(starts[i]), e = clampd(ends[i]);
-        if (e <= b) bad("attrs: slice " + std::to_string(starts[i]) + ":" + std::to_string(ends[i]) + " of axis " +
-                        std::to_string(ax) + " is empty");
-        out[static_cast<std::size_t>(ax)] = (e - b + steps[i] - 1) / steps[i];
-    }
+    for (const SliceAxis& a : c.slice_axes())
+        out[static_cast<std::size_t>(a.axis)] = (a.end - a.begin + a.step - 1) / a.step;
     return out;
 }
 
@@ -849,6 +838,59 @@ DType infer_dtype(const Graph& g, const Node& n, std::string& error) {
         error = "input index out of range";
     }
     return DType::fp16;
+}
+
+std::vector<SliceAxis> slice_axes(const Node& n, const Shape& in, std::string& error) {
+    error.clear();
+    std::vector<SliceAxis> out;
+    try {
+        const auto starts = n.attr_ints("starts", {}), ends = n.attr_ints("ends", {});
+        if (starts.empty() || starts.size() != ends.size()) {
+            error = "attrs.starts and attrs.ends: required, one entry per sliced axis";
+            return {};
+        }
+        std::vector<std::int64_t> axes = n.attr_ints("axes", {});
+        if (axes.empty())
+            for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+        const auto steps = n.attr_ints("steps", std::vector<std::int64_t>(starts.size(), 1));
+        if (axes.size() != starts.size() || steps.size() != starts.size()) {
+            error = "attrs.axes and attrs.steps must have one entry per entry of attrs.starts";
+            return {};
+        }
+        const auto rank = static_cast<std::int64_t>(in.size());
+        std::vector<bool> seen(in.size(), false);
+        for (std::size_t i = 0; i < starts.size(); ++i) {
+            if (axes[i] < -rank || axes[i] >= rank) {
+                error = "attrs.axes: axis " + std::to_string(axes[i]) + " is out of range for a " +
+                        std::to_string(rank) + "-D input (valid: " + std::to_string(-rank) + " to " +
+                        std::to_string(rank - 1) + ")";
+                return {};
+            }
+            const int ax = static_cast<int>(axes[i] < 0 ? axes[i] + rank : axes[i]);
+            if (seen[static_cast<std::size_t>(ax)]) {
+                error = "attrs.axes: axis " + std::to_string(ax) + " is sliced twice";
+                return {};
+            }
+            seen[static_cast<std::size_t>(ax)] = true;
+            if (steps[i] < 1) {
+                error = "attrs.steps: must be >= 1, got " + std::to_string(steps[i]);
+                return {};
+            }
+            const std::int64_t d = in[static_cast<std::size_t>(ax)];
+            const auto clampd = [d](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + d : v, 0, d); };
+            const SliceAxis a{ax, clampd(starts[i]), clampd(ends[i]), steps[i]};
+            if (a.end <= a.begin) {
+                error = "attrs: slice " + std::to_string(starts[i]) + ":" + std::to_string(ends[i]) + " of axis " +
+                        std::to_string(ax) + " is empty";
+                return {};
+            }
+            out.push_back(a);
+        }
+    } catch (const std::exception&) {
+        error = "attrs.starts, ends, axes and steps: expected lists of integers";
+        return {};
+    }
+    return out;
 }
 
 }  // namespace npusim::compiler

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "common/arith.hpp"
+#include "compiler/op_traits.hpp"
+#include "compiler/shape_inference.hpp"
 #include "compiler/tiler_impl.hpp"
 
 namespace npusim::compiler {
@@ -81,12 +83,62 @@ std::uint64_t Tiler::row_bytes(const Node& n, const Tensor& in) const {
     return static_cast<std::uint64_t>(elts) * static_cast<std::uint64_t>(dtype_bytes(in.dtype));
 }
 
+bool Tiler::slice_runs(const Node& n, const Tensor& in, SliceRuns& s) const {
+    if (n.op != OpType::Slice || !is_plain(in.layout)) return false;
+    std::string error;
+    const int rank = static_cast<int>(in.shape.size());
+    const SliceAxis* cut = nullptr;  // the one axis the slice narrows
+    const std::vector<SliceAxis> axes = slice_axes(n, in.shape, error);
+    for (const SliceAxis& a : axes) {
+        if (a.begin == 0 && a.end == in.shape[static_cast<std::size_t>(a.axis)] && a.step == 1) continue;  // whole
+        if (cut || a.step != 1) return false;
+        cut = &a;
+    }
+    if (!error.empty() || !cut) return false;
+    i64 inner = dtype_bytes(in.dtype), outer = 1;
+    for (int d = cut->axis + 1; d < rank; ++d) inner *= in.shape[static_cast<std::size_t>(d)];
+    for (int d = 0; d < cut->axis; ++d) outer *= in.shape[static_cast<std::size_t>(d)];
+    const i64 whole = in.shape[static_cast<std::size_t>(cut->axis)];
+    s = SliceRuns{static_cast<std::uint64_t>(cut->begin * inner),
+                  static_cast<std::uint64_t>((cut->end - cut->begin) * inner),
+                  static_cast<std::uint64_t>(whole * inner), static_cast<std::uint64_t>(outer)};
+    return s.rows <= UINT32_MAX;
+}
+
+void Tiler::slice_reads(int in, const SliceRuns& s, std::uint64_t lo, std::uint64_t hi,
+                        std::vector<Region>& out) const {
+    // Output row o is input run o: a partial first run, whole runs as one
+    // strided region, a partial last run.
+    const auto run = [&](std::uint64_t o, std::uint64_t from, std::uint64_t to) {
+        const std::uint64_t at = s.first + o * s.stride;
+        return mem_.physical(in, at + from, at + to);
+    };
+    std::uint64_t o0 = lo / s.run;
+    const std::uint64_t o1 = (hi - 1) / s.run;
+    if (o0 == o1) {
+        out.push_back(run(o0, lo - o0 * s.run, hi - o0 * s.run));
+        return;
+    }
+    if (lo % s.run != 0) out.push_back(run(o0, lo % s.run, s.run)), ++o0;
+    const std::uint64_t whole_end = hi % s.run != 0 ? o1 : o1 + 1;  // runs [o0, whole_end) whole
+    if (whole_end > o0) {
+        Region r = run(o0, 0, s.run);
+        r.rows = static_cast<std::uint32_t>(whole_end - o0);
+        r.stride = s.stride;
+        out.push_back(r);
+    }
+    if (hi % s.run != 0) out.push_back(run(o1, 0, hi % s.run));
+}
+
 // Element-wise chains and transposes: equal slices of the output storage;
-// same-shaped inputs read the same slice of theirs.
+// same-shaped inputs read the same slice of theirs, a Slice the runs it
+// keeps.
 void Tiler::elementwise(int ki, TilingChoice& choice) {
     const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
     const int out = k.output;
     const std::uint64_t P = mem_.bytes(out);
+    SliceRuns cut;
+    const bool sliced = k.nodes.size() == 1 && slice_runs(node(k), T(k.inputs[0]), cut);
     const i64 tiles = vector_tiles(k, P);
     choice.forced = forced(k) != nullptr;
     choice.shape = fmt::format("{} slices of {} KB", tiles, ceil_div(static_cast<i64>(P), tiles * 1024));
@@ -100,6 +152,9 @@ void Tiler::elementwise(int ki, TilingChoice& choice) {
             const Tensor& it = T(in);
             if (k.kind == KernelKind::elementwise && it.shape == T(out).shape && it.layout == T(out).layout) {
                 t.reads.push_back(mem_.physical(in, lo, hi));
+                in_bytes += hi - lo;
+            } else if (sliced && in == k.inputs[0]) {
+                if (lo < cut.run * cut.rows) slice_reads(in, cut, lo, std::min(hi, cut.run * cut.rows), t.reads);
                 in_bytes += hi - lo;
             } else {
                 // Broadcast operands and transposes read scattered data:

@@ -121,6 +121,14 @@ private:
     void vector_conv(int ki, TilingChoice& choice, const ConvInRows& in_rows);
     std::uint64_t row_bytes(const Node& n, const Tensor& in) const;
     void elementwise(int ki, TilingChoice& choice);
+    // A Slice that cuts one axis keeps `rows` runs of `run` bytes of its
+    // input, `stride` apart from `first`; false for other slices.
+    struct SliceRuns {
+        std::uint64_t first = 0, run = 0, stride = 0, rows = 0;
+    };
+    bool slice_runs(const Node& n, const Tensor& in, SliceRuns& s) const;
+    // The input bytes behind output bytes [lo, hi) of such a slice.
+    void slice_reads(int in, const SliceRuns& s, std::uint64_t lo, std::uint64_t hi, std::vector<Region>& out) const;
     void fused_vector(int ki, TilingChoice& choice);
     void rowwise(int ki, TilingChoice& choice);
     void concat(int ki, TilingChoice& choice);

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <map>
 #include <tuple>
 
@@ -31,6 +33,7 @@ struct RunConfig::Impl {
     std::string workload_file;
     WorkloadKind kind = WorkloadKind::none;
     std::vector<std::string> warnings;
+    std::function<std::string(const std::string&)> source_of;  // RunConfig::source_of
 };
 
 namespace {
@@ -62,6 +65,16 @@ public:
             if (dot == std::string::npos) return 0;
             path.erase(dot);
         }
+    }
+    // The last input that wrote `path` or anything under it (a --set of
+    // workload.streams.moe.cube is a write to workload.streams).
+    int latest(const std::string& path) const {
+        int i = index(path);
+        const std::string prefix = path + ".";
+        for (auto it = at_.lower_bound(prefix); it != at_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+             ++it)
+            i = std::max(i, it->second);
+        return i;
     }
     const std::string& label(const std::string& path) const { return labels_[index(path)]; }
     const std::string& label_at(int i) const { return labels_[i]; }
@@ -409,6 +422,31 @@ const json& at_path(const json& doc, const std::string& path) {
     return *node;
 }
 
+// A key given where it is not read (schema's only_with: workload.kv_len in
+// a prefill run) would change nothing without a word: an error naming both.
+// Unless the key came from the workload file and a --set changed the
+// deciding key (a decode run file with its kv_len, run with --set
+// workload.phase=prefill): that user chose to leave it unread. `given`:
+// the document as written, before defaults.
+void check_only_with(const json& doc, const json& given, const std::string& kind, const Sources& sources) {
+    const int file = sources.index("workload");
+    for (const auto& spec : config_keys()) {
+        if (spec.only_with.first.empty() || !key_applies(spec, kind)) continue;
+        const json* node = &given;
+        for (const auto& s : split_key_path(spec.path)) {
+            node = node->is_object() && node->contains(s) ? &node->at(s) : nullptr;
+            if (!node) break;
+        }
+        const auto& [key, value] = spec.only_with;
+        const json& actual = at_path(doc, key);
+        const int from = sources.latest(spec.path);
+        if (!node || actual == value || (from == file && sources.latest(key) > file)) continue;
+        const std::string v = value.is_string() ? value.get<std::string>() : value.dump();
+        fail(sources.label_at(from) + ": " + spec.path + ": read only when " + key + " is " + v + ", but it is " +
+             actual.dump() + " here; remove " + spec.path + " or set " + key + " to " + v);
+    }
+}
+
 // Rules that involve more than one key. The error names the input that last
 // touched either key (a --set beats a file).
 void cross_checks(const json& doc, const Sources& sources) {
@@ -573,8 +611,10 @@ RunConfig RunConfig::load(const std::string& chip_file, const std::string& workl
         kind = kind_in(w, sources.label("workload"), sources.label("workload.kind"));
         const Validator workload_check(sources, to_string(kind));
         workload_check.check_object(w, "workload");
+        const json given = {{"workload", w}};
         // Missing keys are the fault of whatever set the kind (file or --set).
         workload_check.fill_defaults(doc, "workload", sources.label("workload.kind"));
+        check_only_with(doc, given, to_string(kind), sources);
     }
 
     auto impl = std::make_shared<Impl>();
@@ -589,6 +629,9 @@ RunConfig RunConfig::load(const std::string& chip_file, const std::string& workl
     impl->doc = std::move(doc);
     impl->workload_file = workload_file;
     impl->kind = kind;
+    impl->source_of = [kept = std::make_shared<const Sources>(sources)](const std::string& path) {
+        return kept->label_at(kept->latest(path));
+    };
     RunConfig rc;
     rc.impl_ = std::move(impl);
     return rc;
@@ -604,6 +647,8 @@ const auto& must(const Ptr& p) {
 }  // namespace
 
 const std::vector<std::string>& RunConfig::warnings() const { return must(impl_).warnings; }
+
+std::string RunConfig::source_of(const std::string& key_path) const { return must(impl_).source_of(key_path); }
 
 const ChipParams& RunConfig::chip() const { return must(impl_).chip; }
 

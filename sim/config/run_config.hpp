@@ -37,6 +37,9 @@ public:
     // schema's plausible ranges), one line each naming the input, key, unit
     // and range. The run goes on; the command line prints them on stderr.
     const std::vector<std::string>& warnings() const;
+    // The input that last set `key_path` (a file, or "--set PATH=VALUE"),
+    // for errors found after loading (a deployment check naming a key).
+    std::string source_of(const std::string& key_path) const;
 
 private:
     struct Impl;

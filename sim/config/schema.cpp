@@ -38,6 +38,10 @@ public:
     Key& plausible(double lo, double hi) { s_.plausible = std::make_pair(lo, hi); return *this; }
     Key& one_of(std::vector<std::string> v) { s_.allowed = std::move(v); return *this; }
     Key& kind(std::string k) { s_.workload_kind = std::move(k); return *this; }
+    Key& only_with(std::string key, json value) {
+        s_.only_with = {std::move(key), std::move(value)};
+        return *this;
+    }
     Key& meaning(std::string m) { s_.meaning = std::move(m); return *this; }
     Key& apply(Apply a) { s_.apply = std::move(a); return *this; }
 
@@ -635,10 +639,24 @@ void add_llm_keys(std::vector<KeySpec>& k) {
     k.push_back(Key("workload.batch", VT::integer).kind("llm").def(1).at_least(1).at_most(4096)
                     .meaning("Sequences per die (with `microbatches` 2, split between the two).")
                     .field(&WorkloadParams::llm, &LlmWorkload::batch));
-    k.push_back(Key("workload.kv_len", VT::integer).kind("llm").def(4096).at_least(1).at_most(16777216).unit("tokens")
-                    .meaning("Decode: tokens already in each sequence's KV cache (at most the config's max_position_embeddings).")
-                    .field(&WorkloadParams::llm, &LlmWorkload::kv_len));
-    k.push_back(Key("workload.prompt_len", VT::integer).kind("llm").def(4096).at_least(1).at_most(16777216).unit("tokens")
+    k.push_back(
+        Key("workload.kv_len", VT::integer)
+            .kind("llm")
+            .only_with("workload.phase", "decode")
+            .def(4096)
+            .at_least(1)
+            .at_most(16777216)
+            .unit("tokens")
+            .meaning(
+                "Decode: tokens already in each sequence's KV cache (at most the config's max_position_embeddings).")
+            .field(&WorkloadParams::llm, &LlmWorkload::kv_len));
+    k.push_back(Key("workload.prompt_len", VT::integer)
+                    .kind("llm")
+                    .only_with("workload.phase", "prefill")
+                    .def(4096)
+                    .at_least(1)
+                    .at_most(16777216)
+                    .unit("tokens")
                     .meaning("Prefill: tokens per prompt (at most the config's max_position_embeddings).")
                     .field(&WorkloadParams::llm, &LlmWorkload::prompt_len));
     k.push_back(Key("workload.layers", VT::integer).kind("llm").def(0).at_least(0).at_most(4096)
@@ -656,9 +674,14 @@ void add_llm_keys(std::vector<KeySpec>& k) {
     k.push_back(Key("workload.microbatches", VT::integer).kind("llm").def(1).at_least(1).at_most(2)
                     .meaning("2: two micro-batches of batch/2 each, one's attention overlapping the other's MoE, on the core split of `streams`.")
                     .field(&WorkloadParams::llm, &LlmWorkload::microbatches));
-    k.push_back(Key("workload.streams", VT::object).kind("llm").def(json::object())
-                    .meaning("The die's core split between two streams, e.g. `{\"attention\": {\"cube\": 16, \"vector\": 32}, \"moe\": {\"cube\": 8, \"vector\": 16}}`: attention, norms and residuals on the first cores, gating, Dispatch, experts, shared expert and Combine on the next ones. Required with `microbatches` 2.")
-                    .apply_workload(read_streams));
+    k.push_back(
+        Key("workload.streams", VT::object)
+            .kind("llm")
+            .only_with("workload.microbatches", 2)
+            .def(json::object())
+            .meaning(
+                "The die's core split between two streams, e.g. `{\"attention\": {\"cube\": 16, \"vector\": 32}, \"moe\": {\"cube\": 8, \"vector\": 16}}`: attention, norms and residuals on the first cores, gating, Dispatch, experts, shared expert and Combine on the next ones. Required with `microbatches` 2.")
+            .apply_workload(read_streams));
     k.push_back(Key("workload.shared_expert_ranks", VT::integer).kind("llm").def(0).at_least(0).at_most(4096)
                     .meaning("Dies that host only shared-expert replicas (the last ones of each EP group); 0 = every die runs the shared expert of its own tokens.")
                     .field(&WorkloadParams::llm, &LlmWorkload::shared_expert_ranks));
@@ -780,6 +803,16 @@ std::string default_cell(const KeySpec& k) {
     const json& d = k.default_value;
     if (d.is_number()) return format_number(d.get<double>());
     return "`" + d.dump() + "`";
+}
+
+// The schema's only_with rule, in words.
+std::string only_with_note(const KeySpec& k) {
+    if (k.only_with.first.empty()) return "";
+    const json& v = k.only_with.second;
+    return fmt::format(
+        " Read only when `{}` is `{}`: given otherwise, an error (unless it comes from the workload file and "
+        "a `--set` changed `{}`).",
+        k.only_with.first, v.is_string() ? v.get<std::string>() : v.dump(), k.only_with.first);
 }
 
 std::string range_cell(const KeySpec& k) {
@@ -949,9 +982,9 @@ std::string configuration_reference_markdown() {
         for (const auto& k : config_keys()) {
             if (parent_of(k.path) != sec.path) continue;
             if (!sec.workload_kind.empty() && !key_applies(k, sec.workload_kind)) continue;
-            md << "| `" << k.path << "` | " << escape_cell(type_cell(k)) << " | "
-               << (k.unit.empty() ? "—" : k.unit) << " | " << escape_cell(default_cell(k)) << " | "
-               << range_cell(k) << " | " << escape_cell(k.meaning) << " |\n";
+            md << "| `" << k.path << "` | " << escape_cell(type_cell(k)) << " | " << (k.unit.empty() ? "—" : k.unit)
+               << " | " << escape_cell(default_cell(k)) << " | " << range_cell(k) << " | "
+               << escape_cell(k.meaning + only_with_note(k)) << " |\n";
         }
     }
     return md.str();

@@ -45,6 +45,10 @@ struct KeySpec {
     // hbm.bandwidth_gbps = 1.6 meant as TB/s). Not set where no range is telling.
     std::optional<std::pair<double, double>> plausible;
     std::vector<std::string> allowed;  // enumeration values
+    // A key read only when another key has one value (workload.kv_len only
+    // in decode): {that key's path, the value}; given otherwise it is an
+    // error, not silently ignored. Empty: always read.
+    std::pair<std::string, nlohmann::json> only_with;
     std::string meaning;               // one line
     // Chip keys: copies the validated value into ChipParams. Empty for
     // workload keys and for keys the hardware does not read ("notes").

@@ -44,6 +44,7 @@ L2Cache::L2Cache(const L2Geometry& g)
     clean_min_valid_ = std::max<std::uint64_t>(1, ways_ / 2);
     unit_lines_ = g.slice_interleave_bytes == 0 ? lines_per_block_
                                                  : std::max<std::uint64_t>(1, g.slice_interleave_bytes / line_);
+    slices_pow2_ = (slices_ & (slices_ - 1)) == 0;
     slice_bytes_.assign(slices_, 0);
     request_slice_bytes_.assign(slices_, 0);
 }
@@ -69,12 +70,12 @@ void L2Cache::spread(std::uint64_t block, std::uint64_t first, std::uint64_t las
     // Unit j of the block is on slice (hash + j) mod slices; the bytes
     // split evenly over the units the lines cover (edge lines clipped).
     const std::uint64_t u0 = first / unit_lines_, n = last / unit_lines_ - u0 + 1;
-    const std::uint64_t start = (slice_of(block) + u0) % slices_;
+    const std::uint64_t start = mod_slices(slice_of(block) + u0);
     const std::uint64_t per = served / n;
     std::uint64_t rest = n;
     if (n >= slices_) {
         uniform_bytes_ += n / slices_ * per;  // whole rounds over every slice
-        rest = n % slices_;
+        rest = mod_slices(n);
     }
     for (std::uint64_t i = 0, s = start; i < rest; ++i) {
         slice_bytes_[s] += per;
@@ -83,8 +84,13 @@ void L2Cache::spread(std::uint64_t block, std::uint64_t first, std::uint64_t las
     slice_bytes_[start] += served - per * n;
 }
 
-std::uint64_t L2Cache::slice_of(std::uint64_t block) const {
-    return slices_ == 1 ? 0 : mix(block) % slices_;
+std::uint64_t L2Cache::slice_of(std::uint64_t block) {
+    if (slices_ == 1) return 0;
+    if (block != slice_block_of_) {  // rows of one block come one after another
+        slice_block_of_ = block;
+        slice_of_block_ = mod_slices(mix(block));
+    }
+    return slice_of_block_;
 }
 
 std::uint64_t L2Cache::next_candidate(std::uint64_t from, std::uint64_t to) const {
@@ -227,8 +233,15 @@ void L2Cache::walk(std::uint64_t addr, std::uint64_t bytes, bool write, L2Access
     // (every `sets` consecutive blocks). A contiguous range still spreads
     // evenly over the sets; ranges a multiple of the cache size apart do
     // not collide set for set.
-    std::uint64_t page = block / sets_, in_page = block % sets_;
-    std::uint64_t rot = mix(page) % sets_;
+    // A transfer's rows mostly fall in the page of the one before: its
+    // rotation is kept rather than hashed and divided again.
+    if (block < page_first_block_ || block - page_first_block_ >= sets_) {
+        page_ = block / sets_;
+        page_first_block_ = page_ * sets_;
+        page_rot_ = mix(page_) % sets_;
+    }
+    std::uint64_t page = page_, in_page = block - page_first_block_;
+    std::uint64_t rot = page_rot_;
     for (std::uint64_t lo = addr; lo < end; ++block) {
         const std::uint64_t bbase = block * block_;
         const std::uint64_t hi = std::min(end, bbase + block_);

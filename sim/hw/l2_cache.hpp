@@ -126,7 +126,15 @@ private:
     // Restarts the use clock below every stamp, keeping each set's order
     // (every 2^32 - 1 lookups).
     void renumber_stamps();
-    std::uint64_t slice_of(std::uint64_t block) const;
+    std::uint64_t slice_of(std::uint64_t block);
+    // x mod slices_, a mask when slices_ is a power of two (a division costs
+    // more than the rest of a row's spread).
+    std::uint64_t mod_slices(std::uint64_t x) const { return slices_pow2_ ? x & (slices_ - 1) : x % slices_; }
+    bool slices_pow2_ = false;
+    std::uint64_t slice_block_of_ = ~0ULL, slice_of_block_ = 0;  // slice_of's last answer
+    // The page (sets_ consecutive blocks) the last walk started in and its
+    // set rotation (walk).
+    std::uint64_t page_ = 0, page_first_block_ = ~0ULL, page_rot_ = 0;
     // Counts `served` bytes of lines [first, last] of `block` on their slices.
     void spread(std::uint64_t block, std::uint64_t first, std::uint64_t last, std::uint64_t served);
 

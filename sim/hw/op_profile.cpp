@@ -13,11 +13,14 @@
 
 namespace npusim {
 
-double task_flops(const Task& t) {
+double task_flops(const Task& t, double rows_share) {
     const KernelParams& p = t.params;
+    const auto rows = [&](std::uint64_t n) { return std::llround(static_cast<double>(n) * rows_share); };
     switch (t.kernel) {
-        case Kernel::matmul: return 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
-        case Kernel::vector: return static_cast<double>(p.bytes) / dtype_bytes(p.dtype);
+        case Kernel::matmul:
+            return 2.0 * static_cast<double>(rows(p.m)) * static_cast<double>(p.n) * static_cast<double>(p.k);
+        case Kernel::vector:
+            return static_cast<double>(p.bytes) / dtype_bytes(p.dtype) * rows_share;
         default: return 0;
     }
 }
@@ -77,7 +80,7 @@ void report_ops(Stats& s, const SimContext& ctx) {
         r.compute += tm.compute_ps;
         r.transfer += tm.transfer_ps;
         r.bytes += tm.bytes;
-        r.flops += task_flops(t);
+        r.flops += task_flops(t, t.params.rows_table ? valid_row_share(t.params, ts.row_tables, ctx.place.rank) : 1.0);
         r.by_bound[static_cast<std::size_t>(tm.bound)] += tm.end_ps - tm.start_ps;
         r.cores.emplace(static_cast<int>(t.core_type), t.core_type == CoreType::scalar ? 0 : tm.core);
     }

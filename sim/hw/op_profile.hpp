@@ -17,7 +17,10 @@ class Stats;
 void report_ops(Stats& s, const SimContext& ctx);
 
 // Floating-point operations of one task: 2·m·n·k for a matmul, one per
-// element for a vector task, none for a copy or scalar task.
-double task_flops(const Task& t);
+// element for a vector task, none for a copy or scalar task. `rows_share`:
+// of a task whose rows are known at run time (KernelParams::rows_table),
+// the share that holds data on its rank (valid_row_share), as the cores
+// run it.
+double task_flops(const Task& t, double rows_share = 1.0);
 
 }  // namespace npusim

@@ -59,6 +59,36 @@ private:
     std::string file_, type_;
 };
 
+// Fields that would change the model where npusim builds only one form: a
+// value other than that form is an error, not a different model run as
+// the usual one. The sliding window is kept for the deployment check (it
+// matters only beyond the window).
+void check_modelled(const json& j, ModelShape& m) {
+    const auto text = [&](const char* key) -> std::string {
+        const auto it = j.find(key);
+        return it == j.end() || it->is_null() ? "" : it->is_string() ? it->get<std::string>() : it->dump();
+    };
+    const std::string act = text("hidden_act");
+    if (!act.empty() && act != "silu")
+        throw InputError(fmt::format(
+            "{}: hidden_act '{}' is not modelled: npusim builds SiLU-gated MLPs (hidden_act \"silu\")", m.file, act));
+    const std::string freq = text("moe_layer_freq");
+    if (m.family == Family::mla_moe && !freq.empty() && freq != "1")
+        throw InputError(
+            fmt::format("{}: moe_layer_freq {} is not modelled: npusim makes every layer after the first "
+                        "first_k_dense_replace a MoE layer (moe_layer_freq 1)",
+                        m.file, freq));
+    const auto sw = j.find("sliding_window");
+    const auto use = j.find("use_sliding_window");
+    const bool used = use == j.end() || !use->is_boolean() || use->get<bool>();
+    if (sw != j.end() && !sw->is_null() && used) {
+        if (!sw->is_number_integer() || sw->get<std::int64_t>() < 1)
+            throw InputError(fmt::format("{}: field 'sliding_window': expected a positive integer or null, got {}",
+                                         m.file, sw->dump()));
+        m.sliding_window = sw->get<std::int64_t>();
+    }
+}
+
 }  // namespace
 
 ModelShape read_hf_config(const std::string& file) {
@@ -66,8 +96,11 @@ ModelShape read_hf_config(const std::string& file) {
     spec.what = "model config";
     const json j = read_json_file<json>(file, spec);
     const auto mt = j.find("model_type");
-    if (mt == j.end() || !mt->is_string())
+    if (mt == j.end() || mt->is_null())
         throw InputError(fmt::format("{}: field 'model_type' is missing: npusim needs it to know the architecture", file));
+    if (!mt->is_string())
+        throw InputError(
+            fmt::format("{}: field 'model_type': expected a string such as \"llama\", got {}", file, mt->dump()));
     ModelShape m;
     m.file = file;
     m.model_type = mt->get<std::string>();
@@ -115,6 +148,7 @@ ModelShape read_hf_config(const std::string& file) {
             m.moe_intermediate = m.intermediate;
         }
     }
+    check_modelled(j, m);
     if (m.moe()) {
         if (m.experts_per_token > m.experts)
             throw InputError(fmt::format("{}: num_experts_per_tok {} is more than the {} experts", file, m.experts_per_token,

@@ -29,6 +29,9 @@ struct ModelShape {
     // router's expert groups.
     std::int64_t experts = 0, experts_per_token = 0, moe_intermediate = 0, shared_experts = 0;
     std::int64_t first_dense = 0, groups = 1, topk_groups = 1;
+    // Attention over at most this many recent tokens (0: all); npusim runs
+    // full attention, so only contexts within the window (llm_graph checks).
+    std::int64_t sliding_window = 0;
 
     bool moe() const { return experts > 0; }
     bool moe_layer(std::int64_t layer) const { return moe() && layer >= first_dense; }

@@ -303,6 +303,13 @@ void Builder::check_deployment() {
     if (m_.moe() && ranks < 2)
         throw InputError(fmt::format("{}: a MoE model spreads its experts over dies with Dispatch and Combine: it needs a chip "
                                      "with chip.interconnect.ranks > 1 (e.g. configs/chips/a3-supernode.json)", m_.file));
+    // Keys only a MoE model reads, given to a dense one.
+    if (!m_.moe() && (w_.ep > 0 || w_.routing.redundant_experts > 0 || w_.routing.zipf))
+        throw InputError(fmt::format("workload.{}: {} is a dense model (no routed experts): remove it",
+                                     w_.ep > 0         ? "ep"
+                                     : w_.routing.zipf ? "routing.distribution"
+                                                       : "routing.redundant_experts",
+                                     m_.file));
     if (w_.ep > ranks || (w_.ep > 0 && ranks % w_.ep != 0))
         throw InputError(fmt::format("workload.ep: {} does not divide the chip's {} dies (chip.interconnect.ranks)", w_.ep, ranks));
     if (m_.moe() && (m_.experts + w_.routing.redundant_experts) % ep_ != 0)
@@ -320,23 +327,33 @@ void Builder::check_deployment() {
     if (decode_ && w_.kv_len + 1 > m_.max_positions)
         throw InputError(fmt::format("workload.kv_len: {} cached tokens + 1 is beyond the model's max_position_embeddings {} ({})",
                                      w_.kv_len, m_.max_positions, m_.file));
+    const std::int64_t context = decode_ ? w_.kv_len + 1 : w_.prompt_len;
+    if (m_.sliding_window > 0 && context > m_.sliding_window)
+        throw InputError(
+            fmt::format("workload.{}: {} tokens of context are beyond the config's sliding_window {} ({}); "
+                        "npusim models full attention only, within the window",
+                        decode_ ? "kv_len" : "prompt_len", context, m_.sliding_window, m_.file));
     if (!decode_ && w_.prompt_len > m_.max_positions)
         throw InputError(fmt::format("workload.prompt_len: {} is beyond the model's max_position_embeddings {} ({})", w_.prompt_len,
                                      m_.max_positions, m_.file));
-    const bool split = w_.attention_cores.cube > 0;
+    // The core split is read with two micro-batches only (the config loader
+    // refuses it beside one unless a later input set microbatches 1).
+    const bool split = mbs_ == 2 && w_.attention_cores.cube > 0;
+    if (mbs_ == 2 && (w_.attention_cores.cube > 0) != (w_.moe_cores.cube > 0))
+        throw InputError("workload.streams: give both streams, attention and moe");
     if (mbs_ == 2 && !split)
         throw InputError("workload.microbatches: 2 needs workload.streams, the core split of the two streams, e.g. "
                          "{\"attention\": {\"cube\": 16, \"vector\": 32}, \"moe\": {\"cube\": 8, \"vector\": 16}}");
     if (mbs_ == 2 && w_.batch % 2 != 0)
         throw InputError(fmt::format("workload.batch: {} sequences do not split into 2 micro-batches", w_.batch));
-    if (split && (w_.moe_cores.cube == 0))
-        throw InputError("workload.streams: give both streams, attention and moe");
     if (split && (w_.attention_cores.cube + w_.moe_cores.cube > chip_.cube.count ||
                   w_.attention_cores.vector + w_.moe_cores.vector > chip_.vector.count))
         throw InputError(fmt::format("workload.streams: {} cube + {} vector cores, but a die of chip '{}' has {} cube and {} vector "
                                      "cores (chip.cores.cube.count, chip.cores.vector.count)",
                                      w_.attention_cores.cube + w_.moe_cores.cube, w_.attention_cores.vector + w_.moe_cores.vector,
                                      chip_.name, chip_.cube.count, chip_.vector.count));
+    if (w_.shared_expert_ranks > 0 && m_.shared_experts == 0)
+        throw InputError(fmt::format("workload.shared_expert_ranks: {} has no shared experts: remove it", m_.file));
     if (w_.shared_expert_ranks > 0)
         throw InputError("workload.shared_expert_ranks: dies that host only shared-expert replicas are not modelled yet; with 0 "
                          "every die runs the shared expert on its own tokens");
@@ -351,7 +368,7 @@ LlmGraph Builder::build() {
     decode_ = w_.phase == LlmWorkload::Phase::decode;
     check_deployment();
     const int layers = w_.layers > 0 ? w_.layers : static_cast<int>(m_.layers);
-    if (w_.attention_cores.cube > 0) {
+    if (mbs_ == 2 && w_.attention_cores.cube > 0) {
         const auto& a = w_.attention_cores;
         const auto& m = w_.moe_cores;
         attention_cores_ = ojson{{"cube", {0, a.cube}}, {"vector", {0, a.vector}}};
@@ -402,10 +419,11 @@ LlmGraph Builder::build() {
     if (out_.weight_bytes + out_.kv_bytes > hbm && w_.capacity_error)
         throw InputError(
             fmt::format("workload: a die needs {:.1f} GB (weights {:.1f} GB + KV cache {:.1f} GB) but holds {:.1f} GB "
-                        "(chip.hbm.size_gb); use more dies (ep), a smaller batch or kv_len, {}"
+                        "(chip.hbm.size_gb); use {}a smaller batch or {}, {}"
                         "--set workload.capacity=warn to run it anyway",
                         (out_.weight_bytes + out_.kv_bytes) / 1e9, out_.weight_bytes / 1e9, out_.kv_bytes / 1e9,
-                        chip_.hbm.size_gb, w_.quant == LlmWorkload::Quant::bf16 ? "quant w8a8, or " : "or "));
+                        chip_.hbm.size_gb, m_.moe() ? "more dies (ep), " : "", decode_ ? "kv_len" : "prompt_len",
+                        w_.quant == LlmWorkload::Quant::bf16 ? "quant w8a8, or " : "or "));
     ojson doc = ojson::object();
     doc["kind"] = "graph";
     doc["name"] = !w_.name.empty() ? w_.name

@@ -91,7 +91,7 @@ void workload_keys(std::vector<StatSpec>& v) {
         .key("llm.rank_imbalance", K::ratio, "ratio", M::whole, "slowest die's end / mean die end")
         .key(
             "llm.microbatch_overlap", K::fraction, "fraction", M::whole,
-            "with two micro-batches: the time both are in flight on a die over the smaller one's busy time, averaged over dies")
+            "with two micro-batches: the time both run tasks on a die's cores over the smaller one's busy time (each the union of its tasks' runs), averaged over dies")
         .key("llm.{weight_bytes_per_die,kv_cache_bytes_per_die}", K::bytes, "B", M::whole, "what the die holds")
         .key("llm.params.{total,active}", K::count, "parameters", M::whole,
              "from the config ([llm.md](llm.md#statistics))");

@@ -232,6 +232,12 @@ TEST_CASE("set override errors name the --set argument", "[config]") {
     CHECK_THAT(load_error(kA2, "t.jsonl", {"workload.kind=grahp"}),
                Contains("--set workload.kind=grahp: workload kind 'grahp' is not supported yet"));
     CHECK_THAT(load_error(kA2, "t.jsonl", {"workload.kind=grahp"}), Contains("did you mean 'graph'?"));
+    // A value that runs on past an allowed one, or stops short of it.
+    const std::string llama = kSrc + "/models/llm/llama3_8b.json";
+    CHECK_THAT(load_error(kA2, llama, {"workload.phase=decoding"}), Contains("did you mean 'decode'?"));
+    CHECK_THAT(load_error(kA2, llama, {"workload.capacity=warning"}), Contains("did you mean 'warn'?"));
+    CHECK_THAT(load_error(kA2, llama, {"workload.phase=pre"}), Contains("did you mean 'prefill'?"));
+    CHECK_THAT(load_error(kA2, llama, {"workload.quant=fp8"}), !Contains("did you mean"));
 }
 
 TEST_CASE("malformed chip files give FILE:LINE:COL or a clear one-line reason", "[config]") {

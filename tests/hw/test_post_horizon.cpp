@@ -96,7 +96,9 @@ TEST_CASE("post horizon: a vector task takes no less than its input at the port'
     std::size_t vectors = 0;
     const double closest = check_floors("/configs/chips/a2.json", file, {}, Kernel::vector, vectors);
     CHECK(vectors > 20);
-    CHECK(closest < 2.0);
+    // The nearest are the gate / up Slices: copies that read and write the
+    // same 38 KB through the port, so twice their floor plus the latency.
+    CHECK(closest < 3.0);
 }
 
 TEST_CASE("post horizon: a vector task takes no less than its input at the port's rate (BERT layer)", "[die]") {

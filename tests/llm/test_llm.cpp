@@ -106,6 +106,36 @@ TEST_CASE("llm config: an unsupported model_type or a missing field exits 2 nami
     const Result r = run_npusim(tmp, {"run", "--chip", kA2, "--workload", run_file});
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Contains("kv_lora_rank"));
+    // A field that would make another model than the one npusim builds is
+    // an error too, not run as the usual model.
+    c = read_json(kSrc + "/models/llm/llama3_8b.config.json");
+    c["model_type"] = 3;
+    CHECK_THROWS_WITH(llm::read_hf_config(tmp.write("type.json", c.dump())),
+                      Contains("field 'model_type': expected a string"));
+    c["model_type"] = "llama";
+    c["hidden_act"] = "gelu";
+    CHECK_THROWS_WITH(llm::read_hf_config(tmp.write("gelu.json", c.dump())),
+                      Contains("hidden_act 'gelu' is not modelled"));
+    c = read_json(kSrc + "/models/llm/deepseek_v3.config.json");
+    c["moe_layer_freq"] = 2;
+    CHECK_THROWS_WITH(llm::read_hf_config(tmp.write("freq.json", c.dump())),
+                      Contains("moe_layer_freq 2 is not modelled"));
+    // A sliding window matters only beyond it: 4 K cached tokens over a
+    // 1 K window is refused, 512 within it runs as full attention.
+    c = read_json(kSrc + "/models/llm/llama3_8b.config.json");
+    c["sliding_window"] = 1024;
+    run = read_json(kLlama);
+    run["model"] = tmp.write("window.json", c.dump());
+    const std::string windowed = tmp.write("windowed.json", run.dump());
+    CHECK_THAT(build_error(kA2, windowed, {"workload.layers=1"}),
+               Contains("workload.kv_len: 4097 tokens of context are beyond the config's sliding_window 1024"));
+    CHECK(build_error(kA2, windowed, {"workload.layers=1", "workload.kv_len=512"}) == "");
+    // A config that is not there: the key, the path as resolved, who set it.
+    const Result none =
+        run_npusim(tmp, {"run", "--chip", kA2, "--workload", kLlama, "--set", "workload.model=no_such.json"});
+    CHECK(none.code == 2);
+    CHECK_THAT(none.err,
+               Contains("--set workload.model=no_such.json: workload.model: no model config at 'no_such.json'"));
 }
 
 TEST_CASE("llm graph: the DeepSeek-V3 decode graph has MLA over the latent cache, dense then MoE layers and the LM head",
@@ -146,9 +176,9 @@ TEST_CASE(
     // of the heads before or after attention, for MLA and for GQA.
     for (const std::string& run : {kDeepSeek, kLlama}) {
         CAPTURE(run);
-        const std::vector<std::string> prefill = {"workload.phase=prefill",     "workload.layers=1",
-                                                  "workload.prompt_len=256",    "workload.batch=2",
-                                                  "chip.interconnect.ranks=32", "workload.ep=32"};
+        std::vector<std::string> prefill = {"workload.phase=prefill", "workload.layers=1", "workload.prompt_len=256",
+                                            "workload.batch=2", "chip.interconnect.ranks=32"};
+        if (run == kDeepSeek) prefill.push_back("workload.ep=32");  // a dense model takes no ep
         // The Transposes and the attention's layout attribute of a graph.
         const auto count = [](const json& g, int& transposes, std::set<std::string>& layouts) {
             for (const json& n : g["nodes"]) {
@@ -216,6 +246,15 @@ TEST_CASE("llm graph: deployments the chip or the model cannot run exit 2 with t
     CHECK(b2048[2] == Approx(2 * b1024[2]).margin(0.1));
     CHECK_THAT(build_error(kSuper, kDeepSeek, {"workload.batch=0"}),
                Contains("workload.batch") && Contains(">= 1, got 0"));
+    // A key the phase does not read is an error, not ignored: a prompt
+    // length on a decode run, a cache length on the prefill run file. A
+    // decode run file switched to prefill by --set keeps its kv_len unread.
+    CHECK_THAT(
+        build_error(kSuper, kDeepSeek, {"workload.prompt_len=1024"}),
+        Contains("--set workload.prompt_len=1024: workload.prompt_len: read only when workload.phase is prefill"));
+    CHECK_THAT(build_error(kSuper, kSrc + "/models/llm/deepseek_v3_prefill.json", {"workload.kv_len=1024"}),
+               Contains("workload.kv_len: read only when workload.phase is decode, but it is \"prefill\""));
+    CHECK(build_error(kSuper, kDeepSeek, {"workload.phase=prefill", "workload.layers=1", "workload.batch=2"}) == "");
     // microbatches 2 without a core split; a typo in the split.
     TempDir tmp;
     json run = read_json(kDeepSeek);
@@ -226,6 +265,41 @@ TEST_CASE("llm graph: deployments the chip or the model cannot run exit 2 with t
     const Result r = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", kDeepSeek, "--set", "workload.streams.atention.cube=8"});
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Contains("did you mean 'attention'"));
+    // A split of one stream only; a split beside one micro-batch (read only
+    // with two), unless a later --set chose one micro-batch.
+    CHECK_THAT(build_error(kSuper, no_split, {R"(workload.streams={"moe": {"cube": 8, "vector": 16}})"}),
+               Contains("workload.streams: give both streams, attention and moe"));
+    json one_mb = read_json(kDeepSeek);
+    one_mb["model"] = kSrc + "/models/llm/deepseek_v3.config.json";
+    one_mb["microbatches"] = 1;
+    CHECK_THAT(build_error(kSuper, tmp.write("one_mb.json", one_mb.dump()), {}),
+               Contains("workload.streams: read only when workload.microbatches is 2, but it is 1"));
+    CHECK(build_error(kSuper, kDeepSeek, {"workload.microbatches=1", "workload.layers=1"}) == "");
+    // Keys only a MoE model reads, on a dense one; the error names the --set
+    // that gave the key, not the run file.
+    const Result dense = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", kLlama, "--set", "workload.ep=3"});
+    CHECK(dense.code == 2);
+    CHECK_THAT(dense.err,
+               Contains("--set workload.ep=3: workload.ep:") && Contains("is a dense model (no routed experts)"));
+    CHECK_THAT(build_error(kSuper, kLlama, {"workload.routing.redundant_experts=4"}),
+               Contains("workload.routing.redundant_experts:") && Contains("dense model"));
+    CHECK_THAT(build_error(kSuper, kMixtral, {"workload.shared_expert_ranks=1", "chip.interconnect.ranks=8"}),
+               Contains("workload.shared_expert_ranks:") && Contains("has no shared experts"));
+}
+
+TEST_CASE("llm compile: a graph of few Cube kernels on a core split compiles (no plan on fewer cores than the split)",
+          "[llm][e2e]") {
+    // One Mixtral layer: few enough Cube kernels that the compiler also
+    // plans for fewer Cube cores, but the streams pin cores 16..23.
+    TempDir tmp;
+    const Result r = run_npusim(
+        tmp, {"compile", "--chip", kSuper, "--workload", kMixtral, "--set", "chip.interconnect.ranks=8", "--set",
+              "workload.layers=1", "--set", "workload.microbatches=2", "--set",
+              R"(workload.streams={"attention": {"cube": 16, "vector": 32}, "moe": {"cube": 8, "vector": 16}})",
+              "--emit-tasks", tmp.path("t.jsonl")});
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Contains("1 distinct rank program"));
 }
 
 TEST_CASE("llm decode: a reduced DeepSeek-V3 step on 16 dies reports the serving figures", "[slow][llm][e2e]") {

@@ -332,6 +332,7 @@ TEST_CASE("moe layer: a Dispatch with a capacity compiles one program for every 
     std::string line;
     std::uint64_t rows = 0, masked = 0;
     std::uint32_t most = 0;
+    std::vector<std::uint64_t> rows_of(16, 0);                // tokens each rank's expert received
     std::map<std::string, std::set<std::string>> row_blocks;  // "rank op group" -> its tasks' row ranges
     const std::regex group_rows(R"(^g(\d+)/m(\d+-\d+))");
     while (std::getline(in, line)) {
@@ -344,9 +345,10 @@ TEST_CASE("moe layer: a Dispatch with a capacity compiles one program for every 
         if (t.contains("rows_table")) {
             CHECK(t["rows_table"] == "dispatch");
             REQUIRE(t["rows"].size() == 16);
-            for (const json& r : t["rows"]) {
-                rows += r[0].get<std::uint64_t>();
-                most = std::max(most, r[0].get<std::uint32_t>());
+            for (std::size_t r = 0; r < t["rows"].size(); ++r) {
+                rows += t["rows"][r][0].get<std::uint64_t>();
+                rows_of[r] = t["rows"][r][0].get<std::uint64_t>();
+                most = std::max(most, t["rows"][r][0].get<std::uint32_t>());
             }
         }
         if (t.contains("id") && t["params"].contains("valid_rows")) ++masked;
@@ -382,6 +384,17 @@ TEST_CASE("moe layer: a Dispatch with a capacity compiles one program for every 
     CHECK(cap["memory_model"]["stale_reads"] == 0);
     const json& down = rank_op(cap, "down");
     CHECK(down["end_ns"].get<double>() - down["start_ns"].get<double>() > 1.5 * down["mean_ns"].get<double>());
+    // The op table (of the rank that ends last) counts the FLOPs of the rows
+    // its expert received, not of its capacity-tall buffer: gate and up are
+    // 7168 -> 2 x 2048.
+    const auto last = cap["ranks"]["last"].get<std::size_t>();
+    REQUIRE(last < rows_of.size());
+    const auto gate_up =
+        std::find_if(cap["ops"].begin(), cap["ops"].end(), [](const json& o) { return o["name"] == "gate_up"; });
+    REQUIRE(gate_up != cap["ops"].end());
+    CAPTURE(last, rows_of[last], most);
+    CHECK((*gate_up)["flops"].get<double>() ==
+          Approx(2.0 * static_cast<double>(rows_of[last]) * 4096 * 7168).epsilon(0.01));
     // The same layer with rows packed per rank: the same tokens, the same
     // kernels, so about the same time (tile plans differ).
     CHECK(cap["total_ns"].get<double>() == Approx(s["total_ns"].get<double>()).epsilon(0.1));
