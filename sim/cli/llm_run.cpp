@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <vector>
@@ -137,6 +138,8 @@ LlmBuild build_llm(const RunConfig& cfg) {
         const bool named = key.rfind("workload.", 0) == 0 && key.find(' ') == std::string::npos;
         throw InputError((named ? cfg.source_of(key) : cfg.workload().file) + ": " + what);
     }
+    for (const std::string& w : b.graph.warnings)
+        std::cerr << "npusim: warning: " << cfg.workload().file << ": " << w << "\n";
     return b;
 }
 

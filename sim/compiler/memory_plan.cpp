@@ -151,16 +151,24 @@ void MemoryPlan::matrix_regions(int ti, const Block& b, std::vector<Region>& out
 }
 
 void MemoryPlan::count_regions(const Tensor& t, const Block& b) const {
-    // Counted before the loops: every task of a compiled graph together
-    // names at most kMaxRegions regions (a scattered block of a huge tensor
-    // is one region per row or channel), one strided region per outer index.
+    // Counted before the loops: one strided region per outer index.
+    count_regions(t, static_cast<std::uint64_t>(std::max<std::int64_t>(0, b.b1 - b.b0)));
+}
+
+void MemoryPlan::count_regions(int ti, std::uint64_t n) const {
+    count_regions(g_.tensors[static_cast<std::size_t>(ti)], n);
+}
+
+void MemoryPlan::count_regions(const Tensor& t, std::uint64_t n) const {
+    // Every task of a compiled graph together names at most kMaxRegions
+    // regions (a scattered block of a huge tensor is one region per row or
+    // channel).
     constexpr std::uint64_t kMaxRegions = 16'000'000;
-    const auto upper = static_cast<std::uint64_t>(std::max<std::int64_t>(0, b.b1 - b.b0));
-    if (upper > kMaxRegions - std::min(regions_made_, kMaxRegions))
+    if (n > kMaxRegions - std::min(regions_made_, kMaxRegions))
         throw InputError(g_.file + ": tensor '" + t.name + "': the compiled tasks would name more than " +
                          std::to_string(kMaxRegions) +
                          " memory regions of it and the other tensors; use a smaller batch or smaller shapes");
-    regions_made_ += upper;
+    regions_made_ += n;
 }
 
 void MemoryPlan::seq_major_regions(int ti, const Block& b, std::vector<Region>& out) const {

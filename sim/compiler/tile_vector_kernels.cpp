@@ -83,7 +83,7 @@ std::uint64_t Tiler::row_bytes(const Node& n, const Tensor& in) const {
     return static_cast<std::uint64_t>(elts) * static_cast<std::uint64_t>(dtype_bytes(in.dtype));
 }
 
-bool Tiler::slice_runs(const Node& n, const Tensor& in, SliceRuns& s) const {
+bool Tiler::slice_runs(const Node& n, const Tensor& in, InputRuns& s) const {
     if (n.op != OpType::Slice || !is_plain(in.layout)) return false;
     std::string error;
     const int rank = static_cast<int>(in.shape.size());
@@ -99,46 +99,93 @@ bool Tiler::slice_runs(const Node& n, const Tensor& in, SliceRuns& s) const {
     for (int d = cut->axis + 1; d < rank; ++d) inner *= in.shape[static_cast<std::size_t>(d)];
     for (int d = 0; d < cut->axis; ++d) outer *= in.shape[static_cast<std::size_t>(d)];
     const i64 whole = in.shape[static_cast<std::size_t>(cut->axis)];
-    s = SliceRuns{static_cast<std::uint64_t>(cut->begin * inner),
+    s = InputRuns{static_cast<std::uint64_t>(cut->begin * inner),
                   static_cast<std::uint64_t>((cut->end - cut->begin) * inner),
-                  static_cast<std::uint64_t>(whole * inner), static_cast<std::uint64_t>(outer)};
-    return s.rows <= UINT32_MAX;
+                  {static_cast<std::uint64_t>(outer)},
+                  {static_cast<std::uint64_t>(whole * inner)}};
+    return true;
 }
 
-void Tiler::slice_reads(int in, const SliceRuns& s, std::uint64_t lo, std::uint64_t hi,
-                        std::vector<Region>& out) const {
-    // Output row o is input run o: a partial first run, whole runs as one
-    // strided region, a partial last run.
-    const auto run = [&](std::uint64_t o, std::uint64_t from, std::uint64_t to) {
-        const std::uint64_t at = s.first + o * s.stride;
-        return mem_.physical(in, at + from, at + to);
-    };
-    std::uint64_t o0 = lo / s.run;
-    const std::uint64_t o1 = (hi - 1) / s.run;
-    if (o0 == o1) {
-        out.push_back(run(o0, lo - o0 * s.run, hi - o0 * s.run));
-        return;
+bool Tiler::transpose_runs(const Node& n, const Tensor& in, InputRuns& s) const {
+    if (n.op != OpType::Transpose || !is_plain(in.layout) || in.shape.empty()) return false;
+    const auto perm = n.attr_ints("perm", {});
+    const std::size_t rank = in.shape.size();
+    if (perm.size() != rank || perm.back() != static_cast<i64>(rank) - 1) return false;  // the last axis moves
+    // Input strides in bytes; output axis j is input axis perm[j].
+    std::vector<std::uint64_t> stride(rank);
+    std::uint64_t at = static_cast<std::uint64_t>(dtype_bytes(in.dtype));
+    for (std::size_t d = rank; d-- > 0;) {
+        stride[d] = at;
+        at *= static_cast<std::uint64_t>(in.shape[d]);
     }
-    if (lo % s.run != 0) out.push_back(run(o0, lo % s.run, s.run)), ++o0;
-    const std::uint64_t whole_end = hi % s.run != 0 ? o1 : o1 + 1;  // runs [o0, whole_end) whole
-    if (whole_end > o0) {
-        Region r = run(o0, 0, s.run);
-        r.rows = static_cast<std::uint32_t>(whole_end - o0);
-        r.stride = s.stride;
-        out.push_back(r);
+    s = InputRuns{0, static_cast<std::uint64_t>(in.shape.back()) * stride.back(), {}, {}};
+    for (std::size_t j = 0; j + 1 < rank; ++j) {
+        const auto d = static_cast<std::size_t>(perm[j]);
+        s.dims.push_back(static_cast<std::uint64_t>(in.shape[d]));
+        s.strides.push_back(stride[d]);
     }
-    if (hi % s.run != 0) out.push_back(run(o1, 0, hi % s.run));
+    return s.run > 0;
+}
+
+bool Tiler::input_runs(const Node& n, const Tensor& in, InputRuns& s) const {
+    return slice_runs(n, in, s) || transpose_runs(n, in, s);
+}
+
+std::uint64_t Tiler::InputRuns::rows() const {
+    std::uint64_t r = 1;
+    for (const std::uint64_t d : dims) r *= d;
+    return r;
+}
+
+void Tiler::run_reads(int in, const InputRuns& s, std::uint64_t lo, std::uint64_t hi, std::vector<Region>& out) const {
+    if (lo >= hi) return;
+    // Output row o0's digits, then counted up row by row.
+    const std::uint64_t o0 = lo / s.run, o1 = (hi - 1) / s.run;
+    std::vector<std::uint64_t> digit(s.dims.size());
+    for (std::size_t j = s.dims.size(), rest = o0; j-- > 0;) {
+        digit[j] = rest % s.dims[j];
+        rest /= s.dims[j];
+    }
+    std::uint64_t at = s.first;
+    for (std::size_t j = 0; j < digit.size(); ++j) at += digit[j] * s.strides[j];
+    const std::size_t before = out.size();
+    std::size_t whole = SIZE_MAX;  // the strided region in `out` whole runs are gathering in
+    std::uint64_t whole_last = 0;  // its last run's input offset
+    for (std::uint64_t o = o0; o <= o1; ++o) {
+        const std::uint64_t from = o == o0 ? lo - o * s.run : 0, to = o == o1 ? hi - o * s.run : s.run;
+        Region* r = whole == SIZE_MAX ? nullptr : &out[whole];
+        if (from != 0 || to != s.run) {
+            out.push_back(mem_.physical(in, at + from, at + to));
+            whole = SIZE_MAX;
+        } else if (r && at > whole_last && (r->rows == 1 || at - whole_last == r->stride) && r->rows < UINT32_MAX) {
+            if (r->rows == 1) r->stride = at - whole_last;
+            ++r->rows;
+            whole_last = at;
+        } else {
+            out.push_back(mem_.physical(in, at, at + s.run));
+            whole = out.size() - 1;
+            whole_last = at;
+        }
+        // The next row: the fastest digit counts up, carrying into slower ones.
+        for (std::size_t j = digit.size(); j-- > 0;) {
+            at += s.strides[j];
+            if (++digit[j] < s.dims[j]) break;
+            at -= s.strides[j] * s.dims[j];
+            digit[j] = 0;
+        }
+    }
+    mem_.count_regions(in, out.size() - before);
 }
 
 // Element-wise chains and transposes: equal slices of the output storage;
-// same-shaped inputs read the same slice of theirs, a Slice the runs it
-// keeps.
+// same-shaped inputs read the same slice of theirs, a Slice or a Transpose
+// that keeps the last axis the runs of its input behind the slice.
 void Tiler::elementwise(int ki, TilingChoice& choice) {
     const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
     const int out = k.output;
     const std::uint64_t P = mem_.bytes(out);
-    SliceRuns cut;
-    const bool sliced = k.nodes.size() == 1 && slice_runs(node(k), T(k.inputs[0]), cut);
+    InputRuns runs;
+    const bool copied = k.nodes.size() == 1 && input_runs(node(k), T(k.inputs[0]), runs);
     const i64 tiles = vector_tiles(k, P);
     choice.forced = forced(k) != nullptr;
     choice.shape = fmt::format("{} slices of {} KB", tiles, ceil_div(static_cast<i64>(P), tiles * 1024));
@@ -153,11 +200,11 @@ void Tiler::elementwise(int ki, TilingChoice& choice) {
             if (k.kind == KernelKind::elementwise && it.shape == T(out).shape && it.layout == T(out).layout) {
                 t.reads.push_back(mem_.physical(in, lo, hi));
                 in_bytes += hi - lo;
-            } else if (sliced && in == k.inputs[0]) {
-                if (lo < cut.run * cut.rows) slice_reads(in, cut, lo, std::min(hi, cut.run * cut.rows), t.reads);
+            } else if (copied && in == k.inputs[0]) {
+                run_reads(in, runs, lo, std::min(hi, runs.run * runs.rows()), t.reads);
                 in_bytes += hi - lo;
             } else {
-                // Broadcast operands and transposes read scattered data:
+                // Broadcast operands and other copies read scattered data:
                 // name all of it (safe for sync), stream a share of it.
                 t.reads.push_back(mem_.physical(in, 0, mem_.bytes(in)));
                 in_bytes +=

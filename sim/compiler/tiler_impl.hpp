@@ -121,14 +121,23 @@ private:
     void vector_conv(int ki, TilingChoice& choice, const ConvInRows& in_rows);
     std::uint64_t row_bytes(const Node& n, const Tensor& in) const;
     void elementwise(int ki, TilingChoice& choice);
-    // A Slice that cuts one axis keeps `rows` runs of `run` bytes of its
-    // input, `stride` apart from `first`; false for other slices.
-    struct SliceRuns {
-        std::uint64_t first = 0, run = 0, stride = 0, rows = 0;
+    // The runs of its input a copy kernel's output rows read: output row o
+    // (of `run` bytes) is the input bytes from first + sum of o's digits
+    // times their strides, o written in the mixed radix `dims` (slowest
+    // first). A Slice that cuts one axis (one digit) or a Transpose that
+    // keeps the last axis (one digit per other axis); false for others.
+    struct InputRuns {
+        std::uint64_t first = 0, run = 0;
+        std::vector<std::uint64_t> dims, strides;
+        std::uint64_t rows() const;
     };
-    bool slice_runs(const Node& n, const Tensor& in, SliceRuns& s) const;
-    // The input bytes behind output bytes [lo, hi) of such a slice.
-    void slice_reads(int in, const SliceRuns& s, std::uint64_t lo, std::uint64_t hi, std::vector<Region>& out) const;
+    bool input_runs(const Node& n, const Tensor& in, InputRuns& s) const;
+    bool slice_runs(const Node& n, const Tensor& in, InputRuns& s) const;
+    bool transpose_runs(const Node& n, const Tensor& in, InputRuns& s) const;
+    // The input bytes behind output bytes [lo, hi): a partial first run,
+    // whole runs an equal stride apart as one strided region, a partial
+    // last run.
+    void run_reads(int in, const InputRuns& s, std::uint64_t lo, std::uint64_t hi, std::vector<Region>& out) const;
     void fused_vector(int ki, TilingChoice& choice);
     void rowwise(int ki, TilingChoice& choice);
     void concat(int ki, TilingChoice& choice);

@@ -37,10 +37,12 @@ struct TransferClient {
     virtual ~TransferClient() = default;
 };
 
-// One address range of a transfer, for the L2 hit model.
+// One address range of a transfer, for the L2 hit model. No default
+// values: a transfer holds an array of them, set only up to its count, and
+// is built per tile.
 struct AddrRange {
-    std::uint64_t addr = 0;
-    std::uint64_t bytes = 0;
+    std::uint64_t addr;
+    std::uint64_t bytes;
 };
 
 class AddressMap;
@@ -48,10 +50,10 @@ class AddressMap;
 // Bytes [offset, offset+len) of a task's input or output stream, whose
 // address ranges the memory system walks when the transfer starts (the
 // map lives as long as the task, so nothing is copied per tile).
-struct MappedSpan {
-    const AddressMap* map = nullptr;
-    std::uint64_t offset = 0;
-    std::uint64_t len = 0;
+struct MappedSpan {  // as AddrRange: no default values
+    const AddressMap* map;
+    std::uint64_t offset;
+    std::uint64_t len;
 };
 
 struct TransferRequest {
@@ -65,8 +67,8 @@ struct TransferRequest {
     // otherwise their bytes count as misses.
     static constexpr int kMaxRanges = 8;
     static constexpr int kMaxSpans = 2;  // a Cube step's A and B
-    // Only the first n_ranges / n_spans are set: a transfer is built per
-    // tile, and zeroing all of them each time showed in the profile.
+    // Only the first n_ranges / n_spans are set (and the rest not even
+    // zeroed): a transfer is built per tile.
     std::array<AddrRange, kMaxRanges> ranges;
     int n_ranges = 0;
     std::array<MappedSpan, kMaxSpans> spans;

@@ -19,23 +19,29 @@ std::uint64_t task_floor_ps(const Task& t, const ChipParams& chip) {
     if (t.core_type == CoreType::scalar) return floor_ps(static_cast<double>(t.params.cycles), chip);
     double cycles = timing::task_start_cycles(t.core_type, chip);
     const KernelParams& p = t.params;
-    // What the core's port must read, at the faster of its two rates
-    // (misses, hits): a MatMul's B operand; a vector task's input, unless a
-    // row table known only at run time leaves some of it out.
-    const auto read = [&](double bytes, double gm_rate) {
-        return is_global(p.src)
-                   ? bytes / std::max(gm_rate, timing::l2_port_bytes_per_cycle(chip, t.core_type, false, 1))
-                   : 0.0;
+    // What the core's port must move, at the faster of its two rates
+    // (HBM, L2): a MatMul's B operand; a vector task's input and, through
+    // the same port, its output, unless a row table known only at run time
+    // leaves some of them out.
+    const auto port = [&](double bytes, double gm_rate, bool write) {
+        return bytes / std::max(gm_rate, timing::l2_port_bytes_per_cycle(chip, t.core_type, write, 1));
     };
     if (t.core_type == CoreType::cube && t.kernel == Kernel::matmul) {
-        const double b = read(static_cast<double>(p.k * p.n * static_cast<std::uint64_t>(dtype_bytes(p.dtype))),
-                              chip.cube.gm_bytes_per_cycle);
+        const double b = is_global(p.src)
+                             ? port(static_cast<double>(p.k * p.n * static_cast<std::uint64_t>(dtype_bytes(p.dtype))),
+                                    chip.cube.gm_bytes_per_cycle, false)
+                             : 0.0;
         // The M pipe's fractals, beside the loads (rows known only at run
         // time may be fewer).
         const double m = p.rows_table ? 0.0 : static_cast<double>(timing::mmad_cycles(chip, p.dtype, p.m, p.k, p.n));
         cycles += std::max(b, m);
     } else if (t.core_type == CoreType::vector && t.kernel != Kernel::program && !p.rows_table) {
-        cycles += read(static_cast<double>(p.bytes), chip.vector.gm_bytes_per_cycle);
+        // A write with a destination rank may leave through the mesh, not
+        // the port (the die's own rank is not known here: no store counted).
+        const bool remote = t.remote.dst_rank >= 0;
+        if (is_global(p.src)) cycles += port(static_cast<double>(p.bytes), chip.vector.gm_bytes_per_cycle, false);
+        if (is_global(p.dst) && !remote)
+            cycles += port(static_cast<double>(p.out_bytes), chip.vector.gm_bytes_per_cycle, true);
     }
     return floor_ps(cycles, chip);
 }

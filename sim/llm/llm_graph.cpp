@@ -368,6 +368,11 @@ LlmGraph Builder::build() {
     decode_ = w_.phase == LlmWorkload::Phase::decode;
     check_deployment();
     const int layers = w_.layers > 0 ? w_.layers : static_cast<int>(m_.layers);
+    if (m_.moe() && layers <= m_.first_dense)
+        out_.warnings.push_back(fmt::format(
+            "workload.layers {}: the first {} layers of {} are dense (first_k_dense_replace), so no MoE layer runs "
+            "(no Dispatch, experts or Combine); give layers {} or more to run one",
+            layers, m_.first_dense, m_.file, m_.first_dense + 1));
     if (mbs_ == 2 && w_.attention_cores.cube > 0) {
         const auto& a = w_.attention_cores;
         const auto& m = w_.moe_cores;

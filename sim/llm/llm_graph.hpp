@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "chip/chip_params.hpp"
 #include "config/workload_params.hpp"
@@ -30,6 +31,7 @@ struct LlmGraph {
     int microbatches = 1;
     double tokens_per_die = 0;              // output tokens (decode) or prompt tokens (prefill) per die per step
     double weight_bytes = 0, kv_bytes = 0;  // per die
+    std::vector<std::string> warnings;      // runs as asked, but maybe not what was meant
 };
 
 // InputError naming the workload key (with did-you-mean where it helps) for

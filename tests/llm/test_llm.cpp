@@ -138,6 +138,17 @@ TEST_CASE("llm config: an unsupported model_type or a missing field exits 2 nami
                Contains("--set workload.model=no_such.json: workload.model: no model config at 'no_such.json'"));
 }
 
+TEST_CASE("llm graph: a DeepSeek-V3 run of only its dense layers says that no MoE layer runs", "[llm][graph]") {
+    llm::LlmGraph three, four, llama;
+    graph_of(kSuper, kDeepSeek, {"workload.layers=3"}, &three);
+    REQUIRE(three.warnings.size() == 1);
+    CHECK_THAT(three.warnings[0], Contains("first 3 layers") && Contains("no MoE layer runs") && Contains("layers 4"));
+    graph_of(kSuper, kDeepSeek, {"workload.layers=4"}, &four);
+    CHECK(four.warnings.empty());
+    graph_of(kA2, kLlama, {"workload.layers=1"}, &llama);  // dense by design: nothing to say
+    CHECK(llama.warnings.empty());
+}
+
 TEST_CASE("llm graph: the DeepSeek-V3 decode graph has MLA over the latent cache, dense then MoE layers and the LM head",
           "[llm][graph]") {
     llm::LlmGraph built;
@@ -338,8 +349,10 @@ TEST_CASE("llm decode: a reduced DeepSeek-V3 step on 16 dies reports the serving
     CHECK(s["compile"]["rank_programs"] == 1);  // one compiled program for every die
     CHECK(s["memory_model"]["stale_reads"] == 0);
     // Most tasks read whole producer ops (the attention a whole cache, a GEMM
-    // a whole activation): one counting event each, not a wait per tile.
-    CHECK(s["compile"]["sync_waits"].get<double>() < 0.2 * s["compile"]["sync_edges_before_reduction"].get<double>());
+    // a whole activation): one counting event each, not a wait per producer
+    // tile (dozens each). A transpose's tile waits for the tiles its rows
+    // come from. 3.7 waits per task.
+    CHECK(s["compile"]["sync_waits"].get<double>() < 5 * s["compile"]["tasks"].get<double>());
     // The experts' kernels, whose rows are known only at run time, run the
     // plans they were compiled with on every die, however few rows it got.
     CHECK(s["units"]["cube"]["replanned_tasks"] == 0);
