@@ -155,10 +155,6 @@ void MemoryPlan::count_regions(const Tensor& t, const Block& b) const {
     count_regions(t, static_cast<std::uint64_t>(std::max<std::int64_t>(0, b.b1 - b.b0)));
 }
 
-void MemoryPlan::count_regions(int ti, std::uint64_t n) const {
-    count_regions(g_.tensors[static_cast<std::size_t>(ti)], n);
-}
-
 void MemoryPlan::count_regions(const Tensor& t, std::uint64_t n) const {
     // Every task of a compiled graph together names at most kMaxRegions
     // regions (a scattered block of a huge tensor is one region per row or

@@ -47,13 +47,12 @@ public:
     Region physical(int t, std::uint64_t lo, std::uint64_t hi) const;
     // Counts `n` regions of tensor t made elsewhere (a copy's input runs)
     // against the compiled graph's limit (InputError above it).
-    void count_regions(int t, std::uint64_t n) const;
+    void count_regions(const Tensor& t, std::uint64_t n) const;
 
 private:
     void regions(int t, const Block& b, bool matrix, std::vector<Region>& out) const;
-    // Counts a block's regions (or n) against the compiled graph's limit.
+    // Counts a block's regions against the compiled graph's limit.
     void count_regions(const Tensor& t, const Block& b) const;
-    void count_regions(const Tensor& t, std::uint64_t n) const;
 
     const Graph& g_;
     std::vector<std::uint64_t> addr_, bytes_;

@@ -174,7 +174,7 @@ void Tiler::run_reads(int in, const InputRuns& s, std::uint64_t lo, std::uint64_
             digit[j] = 0;
         }
     }
-    mem_.count_regions(in, out.size() - before);
+    mem_.count_regions(T(in), out.size() - before);
 }
 
 // Element-wise chains and transposes: equal slices of the output storage;
