@@ -218,12 +218,10 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
 void L2Cache::walk(std::uint64_t addr, std::uint64_t bytes, bool write, L2Access& out) {
     if (bytes == 0) return;
     if (!ways_mem_) {
-        constexpr std::uint64_t kLine = 64;  // host cache line
-        void* p = std::calloc(sets_ * set_words_ + kLine / sizeof(std::uint64_t), sizeof(std::uint64_t));
-        if (!p) throw std::bad_alloc();
-        ways_mem_.reset(static_cast<std::uint64_t*>(p));
-        const auto at = reinterpret_cast<std::uintptr_t>(p);
-        sets_mem_ = reinterpret_cast<std::uint64_t*>((at + kLine - 1) / kLine * kLine);
+        const std::size_t bytes = sets_ * set_words_ * sizeof(std::uint64_t);
+        ways_mem_ =
+            std::unique_ptr<std::uint64_t[], Free>(static_cast<std::uint64_t*>(huge_page_alloc(bytes)), Free{bytes});
+        sets_mem_ = ways_mem_.get();
         filling_bits_.assign((sets_ + 63) / 64, 0);
         candidate_bits_.assign((sets_ + 63) / 64, 0);
     }

@@ -14,14 +14,16 @@
 // a block is replaced whole. Its lines are interleaved over the slices in
 // units of slice_interleave_bytes (whole lines), starting from a slice
 // hashed from the block, so a long range spreads over every slice. One
-// lookup per block a transfer touches, no events: the caller times the bytes. Tags live in one
-// array allocated on first use (calloc: pages the run never touches cost no
-// memory), sized capacity / block.
+// lookup per block a transfer touches, no events: the caller times the bytes.
+// Tags live in one array allocated on first use, sized capacity / block,
+// from huge pages shared with other dies' arrays (common/huge_page_arena).
 #pragma once
 #include <cstdint>
-#include <cstdlib>
+#include <cstddef>
 #include <memory>
 #include <vector>
+
+#include "common/huge_page_arena.hpp"
 
 namespace npusim {
 
@@ -109,7 +111,10 @@ private:
     // 0 = no leaders (fewer than 64 sets: plain LRU).
     std::uint64_t leader_period_ = 0;
     struct Free {
-        void operator()(std::uint64_t* p) const { std::free(p); }
+        Free() noexcept {}
+        explicit Free(std::size_t b) noexcept : bytes(b) {}
+        std::size_t bytes = 0;
+        void operator()(std::uint64_t* p) const { huge_page_free(p, bytes); }
     };
 
     // Looks up the lines of [addr, addr+bytes) block by block, adding to
@@ -156,8 +161,8 @@ private:
         std::uint64_t* valid = p + ways_ + (ways_ + 1) / 2;
         return Ways{p, valid, valid + ways_, reinterpret_cast<std::uint32_t*>(p + ways_)};
     }
-    std::unique_ptr<std::uint64_t[], Free> ways_mem_;  // as allocated
-    std::uint64_t* sets_mem_ = nullptr;                // from its first host cache line
+    std::unique_ptr<std::uint64_t[], Free> ways_mem_;  // from a host cache line's start
+    std::uint64_t* sets_mem_ = nullptr;
     std::uint64_t set_words_ = 0;  // 3 * ways + ceil(ways / 2)
     // The block the last lookup found or placed, and where: a transfer's
     // rows often fall in one block one after another, and a way that still

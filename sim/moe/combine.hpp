@@ -14,17 +14,25 @@
 
 namespace npusim {
 
+// Per rank of the group, for every row of its expert outputs (dense by
+// local expert, then source rank): the source rank and the (token, k) pair
+// on it. A function of the Dispatch alone: the Combines of every rank that
+// return the same Dispatch's tokens share one (moe_programs.cpp).
+struct CombineRows {
+    std::vector<std::vector<std::int32_t>> src, pair;
+    explicit CombineRows(const DispatchContext& d);
+};
+
 // What every instance shares: the routing of the Dispatch it returns the
-// tokens of (its context, for where each row came from) and the layout.
+// tokens of (its context and rows, for where each row came from) and the layout.
 struct CombineContext {
     const DispatchContext& dispatch;
     const MoeOp& params;  // the Combine's own (variant, rows, tensors, flag)
     const CombineLayout& layout;
-    // Per rank of the group, for every row of its expert outputs (dense by
-    // local expert, then source rank): the source rank and the (token, k) pair on it.
-    std::vector<std::vector<std::int32_t>> row_src, row_pair;
+    const CombineRows& rows;
 
-    CombineContext(const DispatchContext& d, const MoeOp& p, const CombineLayout& l);
+    CombineContext(const DispatchContext& d, const MoeOp& p, const CombineLayout& l, const CombineRows& r)
+        : dispatch(d), params(p), layout(l), rows(r) {}
 
     // This core's equal share [first, second) of `rows` (the same split as
     // the optimized Dispatch's reorder).

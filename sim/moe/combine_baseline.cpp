@@ -20,8 +20,8 @@ void combine_baseline(AivCore& k, const CombineContext& ctx) {
     const int me = k.rank(), r = d.local(me), c = k.core(), C = k.cores(), R = p.ranks(), epr = p.experts_per_rank();
     const int E = d.routing.experts(), S = epr * R, K = p.top_k;
     const std::uint64_t flag = L.flag;
-    const auto& srcs = ctx.row_src[static_cast<std::size_t>(r)];
-    const auto& pairs = ctx.row_pair[static_cast<std::size_t>(r)];
+    const auto& srcs = ctx.rows.src[static_cast<std::size_t>(r)];
+    const auto& pairs = ctx.rows.pair[static_cast<std::size_t>(r)];
 
     // send: this core's share of the expert output rows, each loaded into UB
     // (double-buffered) and written into its (token, k) slot on its source.

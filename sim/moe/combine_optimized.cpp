@@ -26,8 +26,8 @@ void combine_optimized(AivCore& k, const CombineContext& ctx) {
     const CombineLayout& L = ctx.layout;
     const int me = k.rank(), r = d.local(me), c = k.core(), C = k.cores(), K = p.top_k;
     const std::uint64_t flag = L.flag;
-    const auto& srcs = ctx.row_src[static_cast<std::size_t>(r)];
-    const auto& pairs = ctx.row_pair[static_cast<std::size_t>(r)];
+    const auto& srcs = ctx.rows.src[static_cast<std::size_t>(r)];
+    const auto& pairs = ctx.rows.pair[static_cast<std::size_t>(r)];
 
     // watch: the slots of this core's tokens [t0, t1), tagged by pair.
     const int t0 = c * p.batch / C, t1 = (c + 1) * p.batch / C;

@@ -81,7 +81,8 @@ void run_combine(MoeOp::Variant v) {
     c.in_addr = 0x1000000;
     c.out_addr = 0x2000000;
     const CombineLayout cl(c, 512);
-    const CombineContext ctx(dctx, c, cl);
+    const CombineRows rows(dctx);
+    const CombineContext ctx(dctx, c, cl, rows);
     const bool baseline = v == MoeOp::Variant::baseline;
     KernelRun rt(chip, [&](AivCore& k) {
         if (baseline) dispatch_baseline(k, dctx);
@@ -144,15 +145,14 @@ TEST_CASE("moe layer: every expert row belongs to one (source rank, token, k) an
     const Routing route(p.routing, p.ranks(), p.batch, p.top_k, p.experts);
     const DispatchLayout dl(p, 512);
     const DispatchContext dctx(p, route, dl);
-    const CombineLayout cl(p, 512);
-    const CombineContext ctx(dctx, p, cl);
+    const CombineRows rows(dctx);
     std::map<std::pair<int, int>, int> seen;
     for (int r = 0; r < p.ranks(); ++r) {
-        const auto& srcs = ctx.row_src[static_cast<std::size_t>(r)];
+        const auto& srcs = rows.src[static_cast<std::size_t>(r)];
         CHECK(static_cast<int>(srcs.size()) == route.received(r));
         CHECK(route.received(r, 0) + route.received(r, 1) == route.received(r));
         for (std::size_t row = 0; row < srcs.size(); ++row) {
-            const int src = srcs[row], q = ctx.row_pair[static_cast<std::size_t>(r)][row];
+            const int src = srcs[row], q = rows.pair[static_cast<std::size_t>(r)][row];
             REQUIRE(src >= 0);
             CHECK(route.expert(src, q) / p.experts_per_rank() == r);
             ++seen[{src, q}];
