@@ -138,6 +138,13 @@ private:
     // whole runs an equal stride apart as one strided region, a partial
     // last run.
     void run_reads(int in, const InputRuns& s, std::uint64_t lo, std::uint64_t hi, std::vector<Region>& out) const;
+    // A Transpose that moves the last axis: output bytes [lo, hi) read
+    // scattered elements, within the box of input indices behind them (an
+    // index range per input axis; the whole range of axes inside the first
+    // one the slice crosses). Names the box as strided regions, one per
+    // combination of its outer axes (or, beyond kMaxBoxRegions, the span
+    // from its first byte to its last); false for other nodes.
+    bool box_reads(const Node& n, int in, std::uint64_t lo, std::uint64_t hi, std::vector<Region>& out) const;
     void fused_vector(int ki, TilingChoice& choice);
     void rowwise(int ki, TilingChoice& choice);
     void concat(int ki, TilingChoice& choice);
