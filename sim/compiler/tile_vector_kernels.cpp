@@ -111,13 +111,8 @@ bool Tiler::transpose_runs(const Node& n, const Tensor& in, InputRuns& s) const 
     const auto perm = n.attr_ints("perm", {});
     const std::size_t rank = in.shape.size();
     if (perm.size() != rank || perm.back() != static_cast<i64>(rank) - 1) return false;  // the last axis moves
-    // Input strides in bytes; output axis j is input axis perm[j].
-    std::vector<std::uint64_t> stride(rank);
-    std::uint64_t at = static_cast<std::uint64_t>(dtype_bytes(in.dtype));
-    for (std::size_t d = rank; d-- > 0;) {
-        stride[d] = at;
-        at *= static_cast<std::uint64_t>(in.shape[d]);
-    }
+    // Output axis j is input axis perm[j].
+    const std::vector<std::uint64_t> stride = byte_strides(in);
     s = InputRuns{0, static_cast<std::uint64_t>(in.shape.back()) * stride.back(), {}, {}};
     for (std::size_t j = 0; j + 1 < rank; ++j) {
         const auto d = static_cast<std::size_t>(perm[j]);
@@ -177,94 +172,10 @@ void Tiler::run_reads(int in, const InputRuns& s, std::uint64_t lo, std::uint64_
     mem_.count_regions(T(in), out.size() - before);
 }
 
-namespace {
-// Regions a tile's box may take before it is named as one span: a DMA
-// descriptor list of a reasonable length.
-constexpr std::uint64_t kMaxBoxRegions = 64;
-
-// The index range [first, first + count) of each input axis behind output
-// elements [e0, e1] of a transpose with `perm` over input dims `dim`.
-void box_of(const std::vector<std::uint64_t>& dim, const std::vector<i64>& perm, std::uint64_t e0, std::uint64_t e1,
-            std::vector<std::uint64_t>& first, std::vector<std::uint64_t>& count) {
-    const std::size_t rank = dim.size();
-    std::vector<std::uint64_t> a(rank), b(rank);
-    for (std::size_t j = rank; j-- > 0;) {
-        const std::uint64_t n = dim[static_cast<std::size_t>(perm[j])];
-        a[j] = e0 % n, b[j] = e1 % n;
-        e0 /= n, e1 /= n;
-    }
-    first.assign(rank, 0);
-    count.assign(rank, 0);
-    bool crossed = false;  // past the first output axis the slice crosses: whole ranges
-    for (std::size_t j = 0; j < rank; ++j) {
-        const auto d = static_cast<std::size_t>(perm[j]);
-        first[d] = crossed ? 0 : a[j];
-        count[d] = crossed ? dim[d] : b[j] - a[j] + 1;
-        crossed = crossed || a[j] != b[j];
-    }
-}
-}  // namespace
-
-bool Tiler::box_reads(const Node& n, int in, std::uint64_t lo, std::uint64_t hi, std::vector<Region>& out) const {
-    const Tensor& t = T(in);
-    if (n.op != OpType::Transpose || !is_plain(t.layout) || t.shape.empty() || lo >= hi) return false;
-    const auto perm = n.attr_ints("perm", {});
-    const std::size_t rank = t.shape.size();
-    if (perm.size() != rank) return false;
-    const auto elt = static_cast<std::uint64_t>(dtype_bytes(t.dtype));
-    std::vector<std::uint64_t> dim(rank), stride(rank), first, count;
-    for (std::size_t d = rank, at = elt; d-- > 0;) {
-        dim[d] = static_cast<std::uint64_t>(t.shape[d]);
-        stride[d] = at;
-        at *= dim[d];
-    }
-    box_of(dim, perm, lo / elt, (hi - 1) / elt, first, count);
-    // The run: the innermost axes the box holds whole, and the one outside them.
-    std::size_t k = rank;
-    while (k > 0 && count[k - 1] == dim[k - 1]) --k;
-    if (k == 0) {
-        out.push_back(mem_.physical(in, 0, mem_.bytes(in)));
-        mem_.count_regions(t, 1);
-        return true;
-    }
-    --k;
-    const std::uint64_t run = count[k] * stride[k];
-    // The rows: the next axis out with more than one index; the axes outside
-    // it, one region per combination.
-    std::size_t m = k;
-    while (m > 0 && count[m - 1] == 1) --m;
-    const bool strided = m > 0;
-    if (strided) --m;
-    std::uint64_t base = 0, combos = 1;
-    for (std::size_t d = 0; d <= k; ++d) base += first[d] * stride[d];
-    for (std::size_t d = 0; strided && d < m; ++d) combos *= count[d];
-    const std::uint64_t rows = strided ? count[m] : 1;
-    if (combos > kMaxBoxRegions || rows > UINT32_MAX) {
-        std::uint64_t last = base + run;
-        for (std::size_t d = 0; d < k; ++d) last += (count[d] - 1) * stride[d];
-        out.push_back(mem_.physical(in, base, last));
-        mem_.count_regions(t, 1);
-        return true;
-    }
-    std::vector<std::uint64_t> digit(m, 0);
-    for (std::uint64_t c = 0; c < combos; ++c) {
-        std::uint64_t at = base;
-        for (std::size_t d = 0; d < m; ++d) at += digit[d] * stride[d];
-        Region r = mem_.physical(in, at, at + run);
-        if (rows > 1) r.rows = static_cast<std::uint32_t>(rows), r.stride = stride[m];
-        out.push_back(r);
-        for (std::size_t d = m; d-- > 0;)  // the next combination, the innermost axis first
-            if (++digit[d] < count[d]) break;
-            else digit[d] = 0;
-    }
-    mem_.count_regions(t, combos);
-    return true;
-}
-
-// Element-wise chains and transposes: equal slices of the output storage;
+// Element-wise chains and copies: equal slices of the output storage;
 // same-shaped inputs read the same slice of theirs, a Slice or a Transpose
 // that keeps the last axis the runs of its input behind the slice, another
-// Transpose the box of input elements behind it.
+// Transpose or a Pad the boxes of input elements behind it.
 void Tiler::elementwise(int ki, TilingChoice& choice) {
     const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
     const int out = k.output;
@@ -288,11 +199,17 @@ void Tiler::elementwise(int ki, TilingChoice& choice) {
             } else if (copied && in == k.inputs[0]) {
                 run_reads(in, runs, lo, std::min(hi, runs.run * runs.rows()), t.reads);
                 in_bytes += hi - lo;
-            } else if (k.nodes.size() == 1 && in == k.inputs[0] && box_reads(node(k), in, lo, hi, t.reads)) {
-                in_bytes += hi - lo;  // each element once; the box may name more at a partial edge
+            } else if (const std::size_t at = t.reads.size();
+                       k.nodes.size() == 1 && in == k.inputs[0] && box_reads(node(k), in, lo, hi, t.reads)) {
+                // A transpose moves each element once; a Pad its share of
+                // the input, no more than its boxes hold (none in the pads).
+                std::uint64_t boxed = 0;
+                for (std::size_t r = at; r < t.reads.size(); ++r) boxed += t.reads[r].total();
+                in_bytes += node(k).op == OpType::Transpose ? hi - lo : std::min(boxed, mem_.bytes(in) * (hi - lo) / P);
             } else {
-                // Broadcast operands and other copies read scattered data:
-                // name all of it (safe for sync), stream a share of it.
+                // Broadcast operands and other copies (Gather, ScatterND)
+                // read scattered data: name all of it (safe for sync),
+                // stream a share of it.
                 t.reads.push_back(mem_.physical(in, 0, mem_.bytes(in)));
                 in_bytes +=
                     it.is_const ? std::min<std::uint64_t>(mem_.bytes(in), hi - lo) : mem_.bytes(in) * (hi - lo) / P;

@@ -57,7 +57,7 @@ void Tiler::tile_kernel(int ki, TilingChoice& choice) {
             matmul(ki, choice);
             break;
         case KernelKind::elementwise:
-        case KernelKind::transpose:  // slices of the output, each reading its input's runs or all of it
+        case KernelKind::transpose:  // slices of the output, each reading its input's runs, boxes or all of it
             if (kn.fused_with >= 0) fused_vector(ki, choice);
             else elementwise(ki, choice);
             break;

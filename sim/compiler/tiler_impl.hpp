@@ -52,6 +52,14 @@ struct CubeProblem {
     bool whole_floor = true;
 };
 
+// Per axis of a tensor, the index range [first, first + count).
+struct IndexBox {
+    std::vector<std::uint64_t> first, count;
+};
+
+// Bytes from one index of each axis of a plain-layout tensor to the next.
+std::vector<std::uint64_t> byte_strides(const Tensor& t);
+
 class Tiler {
 public:
     Tiler(const Graph& g, const KernelPlan& plan, const MemoryPlan& mem, const ChipParams& chip,
@@ -138,13 +146,19 @@ private:
     // whole runs an equal stride apart as one strided region, a partial
     // last run.
     void run_reads(int in, const InputRuns& s, std::uint64_t lo, std::uint64_t hi, std::vector<Region>& out) const;
-    // A Transpose that moves the last axis: output bytes [lo, hi) read
-    // scattered elements, within the box of input indices behind them (an
-    // index range per input axis; the whole range of axes inside the first
-    // one the slice crosses). Names the box as strided regions, one per
-    // combination of its outer axes (or, beyond kMaxBoxRegions, the span
-    // from its first byte to its last); false for other nodes.
+    // tile_copy_box.cpp: a copy whose output bytes [lo, hi) come from
+    // scattered input elements (a Transpose that moves the last axis, a
+    // constant or edge Pad, on plain layouts) reads the input boxes behind
+    // them (the bytes as at most two boxes of output indices per axis, each
+    // taken through the op's index map); names them in `out` (false for
+    // other nodes).
     bool box_reads(const Node& n, int in, std::uint64_t lo, std::uint64_t hi, std::vector<Region>& out) const;
+    // The input box behind output box `o`: the op's index map of its ranges.
+    bool input_box(const Node& n, const Tensor& in, const IndexBox& o, IndexBox& box) const;
+    // An input box as strided regions, one per combination of its outer
+    // axes (beyond 64, the span from its first byte to its last).
+    void box_regions(int in, const std::vector<std::uint64_t>& dim, const std::vector<std::uint64_t>& stride,
+                     const IndexBox& box, std::vector<Region>& out) const;
     void fused_vector(int ki, TilingChoice& choice);
     void rowwise(int ki, TilingChoice& choice);
     void concat(int ki, TilingChoice& choice);

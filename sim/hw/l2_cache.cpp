@@ -3,7 +3,6 @@
 #include "common/arith.hpp"
 
 #include <algorithm>
-#include <new>
 #include <stdexcept>
 #include <vector>
 

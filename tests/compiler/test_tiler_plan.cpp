@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -536,65 +538,138 @@ TEST_CASE("tiler: a Transpose that keeps the last axis reads the runs behind eac
     }
 }
 
+namespace {
+
+using Index = std::vector<std::uint64_t>;
+
+// What the tiles of a one-node copy graph over a bf16 input read.
+struct CopyReads {
+    std::uint64_t input = 0;     // the input's bytes
+    std::uint64_t named = 0;     // bytes all tiles name, summed
+    std::uint64_t streamed = 0;  // bytes all tiles stream
+    std::uint64_t widest = 0;    // the most one tile names
+    std::size_t tasks = 0;
+};
+
+// Compiles `op` with `attrs` over an input of `shape` and checks every
+// tile: it names nothing outside the input, and for each output element of
+// its slice the input elements `sources` gives (none: a pad).
+CopyReads copy_reads(const Index& shape, const std::string& op, const std::string& attrs,
+                     const std::function<std::vector<Index>(const Index&)>& sources) {
+    std::string dims;
+    for (const auto d : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+    CAPTURE(op, dims, attrs);
+    const std::string text = R"({"kind": "graph", "name": "c", "tensors": {"x": {"shape": [)" + dims +
+                             R"(], "dtype": "bf16", "input": true}}, "nodes": [{"name": "c", "op": ")" + op +
+                             R"(", "inputs": ["x"], "outputs": ["y"], "attrs": )" + attrs + R"(}], "outputs": ["y"]})";
+    const Graph graph = read_graph_text(text, "c.json", {});
+    const CompileResult r = compile(graph, RunConfig::load(kA2, "", {}).chip(), CompileOptions{});
+    const std::size_t rank = shape.size();
+    Index stride(rank), out_shape(rank);
+    for (std::size_t d = rank, at = 2; d-- > 0;) stride[d] = at, at *= shape[d];
+    for (const Tensor& t : graph.tensors)
+        if (t.name == "y")
+            for (std::size_t d = 0; d < rank; ++d) out_shape[d] = static_cast<std::uint64_t>(t.shape[d]);
+    CopyReads out;
+    out.input = stride[0] * shape[0];
+    out.tasks = r.stream.tasks.size();
+    std::uint64_t base = UINT64_MAX;  // where the input lives: the lowest address read
+    for (const Task& t : r.stream.tasks)
+        for (const Region& x : t.reads) base = std::min(base, x.addr);
+    std::uint64_t out_at = 0;  // each task writes the next slice of the output
+    for (const Task& t : r.stream.tasks) {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> rows;
+        std::uint64_t own = 0;
+        for (const Region& x : t.reads) {
+            own += x.total();
+            x.for_each_row([&](std::uint64_t a, std::uint64_t n) {
+                CHECK(a + n <= base + out.input);
+                rows.emplace_back(a - base, a - base + n);
+            });
+        }
+        out.named += own;
+        out.widest = std::max(out.widest, own);
+        out.streamed += t.params.bytes;
+        for (std::uint64_t e = out_at / 2; e < (out_at + t.params.out_bytes) / 2; ++e) {
+            Index o(rank);
+            for (std::size_t d = rank, rest = e; d-- > 0;) o[d] = rest % out_shape[d], rest /= out_shape[d];
+            for (const Index& i : sources(o)) {
+                std::uint64_t at = 0;
+                for (std::size_t d = 0; d < rank; ++d) at += i[d] * stride[d];
+                if (!std::any_of(rows.begin(), rows.end(),
+                                 [&](const auto& row) { return row.first <= at && at < row.second; }))
+                    FAIL_CHECK("output element " << e << " of task " << t.id << ": input byte " << at << " not named");
+            }
+        }
+        out_at += t.params.out_bytes;
+    }
+    std::uint64_t out_bytes = 2;
+    for (const auto d : out_shape) out_bytes *= d;
+    CHECK(out_at == out_bytes);  // the tasks' slices cover the output
+    return out;
+}
+
+std::string ints(const Index& v) {
+    std::string s;
+    for (const auto x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
+    return "[" + s + "]";
+}
+
+}  // namespace
+
 TEST_CASE("tiler: a Transpose that moves the last axis reads the box of input elements behind each tile",
           "[compiler][tiler]") {
-    const ChipParams c = RunConfig::load(kA2, "", {}).chip();
-    for (const auto& [shape, perm] :
-         {std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>{{64, 32, 48}, {0, 2, 1}},
-          {{8, 24, 6, 40}, {0, 2, 3, 1}},
-          {{40, 300}, {1, 0}},
-          {{2, 3, 4, 5, 6, 7}, {0, 1, 4, 2, 5, 3}}}) {
-        std::string dims, order;
-        for (const auto d : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
-        for (const auto p : perm) order += (order.empty() ? "" : ", ") + std::to_string(p);
-        CAPTURE(dims, order);
-        const std::string g = R"({"kind": "graph", "name": "t", "tensors": {"x": {"shape": [)" + dims +
-                              R"(], "dtype": "bf16", "input": true}}, "nodes": [{"name": "t", "op": "Transpose",
-                              "inputs": ["x"], "outputs": ["y"], "attrs": {"perm": [)" +
-                              order + R"(]}}], "outputs": ["y"]})";
-        const CompileResult r = compile(read_graph_text(g, "t.json", {}), c, CompileOptions{});
-        const std::size_t rank = shape.size();
-        std::vector<std::uint64_t> stride(rank);
-        for (std::size_t d = rank, at = 2; d-- > 0;) stride[d] = at, at *= shape[d];
-        const std::uint64_t input = stride[0] * shape[0];
-        // Where the input lives: the lowest address any task reads.
-        std::uint64_t base = UINT64_MAX;
-        for (const Task& t : r.stream.tasks)
-            for (const Region& x : t.reads) base = std::min(base, x.addr);
-        REQUIRE(r.stream.tasks.size() > 1);
-        std::uint64_t named = 0, streamed = 0;
-        std::uint64_t out_at = 0;  // each task writes the next slice of the output
-        for (const Task& t : r.stream.tasks) {
-            std::vector<std::pair<std::uint64_t, std::uint64_t>> rows;
-            for (const Region& x : t.reads) {
-                named += x.total();
-                x.for_each_row([&](std::uint64_t a, std::uint64_t n) {
-                    CHECK(a >= base);
-                    CHECK(a + n <= base + input);  // nothing outside the input
-                    rows.emplace_back(a - base, a - base + n);
-                });
-            }
-            CHECK(t.reads.size() <= 64);
-            streamed += t.params.bytes;
-            // Every output element of the slice: its input element is named.
-            for (std::uint64_t e = out_at / 2; e < (out_at + t.params.out_bytes) / 2; ++e) {
-                std::uint64_t rest = e, in = 0;
-                for (std::size_t j = rank; j-- > 0;) {
-                    const std::uint64_t n = shape[perm[j]];
-                    in += rest % n * stride[perm[j]];
-                    rest /= n;
-                }
-                const bool named_here = std::any_of(
-                    rows.begin(), rows.end(), [&](const auto& row) { return row.first <= in && in < row.second; });
-                if (!named_here)
-                    FAIL_CHECK("output element " << e << " of task " << t.id << ": input byte " << in << " not named");
-            }
-            out_at += t.params.out_bytes;
-        }
-        CHECK(out_at == input);
-        CHECK(streamed == input);  // each element streamed once
-        CHECK(named < 2 * input);  // the boxes overlap only at partial edges
+    for (const auto& [shape, perm] : {std::pair<Index, Index>{{64, 32, 48}, {0, 2, 1}},
+                                      {{8, 24, 6, 40}, {0, 2, 3, 1}},
+                                      {{40, 300}, {1, 0}},
+                                      {{2, 3, 4, 5, 6, 7}, {0, 1, 4, 2, 5, 3}}}) {
+        const CopyReads r = copy_reads(shape, "Transpose", R"({"perm": )" + ints(perm) + "}", [&](const Index& o) {
+            Index i(o.size());
+            for (std::size_t j = 0; j < o.size(); ++j) i[perm[j]] = o[j];
+            return std::vector<Index>{i};
+        });
+        REQUIRE(r.tasks > 1);
+        CHECK(r.streamed == r.input);  // each element streamed once
+        CHECK(r.named == r.input);     // and named once: the tiles' boxes do not overlap
     }
+}
+
+TEST_CASE(
+    "tiler: a constant or edge Pad reads the box of input elements behind each tile, a reflecting one the whole input",
+    "[compiler][tiler]") {
+    const auto padded = [](Index lead, Index inter, Index shape) {
+        return [=](const Index& o) {
+            Index i(o.size());
+            for (std::size_t d = 0; d < o.size(); ++d) {
+                const auto at = static_cast<std::int64_t>(o[d]) - static_cast<std::int64_t>(lead[d]);
+                const auto step = static_cast<std::int64_t>(inter[d] + 1);
+                if (at < 0 || at % step != 0 || at / step >= static_cast<std::int64_t>(shape[d]))
+                    return std::vector<Index>{};  // a pad: no input element
+                i[d] = static_cast<std::uint64_t>(at / step);
+            }
+            return std::vector<Index>{i};
+        };
+    };
+    // Leading and trailing pads of three axes; pads and interior steps.
+    for (const auto& [shape, attrs, lead, inter] :
+         {std::tuple<Index, std::string, Index, Index>{
+              {4, 30, 50}, R"({"pads": [0, 3, 5, 0, 4, 7]})", {0, 3, 5}, {0, 0, 0}},
+          {{8, 30, 50}, R"({"pads": [0, 3, 5, 0, 4, 7], "mode": "edge"})", {0, 3, 5}, {0, 0, 0}},
+          {{2, 16, 20, 24},
+           R"({"pads": [0, 0, 2, 2, 0, 0, 2, 2], "interior": [0, 0, 1, 1]})",
+           {0, 0, 2, 2},
+           {0, 0, 1, 1}}}) {
+        const CopyReads r = copy_reads(shape, "Pad", attrs, padded(lead, inter, shape));
+        REQUIRE(r.tasks > 1);
+        CHECK(r.named >= r.input);
+        CHECK(r.widest < r.input);  // a tile names what is behind its slice, not the whole input
+        CHECK(r.streamed <= r.input);
+    }
+    // A reflecting pad reads indices from the far side of each edge: its
+    // tiles keep naming the whole input.
+    const CopyReads reflect = copy_reads({4, 30, 50}, "Pad", R"({"pads": [0, 3, 5, 0, 4, 7], "mode": "reflect"})",
+                                         [](const Index&) { return std::vector<Index>{}; });
+    CHECK(reflect.widest == reflect.input);
 }
 
 TEST_CASE("tiler e2e: a Transpose of a cold input reads all of it from HBM, at the HBM's rate",
