@@ -8,7 +8,8 @@
 // chunks, they share huge pages. A page no array touches is still never
 // backed (fresh chunks are mapped, not written). Freed blocks are kept by
 // size and reused (zeroed again): a die built and dropped many times, as
-// the compiler's die probe does, reuses its block.
+// the compiler's die probe does, reuses its block. Nothing goes back to the
+// system before exit: a process builds dies of one or a few L2 sizes.
 #pragma once
 #include <cstddef>
 
