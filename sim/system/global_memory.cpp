@@ -167,9 +167,15 @@ bool GlobalMemory::check_read(int rank, Addr addr, std::uint64_t bytes, int core
     const std::uint64_t first = addr / block_bytes_, last = (addr + bytes - 1) / block_bytes_;
     std::uint64_t missing = 0;
     Addr first_missing = 0;
-    for (std::uint64_t b = first; b <= last; ++b) {
-        if (land_time(rank, b) <= now_ps) continue;
-        if (missing++ == 0) first_missing = b * block_bytes_;
+    // Page by page: one lookup for each page's run of blocks.
+    for (std::uint64_t b = first; b <= last;) {
+        const std::uint64_t page_no = b / kPageBlocks;
+        const std::uint64_t end = std::min(last, page_no * kPageBlocks + kPageBlocks - 1);
+        const Page* p = find_page(rank, page_no);
+        for (; b <= end; ++b) {
+            if (p && p->land[b % kPageBlocks] <= now_ps) continue;
+            if (missing++ == 0) first_missing = b * block_bytes_;
+        }
     }
     if (missing == 0) return true;
     ++stale_reads_;
