@@ -8,6 +8,7 @@
 // Pad) keep naming their whole input.
 #include <algorithm>
 
+#include "compiler/op_traits.hpp"
 #include "compiler/tiler_impl.hpp"
 
 namespace npusim::compiler {

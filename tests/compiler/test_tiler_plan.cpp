@@ -623,9 +623,10 @@ TEST_CASE("tiler: a Transpose that moves the last axis reads the box of input el
                                       {{8, 24, 6, 40}, {0, 2, 3, 1}},
                                       {{40, 300}, {1, 0}},
                                       {{2, 3, 4, 5, 6, 7}, {0, 1, 4, 2, 5, 3}}}) {
-        const CopyReads r = copy_reads(shape, "Transpose", R"({"perm": )" + ints(perm) + "}", [&](const Index& o) {
+        const Index order = perm;  // a lambda may not capture a structured binding (C++17)
+        const CopyReads r = copy_reads(shape, "Transpose", R"({"perm": )" + ints(order) + "}", [&](const Index& o) {
             Index i(o.size());
-            for (std::size_t j = 0; j < o.size(); ++j) i[perm[j]] = o[j];
+            for (std::size_t j = 0; j < o.size(); ++j) i[order[j]] = o[j];
             return std::vector<Index>{i};
         });
         REQUIRE(r.tasks > 1);
