@@ -220,7 +220,6 @@ void L2Cache::walk(std::uint64_t addr, std::uint64_t bytes, bool write, L2Access
         const std::size_t bytes = sets_ * set_words_ * sizeof(std::uint64_t);
         ways_mem_ =
             std::unique_ptr<std::uint64_t[], Free>(static_cast<std::uint64_t*>(huge_page_alloc(bytes)), Free{bytes});
-        sets_mem_ = ways_mem_.get();
         filling_bits_.assign((sets_ + 63) / 64, 0);
         candidate_bits_.assign((sets_ + 63) / 64, 0);
     }

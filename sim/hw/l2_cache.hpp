@@ -157,12 +157,11 @@ private:
         std::uint32_t* stamps;
     };
     Ways ways_of(std::uint64_t set) const {
-        std::uint64_t* p = sets_mem_ + set * set_words_;
+        std::uint64_t* p = ways_mem_.get() + set * set_words_;
         std::uint64_t* valid = p + ways_ + (ways_ + 1) / 2;
         return Ways{p, valid, valid + ways_, reinterpret_cast<std::uint32_t*>(p + ways_)};
     }
     std::unique_ptr<std::uint64_t[], Free> ways_mem_;  // from a host cache line's start
-    std::uint64_t* sets_mem_ = nullptr;
     std::uint64_t set_words_ = 0;  // 3 * ways + ceil(ways / 2)
     // The block the last lookup found or placed, and where: a transfer's
     // rows often fall in one block one after another, and a way that still
