@@ -1,11 +1,13 @@
 #include "compiler/fusion_pass.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "compiler/cost_model.hpp"
 #include "compiler/op_traits.hpp"
+#include "compiler/slice_view.hpp"
 
 namespace npusim::compiler {
 namespace {
@@ -57,6 +59,12 @@ int activation_input(const Graph& g, const Node& n) {
     for (int in : n.inputs)
         if (!g.tensors[static_cast<std::size_t>(in)].is_const) return in;
     return -1;
+}
+
+// Whether tensor t is a Slice its consumers read in place.
+bool reads_in_place(const Graph& g, int t) {
+    const int p = g.tensors[static_cast<std::size_t>(t)].producer;
+    return p >= 0 && is_slice_view(g, g.nodes[static_cast<std::size_t>(p)]);
 }
 
 bool single_use(const Tensor& t) { return t.consumers.size() == 1 && !t.is_output; }
@@ -111,6 +119,10 @@ Kernel new_kernel(const Graph& g, const Node& n, std::size_t ni, const ChipParam
     k.inputs = n.inputs;
     k.output = n.outputs[0];
     k.cycles_per_repeat = vector_cycles_per_repeat(g, n);
+    if (is_slice_view(g, n)) {
+        k.kind = KernelKind::alias;
+        plan.notes.push_back(fmt::format("{}: read in place by its element-wise consumers (a view, no copy)", n.name));
+    }
     if (n.op == OpType::Conv2D && n.attr_int("groups", 1) > 1 &&
         g.tensors[static_cast<std::size_t>(n.inputs[1])].shape.size() == 4) {
         // A grouped convolution runs where it costs less: the Cube with
@@ -141,6 +153,9 @@ void mark_fusion_boundaries(const Graph& g, const CompileOptions& opt, const Chi
             plan.kernels[static_cast<std::size_t>(pi)].kind == KernelKind::attention ||
             plan.kernels[static_cast<std::size_t>(pi)].cores != v.cores)
             continue;
+        // Tiles fused behind a Cube read only its tiles and constants, not
+        // a Slice's runs.
+        if (std::any_of(v.inputs.begin(), v.inputs.end(), [&](int t) { return reads_in_place(g, t); })) continue;
         const Kernel& c = plan.kernels[static_cast<std::size_t>(pi)];
         bool fuse = opt.boundary == FusionBoundary::fuse;
         if (opt.boundary == FusionBoundary::automatic) {

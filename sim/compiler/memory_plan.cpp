@@ -2,6 +2,7 @@
 #include "common/arith.hpp"
 
 #include "compiler/comm_ops.hpp"
+#include "compiler/slice_view.hpp"
 
 #include "common/errors.hpp"
 
@@ -107,6 +108,15 @@ MemoryPlan::MemoryPlan(const Graph& g) : g_(g), addr_(g.tensors.size(), 0), byte
             if (n.op == OpType::Reshape && placed[static_cast<std::size_t>(n.inputs[0])] &&
                 (in.layout == Layout::NCHW || in.layout == Layout::ND)) {
                 addr_[oi] = addr_[static_cast<std::size_t>(n.inputs[0])];  // a view, no copy
+                bytes_[oi] = g.tensors[oi].bytes();
+                placed[oi] = true;
+                in_weights[oi] = in_weights[static_cast<std::size_t>(n.inputs[0])];
+                continue;
+            }
+            // A Slice read in place: its bytes are the input's runs, from
+            // the first (nothing is written here).
+            if (n.op == OpType::Slice && placed[static_cast<std::size_t>(n.inputs[0])] && is_slice_view(g, n)) {
+                addr_[oi] = addr_[static_cast<std::size_t>(n.inputs[0])] + slice_kept_runs(n, in)->first;
                 bytes_[oi] = g.tensors[oi].bytes();
                 placed[oi] = true;
                 in_weights[oi] = in_weights[static_cast<std::size_t>(n.inputs[0])];

@@ -3,12 +3,14 @@
 // blocks, Concat copies, and grouped convolutions run on the lanes.
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "common/arith.hpp"
 #include "compiler/op_traits.hpp"
 #include "compiler/shape_inference.hpp"
+#include "compiler/slice_view.hpp"
 #include "compiler/tiler_impl.hpp"
 
 namespace npusim::compiler {
@@ -84,25 +86,9 @@ std::uint64_t Tiler::row_bytes(const Node& n, const Tensor& in) const {
 }
 
 bool Tiler::slice_runs(const Node& n, const Tensor& in, InputRuns& s) const {
-    if (n.op != OpType::Slice || !is_plain(in.layout)) return false;
-    std::string error;
-    const int rank = static_cast<int>(in.shape.size());
-    const SliceAxis* cut = nullptr;  // the one axis the slice narrows
-    const std::vector<SliceAxis> axes = slice_axes(n, in.shape, error);
-    for (const SliceAxis& a : axes) {
-        if (a.begin == 0 && a.end == in.shape[static_cast<std::size_t>(a.axis)] && a.step == 1) continue;  // whole
-        if (cut || a.step != 1) return false;
-        cut = &a;
-    }
-    if (!error.empty() || !cut) return false;
-    i64 inner = dtype_bytes(in.dtype), outer = 1;
-    for (int d = cut->axis + 1; d < rank; ++d) inner *= in.shape[static_cast<std::size_t>(d)];
-    for (int d = 0; d < cut->axis; ++d) outer *= in.shape[static_cast<std::size_t>(d)];
-    const i64 whole = in.shape[static_cast<std::size_t>(cut->axis)];
-    s = InputRuns{static_cast<std::uint64_t>(cut->begin * inner),
-                  static_cast<std::uint64_t>((cut->end - cut->begin) * inner),
-                  {static_cast<std::uint64_t>(outer)},
-                  {static_cast<std::uint64_t>(whole * inner)}};
+    const std::optional<SliceRuns> r = slice_kept_runs(n, in);
+    if (!r) return false;
+    s = InputRuns{r->first, r->run, {r->rows}, {r->pitch}};
     return true;
 }
 
@@ -173,9 +159,7 @@ void Tiler::run_reads(int in, const InputRuns& s, std::uint64_t lo, std::uint64_
 }
 
 // Element-wise chains and copies: equal slices of the output storage;
-// same-shaped inputs read the same slice of theirs, a Slice or a Transpose
-// that keeps the last axis the runs of its input behind the slice, another
-// Transpose or a Pad the boxes of input elements behind it.
+// each input read as input_reads says.
 void Tiler::elementwise(int ki, TilingChoice& choice) {
     const Kernel& k = plan_.kernels[static_cast<std::size_t>(ki)];
     const int out = k.output;
@@ -192,27 +176,11 @@ void Tiler::elementwise(int ki, TilingChoice& choice) {
         TileTask t = vector_task(ki, fmt::format("s{}", i));
         std::uint64_t in_bytes = 0;
         for (int in : k.inputs) {
-            const Tensor& it = T(in);
-            if (k.kind == KernelKind::elementwise && it.shape == T(out).shape && it.layout == T(out).layout) {
-                t.reads.push_back(mem_.physical(in, lo, hi));
-                in_bytes += hi - lo;
-            } else if (copied && in == k.inputs[0]) {
+            if (copied && in == k.inputs[0]) {
                 run_reads(in, runs, lo, std::min(hi, runs.run * runs.rows()), t.reads);
                 in_bytes += hi - lo;
-            } else if (const std::size_t at = t.reads.size();
-                       k.nodes.size() == 1 && in == k.inputs[0] && box_reads(node(k), in, lo, hi, t.reads)) {
-                // A transpose moves each element once; a Pad its share of
-                // the input, no more than its boxes hold (none in the pads).
-                std::uint64_t boxed = 0;
-                for (std::size_t r = at; r < t.reads.size(); ++r) boxed += t.reads[r].total();
-                in_bytes += node(k).op == OpType::Transpose ? hi - lo : std::min(boxed, mem_.bytes(in) * (hi - lo) / P);
             } else {
-                // Broadcast operands and other copies (Gather, ScatterND)
-                // read scattered data: name all of it (safe for sync),
-                // stream a share of it.
-                t.reads.push_back(mem_.physical(in, 0, mem_.bytes(in)));
-                in_bytes +=
-                    it.is_const ? std::min<std::uint64_t>(mem_.bytes(in), hi - lo) : mem_.bytes(in) * (hi - lo) / P;
+                in_bytes += input_reads(k, in, lo, hi, t.reads);
             }
         }
         t.writes.push_back(mem_.physical(out, lo, hi));
@@ -221,6 +189,52 @@ void Tiler::elementwise(int ki, TilingChoice& choice) {
         t.params.dtype = T(k.inputs[0]).dtype;  // contiguous: lanes by the input's elements
         finish_vector(t, k.cycles_per_repeat);
     }
+}
+
+// Input `in` of element-wise kernel k behind output bytes [lo, hi): an
+// input of the output's shape its same elements (a Slice read in place:
+// its input's runs behind them); a Transpose or a Pad the boxes of input
+// elements behind them; anything else all of it. Returns the bytes streamed.
+std::uint64_t Tiler::input_reads(const Kernel& k, int in, std::uint64_t lo, std::uint64_t hi,
+                                 std::vector<Region>& reads) const {
+    const Tensor& it = T(in);
+    const std::uint64_t P = mem_.bytes(k.output);
+    const Node* view = it.producer >= 0 && is_slice_view(g_, g_.nodes[static_cast<std::size_t>(it.producer)])
+                           ? &g_.nodes[static_cast<std::size_t>(it.producer)]
+                           : nullptr;
+    if (k.kind == KernelKind::elementwise && it.shape == T(k.output).shape && it.layout == T(k.output).layout) {
+        // The same elements: a Quantize or Dequantize in the chain makes the
+        // output's element size differ from the input's.
+        const std::uint64_t per = dtype_bytes(T(k.output).dtype), e = dtype_bytes(it.dtype);
+        const std::uint64_t in_lo = lo / per * e, in_hi = hi / per * e;
+        if (view) view_reads(*view, in_lo, in_hi, reads);
+        else reads.push_back(mem_.physical(in, in_lo, in_hi));
+        return in_hi - in_lo;
+    }
+    if (view) {  // broadcast: all of it, a share streamed
+        view_reads(*view, 0, it.bytes(), reads);
+        return it.bytes() * (hi - lo) / P;
+    }
+    if (const std::size_t at = reads.size();
+        k.nodes.size() == 1 && in == k.inputs[0] && box_reads(node(k), in, lo, hi, reads)) {
+        // A transpose moves each element once; a Pad its share of the
+        // input, no more than its boxes hold (none in the pads).
+        std::uint64_t boxed = 0;
+        for (std::size_t r = at; r < reads.size(); ++r) boxed += reads[r].total();
+        return node(k).op == OpType::Transpose ? hi - lo : std::min(boxed, mem_.bytes(in) * (hi - lo) / P);
+    }
+    // Broadcast operands and other copies (Gather, ScatterND) read
+    // scattered data: name all of it (safe for sync), stream a share of it.
+    reads.push_back(mem_.physical(in, 0, mem_.bytes(in)));
+    return it.is_const ? std::min<std::uint64_t>(mem_.bytes(in), hi - lo) : mem_.bytes(in) * (hi - lo) / P;
+}
+
+// Bytes [lo, hi) of a Slice read in place: the runs of its input behind them.
+void Tiler::view_reads(const Node& slice, std::uint64_t lo, std::uint64_t hi, std::vector<Region>& reads) const {
+    const int src = slice.inputs[0];
+    InputRuns runs;
+    if (!slice_runs(slice, T(src), runs)) throw std::logic_error("Tiler: Slice '" + slice.name + "' is no view");
+    run_reads(src, runs, lo, std::min(hi, runs.run * runs.rows()), reads);
 }
 
 // A Vector kernel fused behind a Cube kernel: one tile per Cube tile,

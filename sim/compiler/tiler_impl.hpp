@@ -129,6 +129,12 @@ private:
     void vector_conv(int ki, TilingChoice& choice, const ConvInRows& in_rows);
     std::uint64_t row_bytes(const Node& n, const Tensor& in) const;
     void elementwise(int ki, TilingChoice& choice);
+    // Input `in` of element-wise kernel k behind its output bytes [lo, hi):
+    // names the regions in `reads`, returns the bytes streamed.
+    std::uint64_t input_reads(const Kernel& k, int in, std::uint64_t lo, std::uint64_t hi,
+                              std::vector<Region>& reads) const;
+    // Bytes [lo, hi) of a Slice read in place (compiler/slice_view.hpp).
+    void view_reads(const Node& slice, std::uint64_t lo, std::uint64_t hi, std::vector<Region>& reads) const;
     // The runs of its input a copy kernel's output rows read: output row o
     // (of `run` bytes) is the input bytes from first + sum of o's digits
     // times their strides, o written in the mixed radix `dims` (slowest
