@@ -121,7 +121,7 @@ Kernel new_kernel(const Graph& g, const Node& n, std::size_t ni, const ChipParam
     k.cycles_per_repeat = vector_cycles_per_repeat(g, n);
     if (is_slice_view(g, n)) {
         k.kind = KernelKind::alias;
-        plan.notes.push_back(fmt::format("{}: read in place by its element-wise consumers (a view, no copy)", n.name));
+        plan.notes.push_back(fmt::format("{}: read in place by its consumers (a view, no copy)", n.name));
     }
     if (n.op == OpType::Conv2D && n.attr_int("groups", 1) > 1 &&
         g.tensors[static_cast<std::size_t>(n.inputs[1])].shape.size() == 4) {

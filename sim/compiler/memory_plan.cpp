@@ -85,7 +85,8 @@ std::uint64_t padded_bytes(const Tensor& t) {
     }
 }
 
-MemoryPlan::MemoryPlan(const Graph& g) : g_(g), addr_(g.tensors.size(), 0), bytes_(g.tensors.size(), 0) {
+MemoryPlan::MemoryPlan(const Graph& g)
+    : g_(g), addr_(g.tensors.size(), 0), bytes_(g.tensors.size(), 0), pitch_(g.tensors.size(), 0) {
     std::uint64_t weights = kWeightsBase;
     std::vector<bool> placed(g.tensors.size(), false), in_weights(g.tensors.size(), false);
     auto place = [&](std::size_t i) {
@@ -109,6 +110,7 @@ MemoryPlan::MemoryPlan(const Graph& g) : g_(g), addr_(g.tensors.size(), 0), byte
                 (in.layout == Layout::NCHW || in.layout == Layout::ND)) {
                 addr_[oi] = addr_[static_cast<std::size_t>(n.inputs[0])];  // a view, no copy
                 bytes_[oi] = g.tensors[oi].bytes();
+                pitch_[oi] = pitch_[static_cast<std::size_t>(n.inputs[0])];  // a Reshape of a Slice read in place
                 placed[oi] = true;
                 in_weights[oi] = in_weights[static_cast<std::size_t>(n.inputs[0])];
                 continue;
@@ -116,8 +118,10 @@ MemoryPlan::MemoryPlan(const Graph& g) : g_(g), addr_(g.tensors.size(), 0), byte
             // A Slice read in place: its bytes are the input's runs, from
             // the first (nothing is written here).
             if (n.op == OpType::Slice && placed[static_cast<std::size_t>(n.inputs[0])] && is_slice_view(g, n)) {
-                addr_[oi] = addr_[static_cast<std::size_t>(n.inputs[0])] + slice_kept_runs(n, in)->first;
+                const SliceRuns r = *slice_kept_runs(n, in);
+                addr_[oi] = addr_[static_cast<std::size_t>(n.inputs[0])] + r.first;
                 bytes_[oi] = g.tensors[oi].bytes();
+                if (r.last_axis) pitch_[oi] = r.pitch;  // its rows are its input's
                 placed[oi] = true;
                 in_weights[oi] = in_weights[static_cast<std::size_t>(n.inputs[0])];
                 continue;
@@ -150,7 +154,18 @@ MemoryPlan::MemoryPlan(const Graph& g) : g_(g), addr_(g.tensors.size(), 0), byte
 }
 
 Region MemoryPlan::physical(int t, std::uint64_t lo, std::uint64_t hi) const {
+    if (pitch_[static_cast<std::size_t>(t)] != 0)
+        throw std::logic_error(
+            fmt::format("compiler: tensor '{}' is a Slice read in place: its bytes are not contiguous",
+                        g_.tensors[static_cast<std::size_t>(t)].name));
     return Region{Space::hbm, addr(t) + lo, hi - lo};
+}
+
+std::uint64_t MemoryPlan::row_pitch(int t) const {
+    const std::uint64_t p = pitch_[static_cast<std::size_t>(t)];
+    if (p != 0) return p;
+    const Tensor& x = g_.tensors[static_cast<std::size_t>(t)];
+    return (x.shape.empty() ? 1 : static_cast<std::uint64_t>(x.shape.back())) * dtype_bytes(x.dtype);
 }
 
 void MemoryPlan::regions(int ti, const Block& b, std::vector<Region>& out) const { regions(ti, b, false, out); }
@@ -185,13 +200,14 @@ void MemoryPlan::seq_major_regions(int ti, const Block& b, std::vector<Region>& 
         throw std::logic_error(
             fmt::format("compiler: tensor '{}' {}: not a plain sequence-major operand or a bad block", t.name,
                         to_string(t.layout)));
-    const std::int64_t S = s[s.size() - 3], N = s[s.size() - 2], D = s.back();
+    const std::int64_t S = s[s.size() - 3], N = s[s.size() - 2];
     const auto e = static_cast<std::uint64_t>(dtype_bytes(t.dtype));
     const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+    const std::uint64_t pitch = row_pitch(ti);  // between rows of D
     count_regions(t, b);
     for (std::int64_t m = b.b0; m < b.b1; ++m)
-        push_strided(out, addr(ti) + u((((m / N) * S + b.r0) * N + m % N) * D + b.c0) * e, u(b.c1 - b.c0) * e,
-                     u(N * D) * e, b.r1 - b.r0);
+        push_strided(out, addr(ti) + u(((m / N) * S + b.r0) * N + m % N) * pitch + u(b.c0) * e, u(b.c1 - b.c0) * e,
+                     u(N) * pitch, b.r1 - b.r0);
 }
 
 void MemoryPlan::regions(int ti, const Block& b, bool matrix, std::vector<Region>& out) const {
@@ -225,19 +241,31 @@ void MemoryPlan::regions(int ti, const Block& b, bool matrix, std::vector<Region
         }
         case Layout::NCHW:
             if (t.shape.size() == 4 && !matrix) {
-                // Per image: a run of rows of each channel, the channels a plane apart.
-                for (std::int64_t n = b.b0; n < b.b1; ++n)
-                    push_strided(out, base + u(((n * d.cols + b.c0) * d.rows + b.r0) * d.w) * e, u((b.r1 - b.r0) * d.w) * e,
-                                 u(d.rows * d.w) * e, b.c1 - b.c0);
+                // Per image: a run of rows of each channel, the channels a
+                // plane apart (per channel when the rows are a pitch apart).
+                const std::uint64_t pitch = row_pitch(ti);
+                for (std::int64_t n = b.b0; n < b.b1; ++n) {
+                    if (pitch == u(d.w) * e) {
+                        push_strided(out, base + u(((n * d.cols + b.c0) * d.rows + b.r0) * d.w) * e,
+                                     u((b.r1 - b.r0) * d.w) * e, u(d.rows * d.w) * e, b.c1 - b.c0);
+                        continue;
+                    }
+                    for (std::int64_t c = b.c0; c < b.c1; ++c)
+                        push_strided(out, base + u((n * d.cols + c) * d.rows + b.r0) * pitch, u(d.w) * e, pitch,
+                                     b.r1 - b.r0);
+                }
                 return;
             }
             [[fallthrough]];
-        case Layout::ND:
-            // Per matrix: the block's columns of each of its rows, a row apart.
+        case Layout::ND: {
+            // Per matrix: the block's columns of each of its rows, a row
+            // (its pitch, for a Slice read in place) apart.
+            const std::uint64_t pitch = row_pitch(ti);
             for (std::int64_t bb = b.b0; bb < b.b1; ++bb)
-                push_strided(out, base + u((bb * d.rows + b.r0) * d.cols + b.c0) * e, u(b.c1 - b.c0) * e, u(d.cols) * e,
+                push_strided(out, base + u(bb * d.rows + b.r0) * pitch + u(b.c0) * e, u(b.c1 - b.c0) * e, pitch,
                              b.r1 - b.r0);
             return;
+        }
     }
 }
 

@@ -43,8 +43,13 @@ public:
     // its matrices: matrix i is head i % N of outer index i / N, its rows S,
     // its columns D; one strided region per matrix (rows N·D apart).
     void seq_major_regions(int t, const Block& b, std::vector<Region>& out) const;
-    // Bytes [lo, hi) of the tensor's storage.
+    // Bytes [lo, hi) of the tensor's storage (not of a Slice read in place
+    // whose rows are a pitch apart: logic_error).
     Region physical(int t, std::uint64_t lo, std::uint64_t hi) const;
+    // Bytes from one row of the last axis to the next: the last axis's
+    // bytes, or for a Slice of the last axis read in place (and Reshapes
+    // of it) its input's.
+    std::uint64_t row_pitch(int t) const;
     // Counts `n` regions of tensor t made elsewhere (a copy's input runs)
     // against the compiled graph's limit (InputError above it).
     void count_regions(const Tensor& t, std::uint64_t n) const;
@@ -56,6 +61,7 @@ private:
 
     const Graph& g_;
     std::vector<std::uint64_t> addr_, bytes_;
+    std::vector<std::uint64_t> pitch_;        // row_pitch when not the last axis's bytes, else 0
     mutable std::uint64_t regions_made_ = 0;  // by regions(), bounded by kMaxRegions in memory_plan.cpp
     std::uint64_t next_ = 0;
 };

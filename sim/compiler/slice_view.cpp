@@ -26,18 +26,43 @@ std::optional<SliceRuns> slice_kept_runs(const Node& n, const Tensor& in) {
         outer *= static_cast<std::uint64_t>(in.shape[d]);
     const auto whole = static_cast<std::uint64_t>(in.shape[static_cast<std::size_t>(cut->axis)]);
     return SliceRuns{static_cast<std::uint64_t>(cut->begin) * inner,
-                     static_cast<std::uint64_t>(cut->end - cut->begin) * inner, outer, whole * inner};
+                     static_cast<std::uint64_t>(cut->end - cut->begin) * inner, outer, whole * inner,
+                     static_cast<std::size_t>(cut->axis) + 1 == in.shape.size()};
 }
+
+namespace {
+
+// Whether node `user` on `cores` reads tensor t (a plain tensor whose
+// last-axis rows may be a pitch apart) where it is: an attention, or a
+// Reshape that keeps the last axis and whose consumers all do.
+bool reads_rows_in_place(const Graph& g, const Node& user, int t, const CoreRange& cores) {
+    if (user.cores != cores) return false;
+    if (user.op == OpType::Attention || user.op == OpType::MLAttention) return true;
+    if (user.op != OpType::Reshape) return false;
+    const Tensor& in = g.tensors[static_cast<std::size_t>(t)];
+    const Tensor& out = g.tensors[static_cast<std::size_t>(user.outputs[0])];
+    if (out.is_output || out.consumers.empty() || out.shape.empty() || in.shape.empty() ||
+        out.shape.back() != in.shape.back())
+        return false;
+    for (int c : out.consumers)
+        if (!reads_rows_in_place(g, g.nodes[static_cast<std::size_t>(c)], user.outputs[0], cores)) return false;
+    return true;
+}
+
+}  // namespace
 
 bool is_slice_view(const Graph& g, const Node& n) {
     if (n.op != OpType::Slice || n.inputs.empty() || n.outputs.empty()) return false;
     const Tensor& out = g.tensors[static_cast<std::size_t>(n.outputs[0])];
     if (out.is_output || out.consumers.empty()) return false;
+    const std::optional<SliceRuns> runs = slice_kept_runs(n, g.tensors[static_cast<std::size_t>(n.inputs[0])]);
+    if (!runs) return false;
     for (int c : out.consumers) {
         const Node& user = g.nodes[static_cast<std::size_t>(c)];
-        if (!is_elementwise(user.op) || user.cores != n.cores) return false;
+        const bool elementwise = is_elementwise(user.op) && user.cores == n.cores;
+        if (!elementwise && !(runs->last_axis && reads_rows_in_place(g, user, n.outputs[0], n.cores))) return false;
     }
-    return slice_kept_runs(n, g.tensors[static_cast<std::size_t>(n.inputs[0])]).has_value();
+    return true;
 }
 
 }  // namespace npusim::compiler

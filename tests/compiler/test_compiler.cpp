@@ -1256,6 +1256,72 @@ TEST_CASE("compiler: a BSND Attention with its rope parts apart reads and comput
     CHECK_THROWS_WITH(graph_of(true, 3), Contains("k_rope") && Contains("dividing 8"));
 }
 
+TEST_CASE("compiler: an Attention reads k and v sliced out of one kv tensor in place, as it reads them given apart",
+          "[compiler][tiler]") {
+    // kv [2, 128, 8, 2 x 64] (kv_b's output in MLA prefill), cut into k and
+    // v on the last axis; or k and v given as tensors of their own.
+    const auto attention = [](bool sliced) {
+        const std::string kv = sliced ? R"("kv": {"shape": [2, 128, 8, 128], "input": true})"
+                                      : R"("k": {"shape": [2, 128, 8, 64], "input": true},
+                                           "v": {"shape": [2, 128, 8, 64], "input": true})";
+        const std::string cut = sliced ? R"({"name": "k_cut", "op": "Slice", "inputs": ["kv"], "outputs": ["k"],
+                                             "attrs": {"starts": [0], "ends": [64], "axes": [3]}},
+                                            {"name": "v_cut", "op": "Slice", "inputs": ["kv"], "outputs": ["v"],
+                                             "attrs": {"starts": [64], "ends": [128], "axes": [3]}},)"
+                                       : "";
+        return graph(
+            graph_text(R"("q": {"shape": [2, 128, 8, 64], "input": true}, )" + kv,
+                       cut + R"({"name": "attn", "op": "Attention", "inputs": ["q", "k", "v"], "outputs": ["o"],
+                                          "attrs": {"k_transposed": 0, "causal": 1, "layout": "BSND"}})",
+                       R"(["o"])"));
+    };
+    const ChipParams a2 = chip(kA2);
+    struct Sums {
+        int tasks = 0, other = 0;
+        std::uint64_t read = 0, written = 0;
+        std::vector<Region> reads;
+    };
+    const auto sums = [&](const Graph& g) {
+        const CompileResult r = compile(g, a2, CompileOptions{});
+        Sums s;
+        for (const Task& t : r.stream.tasks) {
+            if (r.stream.name(t.op) != "attn") {
+                ++s.other;
+                continue;
+            }
+            ++s.tasks;
+            for (const Region& x : t.reads) s.read += x.total();
+            for (const Region& x : t.writes) s.written += x.total();
+            s.reads.insert(s.reads.end(), t.reads.begin(), t.reads.end());
+        }
+        return s;
+    };
+    const Sums sliced = sums(attention(true)), apart = sums(attention(false));
+    CHECK(sliced.other == 0);  // no copy of k or v
+    CHECK(sliced.tasks == apart.tasks);
+    CHECK(sliced.read == apart.read);
+    CHECK(sliced.written == apart.written);
+    // The rows of k and v it reads are kv's: 128 B runs of its 256 B rows,
+    // a sequence position (8 heads x 256 B) apart; given apart, k's and
+    // v's rows are 8 x 128 B apart, like q's.
+    const auto kv_rows = [](const Sums& s) {
+        std::vector<std::uint64_t> at;
+        for (const Region& x : s.reads)
+            if (x.rows > 1 && x.stride == 8 * 256) {
+                CHECK(x.bytes == 128);
+                at.push_back(x.addr);
+            }
+        return at;
+    };
+    const std::vector<std::uint64_t> rows = kv_rows(sliced);
+    REQUIRE(!rows.empty());
+    const std::uint64_t base = *std::min_element(rows.begin(), rows.end());
+    std::set<std::uint64_t> columns;  // where in a 256 B row of kv each run starts
+    for (const std::uint64_t a : rows) columns.insert((a - base) % 256);
+    CHECK(columns == std::set<std::uint64_t>{0, 128});
+    CHECK(kv_rows(apart).empty());
+}
+
 TEST_CASE("compiler: an Attention's layout is BNSD or BSND, and BSND needs a Cube that loads and stores plain tensors",
           "[compiler][errors]") {
     const auto text = [](const std::string& layout, bool mask) {
