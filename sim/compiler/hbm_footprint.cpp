@@ -4,17 +4,19 @@
 #include <vector>
 
 #include "compiler/memory_plan.hpp"
+#include "compiler/slice_view.hpp"
 
 namespace npusim::compiler {
 
 HbmFootprint hbm_footprint(const Graph& g) {
     HbmFootprint f;
     const std::size_t nodes = g.nodes.size();
-    // A Reshape's output is a view: its readers keep its source alive.
+    // A Reshape's output is a view, so is a Slice's read in place: their
+    // readers keep the source alive.
     std::vector<int> root(g.tensors.size());
     for (std::size_t t = 0; t < g.tensors.size(); ++t) root[t] = static_cast<int>(t);
     for (const Node& n : g.nodes)
-        if (n.op == OpType::Reshape && !n.inputs.empty())
+        if ((n.op == OpType::Reshape || is_slice_view(g, n)) && !n.inputs.empty())
             for (const int o : n.outputs) root[static_cast<std::size_t>(o)] = root[static_cast<std::size_t>(n.inputs[0])];
     std::vector<std::size_t> last(g.tensors.size(), 0);
     for (std::size_t i = 0; i < nodes; ++i)

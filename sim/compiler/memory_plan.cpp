@@ -16,6 +16,7 @@ namespace {
 
 constexpr std::uint64_t kAlign = 512;
 constexpr std::uint64_t kWeightsBase = 0x100000000ULL;  // consts apart from activations
+constexpr std::uint64_t kNoRows = ~0ULL;                // pitch_ of a view read only through its runs
 
 struct Dims {
     std::int64_t b = 1, rows = 1, cols = 1, w = 1;  // w: inner extent of a 4-D row
@@ -121,7 +122,9 @@ MemoryPlan::MemoryPlan(const Graph& g)
                 const SliceRuns r = *slice_kept_runs(n, in);
                 addr_[oi] = addr_[static_cast<std::size_t>(n.inputs[0])] + r.first;
                 bytes_[oi] = g.tensors[oi].bytes();
-                if (r.last_axis) pitch_[oi] = r.pitch;  // its rows are its input's
+                // Its rows are its input's (a cut of another axis is read
+                // only through its runs: no rows).
+                pitch_[oi] = r.last_axis ? r.pitch : kNoRows;
                 placed[oi] = true;
                 in_weights[oi] = in_weights[static_cast<std::size_t>(n.inputs[0])];
                 continue;
@@ -163,6 +166,10 @@ Region MemoryPlan::physical(int t, std::uint64_t lo, std::uint64_t hi) const {
 
 std::uint64_t MemoryPlan::row_pitch(int t) const {
     const std::uint64_t p = pitch_[static_cast<std::size_t>(t)];
+    if (p == kNoRows)
+        throw std::logic_error(
+            fmt::format("compiler: tensor '{}' is a Slice read in place through its runs, not as rows",
+                        g_.tensors[static_cast<std::size_t>(t)].name));
     if (p != 0) return p;
     const Tensor& x = g_.tensors[static_cast<std::size_t>(t)];
     return (x.shape.empty() ? 1 : static_cast<std::uint64_t>(x.shape.back())) * dtype_bytes(x.dtype);
@@ -242,18 +249,14 @@ void MemoryPlan::regions(int ti, const Block& b, bool matrix, std::vector<Region
         case Layout::NCHW:
             if (t.shape.size() == 4 && !matrix) {
                 // Per image: a run of rows of each channel, the channels a
-                // plane apart (per channel when the rows are a pitch apart).
-                const std::uint64_t pitch = row_pitch(ti);
-                for (std::int64_t n = b.b0; n < b.b1; ++n) {
-                    if (pitch == u(d.w) * e) {
-                        push_strided(out, base + u(((n * d.cols + b.c0) * d.rows + b.r0) * d.w) * e,
-                                     u((b.r1 - b.r0) * d.w) * e, u(d.rows * d.w) * e, b.c1 - b.c0);
-                        continue;
-                    }
-                    for (std::int64_t c = b.c0; c < b.c1; ++c)
-                        push_strided(out, base + u((n * d.cols + c) * d.rows + b.r0) * pitch, u(d.w) * e, pitch,
-                                     b.r1 - b.r0);
-                }
+                // plane apart. (Only attentions read a view's rows, as
+                // matrices: slice_view.hpp.)
+                if (pitch_[static_cast<std::size_t>(ti)] != 0)
+                    throw std::logic_error(
+                        fmt::format("compiler: tensor '{}', a Slice read in place, read as images", t.name));
+                for (std::int64_t n = b.b0; n < b.b1; ++n)
+                    push_strided(out, base + u(((n * d.cols + b.c0) * d.rows + b.r0) * d.w) * e,
+                                 u((b.r1 - b.r0) * d.w) * e, u(d.rows * d.w) * e, b.c1 - b.c0);
                 return;
             }
             [[fallthrough]];

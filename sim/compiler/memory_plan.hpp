@@ -61,7 +61,9 @@ private:
 
     const Graph& g_;
     std::vector<std::uint64_t> addr_, bytes_;
-    std::vector<std::uint64_t> pitch_;        // row_pitch when not the last axis's bytes, else 0
+    // Per tensor, 0, or for a Slice read in place (and Reshapes of it) its
+    // rows' pitch (a cut of the last axis) or ~0 (of another: no rows).
+    std::vector<std::uint64_t> pitch_;
     mutable std::uint64_t regions_made_ = 0;  // by regions(), bounded by kMaxRegions in memory_plan.cpp
     std::uint64_t next_ = 0;
 };

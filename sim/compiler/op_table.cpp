@@ -7,6 +7,7 @@
 
 #include "common/split.hpp"
 #include "compiler/attention_layout.hpp"
+#include "compiler/slice_view.hpp"
 
 namespace npusim::compiler {
 
@@ -86,6 +87,10 @@ NodeWork node_work(const Graph& g, const Node& n) {
             break;
         }
         case OpType::Reshape: w.bytes = 0; break;  // a view
+        case OpType::Slice:
+            if (is_slice_view(g, n)) w.bytes = w.flops = 0;  // read in place
+            else w.flops = elems;
+            break;
         case OpType::Concat:
         case OpType::Transpose:
         case OpType::FormatConvert: w.flops = 0; break;

@@ -51,8 +51,15 @@ bool reads_rows_in_place(const Graph& g, const Node& user, int t, const CoreRang
 
 }  // namespace
 
+std::vector<bool> slice_views(const Graph& g) {
+    std::vector<bool> v(g.nodes.size(), false);
+    for (std::size_t i = 0; i < g.nodes.size(); ++i) v[i] = is_slice_view(g, g.nodes[i]);
+    return v;
+}
+
 bool is_slice_view(const Graph& g, const Node& n) {
-    if (n.op != OpType::Slice || n.inputs.empty() || n.outputs.empty()) return false;
+    // A Slice the host CPU runs copies on the host.
+    if (n.op != OpType::Slice || n.on_cpu || n.inputs.empty() || n.outputs.empty()) return false;
     const Tensor& out = g.tensors[static_cast<std::size_t>(n.outputs[0])];
     if (out.is_output || out.consumers.empty()) return false;
     const std::optional<SliceRuns> runs = slice_kept_runs(n, g.tensors[static_cast<std::size_t>(n.inputs[0])]);

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "compiler/graph.hpp"
 
@@ -30,5 +31,7 @@ std::optional<SliceRuns> slice_kept_runs(const Node& n, const Tensor& in);
 // rows through the memory plan, which knows their pitch) directly or
 // through Reshapes that keep the last axis.
 bool is_slice_view(const Graph& g, const Node& n);
+// is_slice_view of every node, by node index.
+std::vector<bool> slice_views(const Graph& g);
 
 }  // namespace npusim::compiler

@@ -36,7 +36,7 @@ void Tiler::vector_conv(int ki, TilingChoice& choice, const ConvInRows& in_rows)
             const std::uint64_t in_bytes = sum_bytes(t.reads);
             add_consts(k, 1, t.reads);
             for (std::size_t i = 1; i < k.inputs.size(); ++i)  // a computed weight: all of it
-                if (!T(k.inputs[i]).is_const) t.reads.push_back(mem_.physical(k.inputs[i], 0, mem_.bytes(k.inputs[i])));
+                if (!T(k.inputs[i]).is_const) whole_input(k.inputs[i], t.reads);
             mem_.regions(k.output, Block{b, b + 1, h0, h1, 0, os[1]}, t.writes);
             t.params.bytes = in_bytes;
             t.params.out_bytes = sum_bytes(t.writes);
@@ -199,20 +199,21 @@ std::uint64_t Tiler::input_reads(const Kernel& k, int in, std::uint64_t lo, std:
                                  std::vector<Region>& reads) const {
     const Tensor& it = T(in);
     const std::uint64_t P = mem_.bytes(k.output);
-    const Node* view = it.producer >= 0 && is_slice_view(g_, g_.nodes[static_cast<std::size_t>(it.producer)])
-                           ? &g_.nodes[static_cast<std::size_t>(it.producer)]
-                           : nullptr;
-    if (k.kind == KernelKind::elementwise && it.shape == T(k.output).shape && it.layout == T(k.output).layout) {
-        // The same elements: a Quantize or Dequantize in the chain makes the
-        // output's element size differ from the input's.
-        const std::uint64_t per = dtype_bytes(T(k.output).dtype), e = dtype_bytes(it.dtype);
+    const Node* view = view_slice(in);
+    // The same elements at the same place in the other's storage: the same
+    // layout and element size, or element sizes that differ (a Quantize or
+    // Dequantize in the chain) in a layout whose order does not depend on
+    // them (NC1HWC0's C0 does: 32 for int8, 16 otherwise).
+    const std::uint64_t per = dtype_bytes(T(k.output).dtype), e = dtype_bytes(it.dtype);
+    if (k.kind == KernelKind::elementwise && it.shape == T(k.output).shape && it.layout == T(k.output).layout &&
+        (per == e || it.layout != Layout::NC1HWC0)) {
         const std::uint64_t in_lo = lo / per * e, in_hi = hi / per * e;
         if (view) view_reads(*view, in_lo, in_hi, reads);
         else reads.push_back(mem_.physical(in, in_lo, in_hi));
         return in_hi - in_lo;
     }
     if (view) {  // broadcast: all of it, a share streamed
-        view_reads(*view, 0, it.bytes(), reads);
+        whole_input(in, reads);
         return it.bytes() * (hi - lo) / P;
     }
     if (const std::size_t at = reads.size();
@@ -225,8 +226,19 @@ std::uint64_t Tiler::input_reads(const Kernel& k, int in, std::uint64_t lo, std:
     }
     // Broadcast operands and other copies (Gather, ScatterND) read
     // scattered data: name all of it (safe for sync), stream a share of it.
-    reads.push_back(mem_.physical(in, 0, mem_.bytes(in)));
+    whole_input(in, reads);
     return it.is_const ? std::min<std::uint64_t>(mem_.bytes(in), hi - lo) : mem_.bytes(in) * (hi - lo) / P;
+}
+
+// All of tensor `in`: its storage, or a Slice read in place's runs.
+void Tiler::whole_input(int in, std::vector<Region>& reads) const {
+    if (const Node* view = view_slice(in)) view_reads(*view, 0, T(in).bytes(), reads);
+    else reads.push_back(mem_.physical(in, 0, mem_.bytes(in)));
+}
+
+const Node* Tiler::view_slice(int t) const {
+    const int p = T(t).producer;
+    return p >= 0 && views_[static_cast<std::size_t>(p)] ? &g_.nodes[static_cast<std::size_t>(p)] : nullptr;
 }
 
 // Bytes [lo, hi) of a Slice read in place: the runs of its input behind them.

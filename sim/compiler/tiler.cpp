@@ -15,6 +15,7 @@
 #include "compiler/comm_lowering.hpp"
 #include "compiler/comm_ops.hpp"
 #include "compiler/tiler_impl.hpp"
+#include "compiler/slice_view.hpp"
 
 namespace npusim::compiler {
 
@@ -29,7 +30,8 @@ Tiler::Tiler(const Graph& g, const KernelPlan& plan, const MemoryPlan& mem, cons
       first_tile_(plan.kernels.size(), -1),
       tile_count_(plan.kernels.size(), 0),
       k_parts_(plan.kernels.size(), 1),
-      capacity_(capacity_dispatches(g)) {}
+      capacity_(capacity_dispatches(g)),
+      views_(slice_views(g)) {}
 
 std::vector<TileTask> Tiler::run(std::vector<TilingChoice>& choices) {
     for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
@@ -175,12 +177,17 @@ i64 Tiler::kernels_alike(const Kernel& k) const {
 
 int Tiler::producer_kernel(int t) const {
     for (std::size_t k = 0; k < plan_.kernels.size(); ++k)
-        if (plan_.kernels[k].output == t) return static_cast<int>(k);
-    // Through a view (Reshape alias) the data is still the source's.
+        if (plan_.kernels[k].output == t) {
+            if (plan_.kernels[k].kind != KernelKind::alias) return static_cast<int>(k);
+            break;
+        }
+    // Through a view (a Reshape alias, a Slice read in place) the data is
+    // still the source's.
     const Tensor& tt = T(t);
     if (tt.producer >= 0) {
         const Node& n = g_.nodes[static_cast<std::size_t>(tt.producer)];
-        if (n.op == OpType::Reshape) return producer_kernel(n.inputs[0]);
+        if (n.op == OpType::Reshape || views_[static_cast<std::size_t>(tt.producer)])
+            return producer_kernel(n.inputs[0]);
     }
     return -1;
 }

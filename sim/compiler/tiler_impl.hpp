@@ -135,6 +135,10 @@ private:
                               std::vector<Region>& reads) const;
     // Bytes [lo, hi) of a Slice read in place (compiler/slice_view.hpp).
     void view_reads(const Node& slice, std::uint64_t lo, std::uint64_t hi, std::vector<Region>& reads) const;
+    // All of tensor `in` (through a view's runs).
+    void whole_input(int in, std::vector<Region>& reads) const;
+    // The Slice node read in place that produces tensor t, or nullptr.
+    const Node* view_slice(int t) const;
     // The runs of its input a copy kernel's output rows read: output row o
     // (of `run` bytes) is the input bytes from first + sum of o's digits
     // times their strides, o written in the mixed radix `dims` (slowest
@@ -180,6 +184,7 @@ private:
     std::vector<int> tile_count_;
     std::vector<int> k_parts_;         // a Cube kernel's split-K parts per output block
     const std::vector<int> capacity_;  // capacity_dispatches: row table k is the k-th one's
+    const std::vector<bool> views_;    // per node: a Slice read in place
     std::vector<TileTask> tasks_;
     struct {
         bool valid = false;

@@ -1280,6 +1280,7 @@ TEST_CASE("compiler: an Attention reads k and v sliced out of one kv tensor in p
         int tasks = 0, other = 0;
         std::uint64_t read = 0, written = 0;
         std::vector<Region> reads;
+        std::vector<bool> read_by_qk;  // per region of `reads`: by a q·kᵀ task
     };
     const auto sums = [&](const Graph& g) {
         const CompileResult r = compile(g, a2, CompileOptions{});
@@ -1292,7 +1293,9 @@ TEST_CASE("compiler: an Attention reads k and v sliced out of one kv tensor in p
             ++s.tasks;
             for (const Region& x : t.reads) s.read += x.total();
             for (const Region& x : t.writes) s.written += x.total();
+            const bool qk = t.core_type == CoreType::cube && !t.writes.empty() && t.writes[0].space != Space::hbm;
             s.reads.insert(s.reads.end(), t.reads.begin(), t.reads.end());
+            s.read_by_qk.insert(s.read_by_qk.end(), t.reads.size(), qk);
         }
         return s;
     };
@@ -1302,24 +1305,28 @@ TEST_CASE("compiler: an Attention reads k and v sliced out of one kv tensor in p
     CHECK(sliced.read == apart.read);
     CHECK(sliced.written == apart.written);
     // The rows of k and v it reads are kv's: 128 B runs of its 256 B rows,
-    // a sequence position (8 heads x 256 B) apart; given apart, k's and
-    // v's rows are 8 x 128 B apart, like q's.
-    const auto kv_rows = [](const Sums& s) {
+    // a sequence position (8 heads x 256 B) apart, k's (read by q·kᵀ,
+    // which writes its scores to the workspace) at column 0, v's (by p·v)
+    // at 128; given apart, k's and v's rows are 8 x 128 B apart, like q's.
+    const auto kv_rows = [](const Sums& s, bool qk) {
         std::vector<std::uint64_t> at;
-        for (const Region& x : s.reads)
-            if (x.rows > 1 && x.stride == 8 * 256) {
+        for (std::size_t i = 0; i < s.reads.size(); ++i) {
+            const Region& x = s.reads[i];
+            if (x.rows > 1 && x.stride == 8 * 256 && s.read_by_qk[i] == qk) {
                 CHECK(x.bytes == 128);
                 at.push_back(x.addr);
             }
+        }
         return at;
     };
-    const std::vector<std::uint64_t> rows = kv_rows(sliced);
-    REQUIRE(!rows.empty());
-    const std::uint64_t base = *std::min_element(rows.begin(), rows.end());
-    std::set<std::uint64_t> columns;  // where in a 256 B row of kv each run starts
-    for (const std::uint64_t a : rows) columns.insert((a - base) % 256);
-    CHECK(columns == std::set<std::uint64_t>{0, 128});
-    CHECK(kv_rows(apart).empty());
+    const std::vector<std::uint64_t> k_rows = kv_rows(sliced, true), v_rows = kv_rows(sliced, false);
+    REQUIRE(!k_rows.empty());
+    REQUIRE(!v_rows.empty());
+    const std::uint64_t base = *std::min_element(k_rows.begin(), k_rows.end());
+    for (const std::uint64_t a : k_rows) CHECK((a - base) % 256 == 0);
+    for (const std::uint64_t a : v_rows) CHECK((a - base) % 256 == 128);
+    CHECK(kv_rows(apart, true).empty());
+    CHECK(kv_rows(apart, false).empty());
 }
 
 TEST_CASE("compiler: an Attention's layout is BNSD or BSND, and BSND needs a Cube that loads and stores plain tensors",

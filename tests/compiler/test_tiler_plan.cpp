@@ -775,6 +775,33 @@ TEST_CASE("tiler: an element-wise chain that quantises reads every byte of its b
     CHECK(m.read == 16 * mb);
     CHECK(m.streamed == 16 * mb);
     CHECK(m.written == 4 * mb);
+    // Every input byte once: the tiles' rows neither overlap nor repeat.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> rows;
+    for (const Region& x : m.regions)
+        x.for_each_row([&](std::uint64_t a, std::uint64_t b) { rows.emplace_back(a, a + b); });
+    std::sort(rows.begin(), rows.end());
+    for (std::size_t i = 1; i < rows.size(); ++i) CHECK(rows[i].first >= rows[i - 1].second);
+    // In NC1HWC0 an int8 output packs 32 channels per block, bf16 16: the
+    // same elements are elsewhere, so the Quantize names all of its input,
+    // and nothing beyond it.
+    const std::string img = R"({"kind": "graph", "name": "p", "tensors": {"x": {"shape": [1, 48, 64, 64],
+        "dtype": "bf16", "input": true}}, "nodes": [{"name": "pool", "op": "MaxPool", "inputs": ["x"], "outputs": ["p"],
+        "attrs": {"kernel": [2, 2], "stride": [2, 2]}}, {"name": "q", "op": "Quantize", "inputs": ["p"],
+        "outputs": ["y"]}], "outputs": ["y"]})";
+    const CompileResult r = compile(read_graph_text(img, "p.json", {}), c, CompileOptions{});
+    std::uint64_t lo = UINT64_MAX, hi = 0;  // the pool's output
+    for (const Task& t : r.stream.tasks)
+        if (r.stream.name(t.op) == "pool")
+            for (const Region& x : t.writes) lo = std::min(lo, x.addr), hi = std::max(hi, x.end());
+    int quantise_reads = 0;
+    for (const Task& t : r.stream.tasks)
+        if (r.stream.name(t.op) == "q")
+            for (const Region& x : t.reads) {
+                CHECK(x.addr >= lo);
+                CHECK(x.end() <= hi);
+                ++quantise_reads;
+            }
+    CHECK(quantise_reads > 0);
 }
 
 TEST_CASE("tiler: a Slice read only by element-wise ops is read in place, with no copy task", "[compiler][tiler]") {
@@ -805,6 +832,23 @@ TEST_CASE("tiler: a Slice read only by element-wise ops is read in place, with n
     const Moved copied = moved_by(build(R"(, "g", "u")"));
     CHECK(copied.tasks > v.tasks);
     CHECK(copied.read == 2 * in_bytes);
+    // An Add of a MatMul's output and a view, at a fusion boundary forced
+    // to fuse: a tile fused behind the Cube would read only the Cube tile,
+    // so the Add stays a kernel of its own and reads the view's runs.
+    const std::string added =
+        R"({"kind": "graph", "name": "add", "tensors": {"x": {"shape": [512, 256], "dtype": "bf16",
+        "input": true}, "w": {"shape": [256, 1536], "dtype": "bf16", "const": true}, "kv": {"shape": [512, 3072],
+        "dtype": "bf16", "input": true}}, "nodes": [{"name": "mm", "op": "MatMul", "inputs": ["x", "w"], "outputs": ["y"]},
+        {"name": "v_cut", "op": "Slice", "inputs": ["kv"], "outputs": ["v"], "attrs": {"starts": [1536], "ends": [3072],
+        "axes": [1]}}, {"name": "add", "op": "Add", "inputs": ["y", "v"], "outputs": ["o"]}], "outputs": ["o"]})";
+    CompileOptions fuse;
+    fuse.boundary = FusionBoundary::fuse;
+    const CompileResult r = compile(read_graph_text(added, "add.json", {}), c, fuse);
+    std::uint64_t add_read = 0;
+    for (const Task& t : r.stream.tasks)
+        if (r.stream.name(t.op) == "add")
+            for (const Region& x : t.reads) add_read += x.total();
+    CHECK(add_read == 2u * 512 * 1536 * 2);  // y and v, each once
 }
 
 TEST_CASE("tiler e2e: SwiGLU over slices read in place runs at the HBM's rate, faster than with the slices copied",

@@ -222,11 +222,11 @@ TEST_CASE("memory: a run on several ranks counts its dies and the DataBlocks lan
                                           " --set workload.layers=4 -q");
     SHOW(llm);
     CHECK(llm.code == 2);
-    CHECK_THAT(llm.err, Contains("simulating 3923136 tasks on 288 ranks") && Contains("needs about 1.1 GB"));
+    CHECK_THAT(llm.err, Contains("simulating 3567168 tasks on 288 ranks") && Contains("needs about 1.1 GB"));
 }
 
 // The emitted stream holds every rank's copy of the program the ranks share
-// (16 ranks x 3570 tasks): refused before the copies are made.
+// (16 ranks x 3270 tasks): refused before the copies are made.
 TEST_CASE("memory: compile --emit-tasks on several ranks counts every rank's copy before writing",
           "[limits][memory][e2e]") {
     TempDir tmp;
@@ -237,7 +237,7 @@ TEST_CASE("memory: compile --emit-tasks on several ranks counts every rank's cop
                                            quote(tmp.path("d.jsonl")));
     SHOW(emit);
     CHECK(emit.code == 2);
-    CHECK_THAT(emit.err, Contains("writing the stream of 16 ranks (57120 tasks) needs about 114 MB") &&
+    CHECK_THAT(emit.err, Contains("writing the stream of 16 ranks (52320 tasks) needs about 105 MB") &&
                              Contains("--set workload.layers=N"));
     CHECK_FALSE(fs::exists(tmp.path("d.jsonl")));
 }

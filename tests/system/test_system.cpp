@@ -454,7 +454,7 @@ TEST_CASE("system: a long run says how far it is on stderr when asked, and its s
     const Result told = run_program(tmp, "NPUSIM_PROGRESS_SECONDS=0 " + quote(NPUSIM_BIN), args("b.json"));
     SHOW(told);
     REQUIRE(told.code == 0);
-    CHECK_THAT(told.err, Contains("% of 57120 tasks done on 16 ranks") && Contains("us simulated"));
+    CHECK_THAT(told.err, Contains("% of 52320 tasks done on 16 ranks") && Contains("us simulated"));
     CHECK(slurp(tmp.path("a.json")) == slurp(tmp.path("b.json")));
     const Result bad = run_program(tmp, "NPUSIM_PROGRESS_SECONDS=soon " + quote(NPUSIM_BIN), args("c.json"));
     CHECK(bad.code == 2);
