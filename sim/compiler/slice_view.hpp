@@ -1,7 +1,7 @@
 // A Slice that cuts one axis of a plain tensor keeps equal runs of its
-// input's bytes; when every consumer is element-wise it need not copy
-// them: its consumers read the runs where they are (a strided view, as a
-// framework's narrow/view gives it), and the Slice itself has no task.
+// input's bytes; when its consumers can read them where they are (below)
+// it need not copy them: they read the strided view a framework's narrow
+// or view gives a kernel, and the Slice itself has no task.
 #pragma once
 #include <cstdint>
 #include <optional>
