@@ -398,7 +398,7 @@ int bench_llm(const std::string& self, const std::string& chip, int layers) {
                                  n.substr(n.find_first_not_of(' ')), f.us, run.wall, run.cpu, run.peak_mb, f.events,
                                  f.events / std::max(run.cpu, 1e-9), ok ? "within" : "OVER");
         // Where the time goes: the run's own llm line and shares.
-        for (const char* key : {"  llm ", "  op time"}) {
+        for (const char* key : {"  llm ", "  op time", "  events "}) {
             const auto at = run.output.find(key);
             if (at != std::string::npos) std::cout << "    " << run.output.substr(at + 2, run.output.find('\n', at) - at - 1);
         }

@@ -28,6 +28,19 @@ namespace npusim::cli {
 
 namespace {
 
+// What the run's events were, largest share first (kinds of 0.5% or more).
+std::string event_split(const EventCounts& c) {
+    const double total = static_cast<double>(c.total());
+    if (total <= 0) return {};
+    std::vector<std::size_t> order(kEventKinds);
+    for (std::size_t i = 0; i < kEventKinds; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return c.by[a] > c.by[b]; });
+    std::string out = "  events      ";
+    for (const std::size_t i : order)
+        if (static_cast<double>(c.by[i]) >= 0.005 * total)
+            out += fmt::format(" {} {:.1f}%", kEventKindNames[i], 100.0 * static_cast<double>(c.by[i]) / total);
+    return out + "  (engine.events_by)\n";
+}
 
 int rank_number(const std::string& item, const std::string& text, int ranks) {
     std::size_t used = 0;
@@ -210,6 +223,7 @@ int run_system(const RunConfig& cfg, std::vector<std::shared_ptr<const TaskStrea
             // One die without kernel programs reports no mesh or functional memory.
             stats.number_or("mesh.bytes", 0) / 1e6, system.mesh().writes(),
             stats.number_or("memory_model.stale_reads", 0), system.events());
+        std::cout << event_split(system.events_by_kind());
         if (!traced_to.empty())
             std::cout << fmt::format("  traced ranks {}{}\n", traced.size() <= 16 ? fmt::format("{}", fmt::join(traced, ",")) :
                                                                     fmt::format("{} of them", traced.size()),

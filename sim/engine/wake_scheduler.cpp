@@ -100,12 +100,12 @@ std::uint64_t WakeScheduler::run_alone() {
     if (!alone_ || hub_)
         throw std::logic_error("WakeScheduler::run_alone: a scheduler built to run alone, not attached");
     struct Restore {  // also when an action throws
-        std::uint64_t events;
+        EventCounts events;
         ~Restore() {
             detail::running_now_ps = kNever;
-            sim_events_total() = events;
+            sim_event_counts() = events;
         }
-    } restore{sim_events_total()};
+    } restore{sim_event_counts()};
     std::uint64_t last = 0;
     while (head_ < queue_.size()) {
         last = queue_[head_].t;
@@ -198,14 +198,14 @@ struct WakeHub::Worker {
                 if (quit) return;
             }
             seen = go.load(std::memory_order_acquire);
-            const std::uint64_t before = sim_events_total();
+            const EventCounts before = sim_event_counts();
             try {
                 hub.run_lanes(1, end);
             } catch (...) {
                 error = std::current_exception();
                 hub.pos_[1].store(kNoLane, std::memory_order_release);  // never hold up the other thread
             }
-            events = sim_events_total() - before;
+            events = sim_event_counts() - before;
             done.store(seen, std::memory_order_release);
         }
     }
@@ -216,7 +216,7 @@ struct WakeHub::Worker {
     std::atomic<std::uint64_t> go{0}, done{0};
     std::uint64_t end = 0;
     std::exception_ptr error;
-    std::uint64_t events = 0;  // counted on this thread during the last window
+    EventCounts events;        // counted on this thread during the last window
     std::thread thread;        // last: starts once the rest is built
 };
 
@@ -333,7 +333,7 @@ void WakeHub::run_window(std::uint64_t end) {
         }
         worker_->wait();
         parallel_ = false;
-        sim_events_total() += worker_->events;
+        sim_event_counts() += worker_->events;
         if (mine) std::rethrow_exception(mine);
         if (worker_->error) std::rethrow_exception(worker_->error);
     }

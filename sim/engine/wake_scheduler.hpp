@@ -15,7 +15,9 @@
 // so inserting from the back moves a few entries and taking the earliest is
 // O(1); a binary heap cost about 150 instructions per event here.
 #pragma once
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -37,13 +39,48 @@ inline std::uint64_t now_ps() {
     return t != ~std::uint64_t{0} ? t : sc_core::sc_time_stamp().value();
 }
 
-// Every simulation event the model processes (module actions, flow
-// completions, deliveries), for the benchmark's event rate. Counted per
-// thread; the WakeHub adds its second thread's count to the main one's.
-inline std::uint64_t& sim_events_total() {
-    static thread_local std::uint64_t n = 0;
-    return n;
+// Every simulation event the model processes, by kind, for the
+// benchmark's event rate and where a run's time goes (`engine.events_by`).
+// Counted per thread; the WakeHub adds its second thread's counts to the
+// main one's.
+enum class EventKind : std::uint8_t {
+    core,         // a Cube or Vector core's action: a task start, a pipe stage's end, a program resumed
+    kernel_call,  // a kernel program's API call on a Vector core
+    scalar,       // the scalar core's dispatch and event actions
+    hbm_flow,     // a transfer's HBM part ending
+    l2_flow,      // a transfer's L2 part ending
+    delivery,     // a transfer's bytes arriving at its core
+    mesh_chunk,   // a chunk of a remote write on a link plane
+    host,         // a host-runtime step
+};
+inline constexpr std::size_t kEventKinds = 8;
+inline constexpr const char* kEventKindNames[kEventKinds] = {"core",    "kernel_call", "scalar",     "hbm_flow",
+                                                             "l2_flow", "delivery",    "mesh_chunk", "host"};
+
+struct EventCounts {
+    std::array<std::uint64_t, kEventKinds> by{};
+    std::uint64_t total() const {
+        std::uint64_t n = 0;
+        for (const std::uint64_t v : by) n += v;
+        return n;
+    }
+    EventCounts& operator+=(const EventCounts& o) {
+        for (std::size_t i = 0; i < kEventKinds; ++i) by[i] += o.by[i];
+        return *this;
+    }
+    EventCounts operator-(const EventCounts& o) const {
+        EventCounts d = *this;
+        for (std::size_t i = 0; i < kEventKinds; ++i) d.by[i] -= o.by[i];
+        return d;
+    }
+};
+
+inline EventCounts& sim_event_counts() {
+    static thread_local EventCounts c;
+    return c;
 }
+inline void count_event(EventKind k) { ++sim_event_counts().by[static_cast<std::size_t>(k)]; }
+inline std::uint64_t sim_events_total() { return sim_event_counts().total(); }
 
 // SystemC process activations spent on them (the schedulers' runs).
 inline std::uint64_t& sim_activations_total() {
@@ -91,7 +128,7 @@ public:
     // Kernel::alone: runs every action, in (time, post order), each at its
     // own time (now_ps()), those they post included, until none is left;
     // returns the last one's time. The events it counts are not the
-    // simulation's (sim_events_total() is left as it was).
+    // simulation's (sim_event_counts() are left as they were).
     std::uint64_t run_alone();
 
 private:

@@ -502,7 +502,7 @@ void HostRuntime::progress() {
 }
 
 void HostRuntime::wake(std::uint64_t action) {
-    ++sim_events_total();
+    count_event(EventKind::host);
     if (action != kReevaluate) {
         Thread& t = threads_[static_cast<std::size_t>((action & ((1u << kThreadBits) - 1)) - 1)];
         if ((action >> kThreadBits) != t.gen || !t.timed) return;  // rescheduled since: stale

@@ -78,7 +78,7 @@ void AiCore::start(std::uint32_t task) {
 }
 
 void AiCore::wake(std::uint64_t action) {
-    ++sim_events_total();
+    count_event(EventKind::core);
     if (action != kStarted && (action & kProgramAction)) {
         program_wake(action & ~kProgramAction);
         return;

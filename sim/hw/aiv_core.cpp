@@ -67,7 +67,7 @@ void AivCore::main() {
 
 void AivCore::count_op() {
     ++rt_.ops;
-    ++sim_events_total();
+    count_event(EventKind::kernel_call);
 }
 
 void AivCore::advance_to(std::uint64_t t) {

@@ -274,21 +274,21 @@ void MemorySystem::wake(std::uint64_t) {
     if (hbm_.next_finish_ps() <= now) {
         hbm_.pop_finished(now, finished_);
         for (std::uint64_t slot : finished_) {
-            ++sim_events_total();
+            count_event(EventKind::hbm_flow);
             part_done(static_cast<std::uint32_t>(slot));
         }
     }
     if (l2_bw_.next_finish_ps() <= now) {
         l2_bw_.pop_finished(now, finished_);
         for (std::uint64_t slot : finished_) {
-            ++sim_events_total();
+            count_event(EventKind::l2_flow);
             part_done(static_cast<std::uint32_t>(slot));
         }
     }
     while (!deliveries_.empty() && deliveries_.top().t <= now) {
         const std::uint32_t slot = deliveries_.top().slot;
         deliveries_.pop();
-        ++sim_events_total();
+        count_event(EventKind::delivery);
         const Pending p = slots_[slot];
         slots_.release(slot);
         p.client->transfer_done(p.tag);

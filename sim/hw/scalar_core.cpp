@@ -297,7 +297,7 @@ void ScalarCore::try_dispatch() {
 }
 
 void ScalarCore::wake(std::uint64_t action) {
-    ++sim_events_total();
+    count_event(EventKind::scalar);
     if (action == kStart) {
         for (std::uint32_t s = 0; s < streams_.size(); ++s) advance_head(s);
     } else if (action & kMemory) {

@@ -27,6 +27,13 @@ void run_keys(std::vector<StatSpec>& v) {
             "engine.events", K::count, "events", M::whole,
             "several ranks or kernel programs: simulation events the run processed (task and pipe actions, memory flows, mesh chunks, kernel API calls): the speed figure's denominator")
         .key(
+            "engine.events_by.{core,kernel_call,scalar,hbm_flow,l2_flow,delivery,mesh_chunk,host}", K::count, "events",
+            M::whole,
+            "`engine.events` by kind: a Cube or Vector core's actions (task starts, pipe stages' ends, kernel programs "
+            "resumed), kernel API calls, the scalar cores' dispatch and event actions, transfers' HBM and L2 parts "
+            "ending, transfers' bytes arriving at their cores, remote-write chunks on link planes, host-runtime steps: "
+            "what a run's simulation time goes to")
+        .key(
             "engine.windows", K::count, "windows", M::whole,
             "several ranks: stretches of simulated time the dies ran through one after another before any could reach another (docs/architecture.md, \"How time works\"); fewer is faster, and only this figure depends on `npusim run --lookahead`");
 }

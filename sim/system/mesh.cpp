@@ -178,7 +178,7 @@ PostedWrite Mesh::post(const WriteRequest& w, std::uint64_t t_ps) {
         out.left_ps = std::max(out.left_ps, leaves);
         out.land_ps = std::max(out.land_ps, land);
         plane_land_[static_cast<std::size_t>(p)] = land;
-        ++sim_events_total();
+        count_event(EventKind::mesh_chunk);
         if (trace_) {
             if (traced_[static_cast<std::size_t>(w.src_rank)]) {
                 trace_slice(w.src_rank, true, tier, p, "chunk out", start, dur, w.dst_rank, wire);

@@ -211,9 +211,9 @@ bool System::check_read(int rank, Addr addr, std::uint64_t bytes, int core, std:
 // --- running -----------------------------------------------------------------------
 
 void System::run() {
-    const std::uint64_t before = sim_events_total();
+    const EventCounts before = sim_event_counts();
     sc_core::sc_start();
-    events_ = sim_events_total() - before;
+    events_ = sim_event_counts() - before;
     check_finished();
 }
 

@@ -66,7 +66,8 @@ public:
     int last_rank() const;         // the rank whose last task ends last (lowest on ties)
     // Simulation events run() processed (task and pipe actions, memory flows,
     // mesh chunks), as `engine.events`: the benchmark's events per second.
-    std::uint64_t events() const { return events_; }
+    std::uint64_t events() const { return events_.total(); }
+    const EventCounts& events_by_kind() const { return events_; }
     // Hub windows the dies ran in, as `engine.windows`.
     std::uint64_t windows() const { return hub_.windows_run(); }
 
@@ -77,6 +78,8 @@ public:
     // the critical path across ranks, the programs' phases, the mesh and
     // the functional memory.
     void collect(Stats& s) const;
+    // engine.events and engine.events_by.* of run().
+    void report_events(Stats& s) const;
     void trace_critical_path();
     // After the run, into the trace: an arrow from each task's writer on a
     // traced rank to the task its memory wait released (the write that
@@ -134,7 +137,7 @@ private:
     std::vector<int> traced_;
     TraceWriter* trace_ = nullptr;  // null when not tracing
     std::uint64_t min_landing_ps_ = 0, max_latency_ps_ = 0;
-    std::uint64_t events_ = 0;
+    EventCounts events_;    // during run(), by kind
     RunProgress progress_;  // a line on stderr now and then in a long run
     void report_progress() const;
     mutable WakeHub hub_;  // serialize() from const fabric calls

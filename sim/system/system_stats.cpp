@@ -126,6 +126,12 @@ bool any_programs(const System& sys) {
 
 }  // namespace
 
+void System::report_events(Stats& s) const {
+    s.set("engine.events", events_.total());
+    for (std::size_t i = 0; i < kEventKinds; ++i)
+        s.set(fmt::format("engine.events_by.{}", kEventKindNames[i]), events_.by[i]);
+}
+
 void System::collect(Stats& s) const {
     if (ranks() == 1) {
         dies_[0]->collect(s);
@@ -133,7 +139,7 @@ void System::collect(Stats& s) const {
             mesh_->report(s, RunSpan{end_ps(), chip_.ps_per_cycle()});
             memory_->report(s);
             report_critical_path(s, {&dies_[0]->context()}, critical_path());
-            s.set("engine.events", events_);
+            report_events(s);
         }
         return;
     }
@@ -180,7 +186,7 @@ void System::collect(Stats& s) const {
     report_critical_path(s, contexts, critical_path());
     mesh_->report(s, span);
     memory_->report(s);
-    s.set("engine.events", events_);
+    report_events(s);
     s.set("engine.windows", windows());
 }
 

@@ -338,6 +338,29 @@ TEST_CASE("system: one thread and two give byte-identical statistics", "[system]
     CHECK(stale["memory_model"]["stale_reads"].get<double>() > 0);
 }
 
+TEST_CASE("system: engine.events_by splits the run's events by kind, each counting what its part of the model did",
+          "[system]") {
+    // The MoE layer at 8 ranks: compiled tasks on every core, the Dispatch
+    // and Combine kernels' API calls, transfers, remote writes.
+    TempDir tmp;
+    const json s = run_for_stats(tmp, kSuper, kSrc + "/models/moe_layer.json", {"chip.interconnect.ranks=8"});
+    const json& by = s.at("engine").at("events_by");
+    double sum = 0;
+    for (const auto& [kind, n] : by.items()) sum += n.get<double>();
+    CHECK(sum == s.at("engine").at("events").get<double>());
+    CHECK(by.at("kernel_call").get<double>() == s.at("kernel").at("ops").get<double>());
+    CHECK(by.at("mesh_chunk").get<double>() == s.at("mesh").at("chunks").get<double>());
+    CHECK(by.at("delivery").get<double>() == s.at("memory").at("transfers").get<double>());
+    CHECK(by.at("core").get<double>() > 0);
+    CHECK(by.at("hbm_flow").get<double>() > 0);
+    CHECK(by.at("host").get<double>() == 0);  // no host runtime modelled
+    // The run's summary lists them, largest first.
+    const Result r = run_npusim(tmp, {"run", "--chip", kSuper, "--workload", kSrc + "/models/moe_layer.json", "--set",
+                                      "chip.interconnect.ranks=8"});
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("  events       core ") && Catch::Contains("(engine.events_by)"));
+}
+
 TEST_CASE("system: a decode step gives the same statistics on one thread and two", "[system][llm][slow]") {
     // Attention and GEMMs side by side on both threads, the Dispatch and
     // Combine of its MoE layer (the fourth) in turn.
