@@ -11,6 +11,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,17 @@ std::set<int> cube_cores(const CompileResult& r) {
 
 double cycles(const TempDir& tmp, const std::string& workload, const std::vector<std::string>& sets) {
     return run_for_stats(tmp, kA2, workload, sets).at("total_cycles").get<double>();
+}
+
+// The cycles of graph `workload`'s stream compiled for a2, run as it is on
+// a2 and at half a2's HBM bandwidth (a fixed stream's response).
+std::pair<double, double> fixed_stream_at_half_hbm(const TempDir& tmp, const std::string& workload,
+                                                   const std::string& name) {
+    const std::string stream = tmp.path(name + ".jsonl");
+    const Result c = run_npusim(tmp, {"compile", "--chip", kA2, "--workload", workload, "-q", "--emit-tasks", stream});
+    SHOW(c);
+    REQUIRE(c.code == 0);
+    return {cycles(tmp, stream, {}), cycles(tmp, stream, {"chip.hbm.bandwidth_gbps=800"})};
 }
 
 }  // namespace
@@ -710,13 +722,7 @@ TEST_CASE("tiler e2e: a Transpose of a cold input reads all of it from HBM, at t
     CHECK(m_half < 2.0 * m_base);
     // The stream compiled for a2, run as it is at half the bandwidth,
     // moves the same way.
-    const std::string stream = tmp.path("m.jsonl");
-    const Result c = run_npusim(tmp, {"compile", "--chip", kA2, "--workload", moved, "-q", "--emit-tasks", stream});
-    SHOW(c);
-    REQUIRE(c.code == 0);
-    const double fixed = run_for_stats(tmp, kA2, stream, {}).at("total_cycles").get<double>();
-    const double fixed_half =
-        run_for_stats(tmp, kA2, stream, {"chip.hbm.bandwidth_gbps=800"}).at("total_cycles").get<double>();
+    const auto [fixed, fixed_half] = fixed_stream_at_half_hbm(tmp, moved, "m");
     CHECK(fixed_half > 1.6 * fixed);
     CHECK(fixed_half < 2.0 * fixed);
 }
@@ -872,13 +878,7 @@ TEST_CASE("tiler e2e: SwiGLU over slices read in place runs at the HBM's rate, f
     const double half = run_for_stats(tmp, kA2, view, {"chip.hbm.bandwidth_gbps=800"}).at("total_cycles").get<double>();
     CHECK(half > 1.6 * base);
     CHECK(half < 2.0 * base);
-    const std::string stream = tmp.path("v.jsonl");
-    const Result c = run_npusim(tmp, {"compile", "--chip", kA2, "--workload", view, "-q", "--emit-tasks", stream});
-    SHOW(c);
-    REQUIRE(c.code == 0);
-    const double fixed = run_for_stats(tmp, kA2, stream, {}).at("total_cycles").get<double>();
-    const double fixed_half =
-        run_for_stats(tmp, kA2, stream, {"chip.hbm.bandwidth_gbps=800"}).at("total_cycles").get<double>();
+    const auto [fixed, fixed_half] = fixed_stream_at_half_hbm(tmp, view, "v");
     CHECK(fixed == base);
     CHECK(fixed_half > 1.6 * fixed);
     CHECK(fixed_half < 2.0 * fixed);
