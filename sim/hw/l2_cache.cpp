@@ -33,7 +33,7 @@ L2Cache::L2Cache(const L2Geometry& g)
     const std::uint64_t blocks = std::max<std::uint64_t>(1, g.capacity_bytes / block_);
     ways_ = std::min(ways_, blocks);  // a cache smaller than one set is fully associative
     sets_ = std::max<std::uint64_t>(1, blocks / ways_);
-    set_words_ = 3 * ways_ + (ways_ + 1) / 2;
+    set_words_ = 2 * ((ways_ + 1) / 2) + 2 * ways_;
     if (sets_ >= 64) {
         leader_period_ = 64;
         while (leader_period_ > 2 && sets_ / leader_period_ < 16) leader_period_ /= 2;
@@ -106,14 +106,14 @@ std::uint64_t L2Cache::clean_set(std::uint64_t set) {
     std::uint64_t v = ways_, dirty_ways = 0;
     std::uint32_t v_stamp = UINT32_MAX;
     for (std::uint64_t w = 0; w < ways_; ++w) {
-        if (x.dirty[w] == 0) continue;
+        if (x.dirty(w) == 0) continue;
         ++dirty_ways;
         if (x.stamps[w] < v_stamp) v = w, v_stamp = x.stamps[w];
     }
     if (dirty_ways <= 1) clear_bit(candidate_bits_, set);  // nothing dirty left after this one
     if (v == ways_) return 0;
-    const auto lines = popcount64(x.dirty[v]);
-    x.dirty[v] = 0;
+    const auto lines = popcount64(x.dirty(v));
+    x.dirty(v) = 0;
     dirty_count_ -= lines;
     counters_.cleaned += lines;
     return lines * line_;
@@ -143,34 +143,48 @@ std::uint64_t L2Cache::hit(std::uint64_t set, std::uint64_t w, std::uint64_t cov
     const Ways x = ways_of(set);
     if (write && bit(filling_bits_, set)) set_bit(candidate_bits_, set);
     x.stamps[w] = clock_;
-    const std::uint64_t present = x.valid[w] & covered;
-    const std::uint64_t added = covered & ~x.valid[w];
-    x.valid[w] |= covered;
+    const std::uint64_t present = x.valid(w) & covered;
+    const std::uint64_t added = covered & ~x.valid(w);
+    x.valid(w) |= covered;
     resident_ += popcount64(added);
     if (write) {
-        dirty_count_ += popcount64(covered & ~x.dirty[w]);
-        x.dirty[w] |= covered;
+        dirty_count_ += popcount64(covered & ~x.dirty(w));
+        x.dirty(w) |= covered;
     }
     return present;
 }
 
-std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out) {
+std::uint64_t L2Cache::find_way(const std::uint32_t* tags, std::uint32_t tag) const {
+    if (ways_ > 64) {
+        for (std::uint64_t w = 0; w < ways_; ++w)
+            if (tags[w] == tag) return w;
+        return ways_;
+    }
+    std::uint64_t match = 0;
+    for (std::uint64_t w = 0; w < ways_; ++w) match |= std::uint64_t{tags[w] == tag} << w;
+    return match ? static_cast<std::uint64_t>(__builtin_ctzll(match)) : ways_;
+}
+
+std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64_t page, std::uint64_t covered, bool write,
+                             L2Access& out) {
     const Ways x = ways_of(set);
-    std::uint64_t* tags = x.tags;
+    std::uint32_t* tags = x.tags;
     std::uint32_t* stamps = x.stamps;
-    const std::uint64_t tag = block + 1;
+    if (page >= UINT32_MAX)
+        throw std::logic_error("L2Cache: an address beyond what a 32-bit tag names (2^32 pages of the cache's blocks)");
+    const auto tag = static_cast<std::uint32_t>(page + 1);
     if (clock_ >= stamp_limit_) renumber_stamps();
     ++clock_;
     if (block == last_block_ && tags[last_way_] == tag) return hit(set, last_way_, covered, write);
     last_block_ = block;
-    // One pass: the block's way, or else the victim (an invalid way first,
-    // else the least recent).
+    const std::uint64_t found = find_way(tags, tag);
+    if (found < ways_) {
+        last_way_ = found;
+        return hit(set, found, covered, write);
+    }
+    // The victim: an invalid way first, else the least recent.
     std::uint64_t v = 0, v_stamp = UINT64_MAX, invalid = 0;  // v_stamp: a stamp + 1, 0 for an invalid way
     for (std::uint64_t w = 0; w < ways_; ++w) {
-        if (tags[w] == tag) {
-            last_way_ = w;
-            return hit(set, w, covered, write);
-        }
         invalid += tags[w] == 0;
         const std::uint64_t age = tags[w] == 0 ? 0 : std::uint64_t{stamps[w]} + 1;  // invalid ways rank first
         if (age < v_stamp) {
@@ -188,8 +202,8 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
 
     const std::uint32_t old_stamp = tags[v] == 0 ? 0 : stamps[v];
     if (tags[v] != 0) {
-        const auto lines = popcount64(x.valid[v]);
-        const auto dirty = popcount64(x.dirty[v]);
+        const auto lines = popcount64(x.valid(v));
+        const auto dirty = popcount64(x.dirty(v));
         counters_.evictions += lines;
         counters_.dirty_evictions += dirty;
         out.dirty_evicted_bytes += dirty * line_;
@@ -203,8 +217,8 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
     if (write && bit(filling_bits_, set)) set_bit(candidate_bits_, set);
     tags[v] = tag;
     last_way_ = v;
-    x.valid[v] = covered;
-    x.dirty[v] = write ? covered : 0;
+    x.valid(v) = covered;
+    x.dirty(v) = write ? covered : 0;
     if (write) dirty_count_ += popcount64(covered);
     resident_ += popcount64(covered);
     // Bimodal insertion: at the LRU end (the evicted block's age), so a
@@ -252,10 +266,9 @@ void L2Cache::walk(std::uint64_t addr, std::uint64_t bytes, bool write, L2Access
             const std::uint64_t next = set + 1 == sets_ ? 0 : set + 1;
             const Ways n = ways_of(next);
             __builtin_prefetch(n.tags);
-            __builtin_prefetch(n.tags + 8);
             __builtin_prefetch(n.stamps);
         }
-        const std::uint64_t hit = touch(block, set, covered, write, out);
+        const std::uint64_t hit = touch(block, set, page, covered, write, out);
         const auto n_hit = popcount64(hit);
         const auto n_all = last - first + 1;
         if (write) {

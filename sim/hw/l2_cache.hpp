@@ -124,8 +124,9 @@ private:
     // adds them to the request's (take_busiest_slice_bytes).
     void tally_slices(L2Access& out);
     // Looks up the lines `covered` (bit i = line i) of one block in set
-    // `set`; returns those that were present (hits).
-    std::uint64_t touch(std::uint64_t block, std::uint64_t set, std::uint64_t covered, bool write, L2Access& out);
+    // `set`, of page `page`; returns those that were present (hits).
+    std::uint64_t touch(std::uint64_t block, std::uint64_t set, std::uint64_t page, std::uint64_t covered, bool write,
+                        L2Access& out);
     // The hit of way `w` of `set` (touch).
     std::uint64_t hit(std::uint64_t set, std::uint64_t w, std::uint64_t covered, bool write);
     // Restarts the use clock below every stamp, keeping each set's order
@@ -146,23 +147,31 @@ private:
     std::uint64_t line_, ways_, sets_, slices_, slice_block_;
     std::uint64_t block_ = 0, lines_per_block_ = 1;
     int line_shift_ = -1, block_shift_ = -1;  // log2 when a power of two
-    // Per set, in one allocation made on first use, its ways' block number
-    // + 1 (0 = invalid), their last use (smallest = LRU victim; 32-bit), and
-    // which of their lines are valid and dirty, side by side: a lookup reads
-    // one stretch of the host's memory (448 B for 16 ways), not four arrays
-    // a cache's size apart, and the search for a block or a victim reads
-    // only its first 192 B (tags and uses), from a host cache line's start.
+    // Per set, in one allocation made on first use, its ways' tags (the
+    // block's page + 1, 0 = invalid: blocks of one set differ in their
+    // page), their last use (smallest = LRU victim) and which of their lines
+    // are valid and dirty, side by side: a lookup reads one stretch of the
+    // host's memory (384 B for 16 ways), not four arrays a cache's size
+    // apart, and the search for a block or a victim reads only its first
+    // 128 B (32-bit tags and uses), from a host cache line's start.
+    // A way's valid and dirty lines are side by side: a victim's or a
+    // written way's both come in one host cache line.
     struct Ways {
-        std::uint64_t *tags, *valid, *dirty;
-        std::uint32_t* stamps;
+        std::uint32_t *tags, *stamps;
+        std::uint64_t* lines;  // per way: valid, dirty
+        std::uint64_t& valid(std::uint64_t w) const { return lines[2 * w]; }
+        std::uint64_t& dirty(std::uint64_t w) const { return lines[2 * w + 1]; }
     };
     Ways ways_of(std::uint64_t set) const {
         std::uint64_t* p = ways_mem_.get() + set * set_words_;
-        std::uint64_t* valid = p + ways_ + (ways_ + 1) / 2;
-        return Ways{p, valid, valid + ways_, reinterpret_cast<std::uint32_t*>(p + ways_)};
+        const std::uint64_t half = (ways_ + 1) / 2;  // words of 32-bit tags (and of stamps)
+        return Ways{reinterpret_cast<std::uint32_t*>(p), reinterpret_cast<std::uint32_t*>(p + half), p + 2 * half};
     }
+    // The way of `set` holding `tag`, or ways_; all ways compared at once
+    // (no early exit: which way holds a block is not predictable).
+    std::uint64_t find_way(const std::uint32_t* tags, std::uint32_t tag) const;
     std::unique_ptr<std::uint64_t[], Free> ways_mem_;  // from a host cache line's start
-    std::uint64_t set_words_ = 0;  // 3 * ways + ceil(ways / 2)
+    std::uint64_t set_words_ = 0;  // 2 * ceil(ways / 2) + 2 * ways
     // The block the last lookup found or placed, and where: a transfer's
     // rows often fall in one block one after another, and a way that still
     // holds the block is its only one.

@@ -15,6 +15,7 @@
 #include <queue>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -1206,6 +1207,26 @@ TEST_CASE("stream_reader: the bundled traces read and round-trip", "[models][str
 // within each set. A stream that mixes reuse, scans that thrash it and
 // writes (DIP leaders and followers, bimodal insertion, eager clean) gives
 // the same counts whether its stamps are renumbered every 97 lookups or never.
+TEST_CASE("L2Cache: blocks whole cache sizes apart keep their own tags, however far apart in memory", "[models][l2]") {
+    // 64 sets of 4 ways of 64 B: a tag names a block's page (64 blocks),
+    // so blocks pages apart may share a set and must still be told apart.
+    L2Geometry g;
+    g.capacity_bytes = 16384;
+    g.line_bytes = 64;
+    g.ways = 4;
+    g.slice_block_bytes = 64;
+    L2Cache l2(g);
+    REQUIRE(l2.sets() == 64);
+    const std::uint64_t page = 64 * 64;  // bytes of one page of blocks
+    const std::uint64_t far[] = {0, page, 7 * page, std::uint64_t{1} << 40, (std::uint64_t{1} << 43) + page};
+    for (const std::uint64_t a : far) CHECK(hits(l2, a, 64) == 0);
+    for (const std::uint64_t a : far) CHECK(hits(l2, a, 64) == 64);
+    CHECK(l2.resident_lines() == 5);
+    CHECK(hits(l2, 2 * page, 64) == 0);  // a page never read is not mistaken for one that was
+    // Beyond 2^32 pages a 32-bit tag cannot name the block: refused, not aliased.
+    CHECK_THROWS_AS(l2.read(std::uint64_t{1} << 44, 64), std::logic_error);
+}
+
 TEST_CASE("L2Cache: renumbering the use stamps changes no hit, miss, eviction or clean", "[models][l2]") {
     const auto run = [](std::uint32_t stamp_limit) {
         L2Geometry g;
