@@ -8,7 +8,7 @@ void AddressMap::reset(const std::vector<Region>& regions, bool has_base, std::u
     regions_.clear();
     starts_.clear();
     total_ = 0;
-    hint_ = 0;
+    hint_[0] = hint_[1] = 0;
     for (const Region& r : regions) {
         if (!is_global(r.space) || r.bytes == 0) continue;
         regions_.push_back(r);

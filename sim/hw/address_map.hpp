@@ -6,6 +6,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "hw/memory_system.hpp"
@@ -33,14 +34,24 @@ private:
     std::uint64_t total_ = 0;
     bool has_base_ = false;
     std::uint64_t base_ = 0;
-    // The region the last walk ended in: a core walks its task's bytes in
-    // order, so the next walk mostly starts there (no search).
-    mutable std::size_t hint_ = 0;
+    // The regions the last two walks ended in: a core walks its task's
+    // bytes in order, so the next walk mostly starts in one of them (no
+    // search); two, because a Cube step walks A's bytes, then B's.
+    mutable std::size_t hint_[2] = {0, 0};
+    bool holds(std::size_t i, std::uint64_t offset) const {
+        return i < starts_.size() && starts_[i] <= offset && (i + 1 == starts_.size() || offset < starts_[i + 1]);
+    }
     std::size_t region_of(std::uint64_t offset) const {
-        const std::size_t h = hint_;
-        if (h < starts_.size() && starts_[h] <= offset && (h + 1 == starts_.size() || offset < starts_[h + 1]))
-            return h;
+        if (holds(hint_[0], offset)) return hint_[0];
+        if (holds(hint_[1], offset)) return hint_[1];
         return static_cast<std::size_t>(std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin()) - 1;
+    }
+    // Where a walk that started in region `from` ended: the hint kept is the
+    // other walk's.
+    void remember(std::size_t from, std::size_t end) const {
+        if (from == hint_[1]) std::swap(hint_[0], hint_[1]);  // hint_[0]: this walk's, replaced
+        hint_[0] = hint_[1];
+        hint_[1] = end;
     }
 };
 
@@ -54,6 +65,7 @@ void AddressMap::for_each(std::uint64_t offset, std::uint64_t len, F&& f) const 
     if (regions_.empty()) return;
     if (offset >= total_) offset %= total_;  // a task that reads more than it lists wraps around
     std::size_t i = region_of(offset);
+    const std::size_t from = i;
     while (len > 0) {
         const Region& r = regions_[i];
         const std::uint64_t within = offset - starts_[i];
@@ -68,7 +80,7 @@ void AddressMap::for_each(std::uint64_t offset, std::uint64_t len, F&& f) const 
             offset = 0;
         }
     }
-    hint_ = i;
+    remember(from, i);
 }
 
 template <class F>
