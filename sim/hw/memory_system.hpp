@@ -38,9 +38,11 @@ struct TransferClient {
 };
 
 // One address range of a transfer, for the L2 hit model.
+// No member initialisers: a transfer carries arrays of these, only the
+// first n_ranges / n_spans set (zeroing the rest per tile showed in the profile).
 struct AddrRange {
-    std::uint64_t addr = 0;
-    std::uint64_t bytes = 0;
+    std::uint64_t addr;
+    std::uint64_t bytes;
 };
 
 class AddressMap;
@@ -49,9 +51,9 @@ class AddressMap;
 // address ranges the memory system walks when the transfer starts (the
 // map lives as long as the task, so nothing is copied per tile).
 struct MappedSpan {
-    const AddressMap* map = nullptr;
-    std::uint64_t offset = 0;
-    std::uint64_t len = 0;
+    const AddressMap* map;
+    std::uint64_t offset;
+    std::uint64_t len;
 };
 
 struct TransferRequest {
@@ -65,8 +67,7 @@ struct TransferRequest {
     // otherwise their bytes count as misses.
     static constexpr int kMaxRanges = 8;
     static constexpr int kMaxSpans = 2;  // a Cube step's A and B
-    // Only the first n_ranges / n_spans are set: a transfer is built per
-    // tile, and zeroing all of them each time showed in the profile.
+    // Only the first n_ranges / n_spans are set.
     std::array<AddrRange, kMaxRanges> ranges;
     int n_ranges = 0;
     std::array<MappedSpan, kMaxSpans> spans;
