@@ -177,6 +177,9 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
     ++clock_;
     if (block == last_block_ && tags[last_way_] == tag) return hit(set, last_way_, covered, write);
     last_block_ = block;
+    // The way found (or the victim) is known only after the search; its
+    // valid and dirty lines are fetched meanwhile, not after it.
+    for (std::uint64_t w = 0; w < ways_; w += 4) __builtin_prefetch(&x.valid(w));
     const std::uint64_t found = find_way(tags, tag);
     if (found < ways_) {
         last_way_ = found;
