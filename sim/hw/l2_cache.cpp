@@ -154,6 +154,16 @@ std::uint64_t L2Cache::hit(std::uint64_t set, std::uint64_t w, std::uint64_t cov
     return present;
 }
 
+std::uint32_t L2Cache::far_tag(std::uint64_t page) {
+    const auto [it, fresh] = far_pages_.try_emplace(page, 0);
+    if (fresh) {
+        if (far_pages_.size() >= kNearPages)
+            throw std::logic_error("L2Cache: more than 2^31 distinct pages beyond the first 2^31");
+        it->second = static_cast<std::uint32_t>(kNearPages + far_pages_.size());
+    }
+    return it->second;
+}
+
 std::uint64_t L2Cache::find_way(const std::uint32_t* tags, std::uint32_t tag) const {
     if (ways_ > 64) {
         for (std::uint64_t w = 0; w < ways_; ++w)
@@ -170,9 +180,7 @@ std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64
     const Ways x = ways_of(set);
     std::uint32_t* tags = x.tags;
     std::uint32_t* stamps = x.stamps;
-    if (page >= UINT32_MAX)
-        throw std::logic_error("L2Cache: an address beyond what a 32-bit tag names (2^32 pages of the cache's blocks)");
-    const auto tag = static_cast<std::uint32_t>(page + 1);
+    const std::uint32_t tag = page < kNearPages ? static_cast<std::uint32_t>(page + 1) : far_tag(page);
     if (clock_ >= stamp_limit_) renumber_stamps();
     ++clock_;
     if (block == last_block_ && tags[last_way_] == tag) return hit(set, last_way_, covered, write);

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstddef>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "common/huge_page_arena.hpp"
@@ -149,7 +150,7 @@ private:
     int line_shift_ = -1, block_shift_ = -1;  // log2 when a power of two
     // Per set, in one allocation made on first use, its ways' tags (the
     // block's page + 1, 0 = invalid: blocks of one set differ in their
-    // page), their last use (smallest = LRU victim) and which of their lines
+    // page; far_tag beyond 2^31 pages), their last use (smallest = LRU victim) and which of their lines
     // are valid and dirty, side by side: a lookup reads one stretch of the
     // host's memory (384 B for 16 ways), not four arrays a cache's size
     // apart, and the search for a block or a victim reads only its first
@@ -170,6 +171,12 @@ private:
     // The way of `set` holding `tag`, or ways_; all ways compared at once
     // (no early exit: which way holds a block is not predictable).
     std::uint64_t find_way(const std::uint32_t* tags, std::uint32_t tag) const;
+    // Tags of pages from kNearPages on: numbers of their own above
+    // kNearPages, in order of first use (never an alias; a lookup off the
+    // path of every address below kNearPages pages of the cache).
+    static constexpr std::uint64_t kNearPages = std::uint64_t{1} << 31;
+    std::uint32_t far_tag(std::uint64_t page);
+    std::unordered_map<std::uint64_t, std::uint32_t> far_pages_;
     std::unique_ptr<std::uint64_t[], Free> ways_mem_;  // from a host cache line's start
     std::uint64_t set_words_ = 0;  // 2 * ceil(ways / 2) + 2 * ways
     // The block the last lookup found or placed, and where: a transfer's
