@@ -175,8 +175,8 @@ std::uint64_t L2Cache::find_way(const std::uint32_t* tags, std::uint32_t tag) co
     return match ? static_cast<std::uint64_t>(__builtin_ctzll(match)) : ways_;
 }
 
-std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64_t page, std::uint64_t covered, bool write,
-                             L2Access& out) {
+std::uint64_t L2Cache::touch(std::uint64_t block, std::uint64_t set, std::uint64_t page, std::uint64_t covered,
+                             bool write, L2Access& out) {
     const Ways x = ways_of(set);
     std::uint32_t* tags = x.tags;
     std::uint32_t* stamps = x.stamps;

@@ -178,7 +178,7 @@ private:
     std::uint32_t far_tag(std::uint64_t page);
     std::unordered_map<std::uint64_t, std::uint32_t> far_pages_;
     std::unique_ptr<std::uint64_t[], Free> ways_mem_;  // from a host cache line's start
-    std::uint64_t set_words_ = 0;  // 2 * ceil(ways / 2) + 2 * ways
+    std::uint64_t set_words_ = 0;                      // 2 * ceil(ways / 2) + 2 * ways
     // The block the last lookup found or placed, and where: a transfer's
     // rows often fall in one block one after another, and a way that still
     // holds the block is its only one.
