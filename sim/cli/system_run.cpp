@@ -18,6 +18,7 @@
 #include "common/output_file.hpp"
 #include "common/split.hpp"
 #include "common/version.hpp"
+#include "hw/l2_cache.hpp"
 #include "report/html_report.hpp"
 #include "system/system.hpp"
 #include "stats/stats.hpp"
@@ -144,7 +145,7 @@ void check_system_memory(const std::vector<std::shared_ptr<const TaskStream>>& p
     const std::uint64_t pages = landed_pages(per_rank, static_cast<std::uint64_t>(chip.interconnect.datablock_bytes));
 
     const auto l2_tags = static_cast<std::uint64_t>(chip.l2.size_mb * 1024 * 1024) /
-                         static_cast<std::uint64_t>(std::max(1, chip.l2.region_kb) * 1024) * 24;
+                         static_cast<std::uint64_t>(std::max(1, chip.l2.region_kb) * 1024) * L2Cache::kHostBytesPerWay;
     const std::uint64_t bytes = per_rank.size() * (l2_tags + kDieBytes) + stream_tasks * kStreamBytesPerTask +
                                 (tasks - stream_tasks) * kRankBytesPerTask + pages * kLandedPageBytes;
     check_memory_budget(fmt::format("{}: simulating {} tasks on {} ranks with {} pages of DataBlocks landing over the mesh",

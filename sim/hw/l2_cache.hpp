@@ -92,6 +92,9 @@ public:
     // restarts the count.
     std::uint64_t take_busiest_slice_bytes();
 
+    // Host bytes of tag state per way (its tag, use stamp, valid and dirty
+    // lines), for a run's memory estimate.
+    static constexpr std::uint64_t kHostBytesPerWay = 2 * sizeof(std::uint32_t) + 2 * sizeof(std::uint64_t);
     const L2Counters& counters() const { return counters_; }
     std::uint64_t resident_lines() const { return resident_; }
     std::uint64_t dirty_lines() const { return dirty_count_; }
