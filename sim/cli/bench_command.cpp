@@ -491,9 +491,10 @@ int bench_command(const Args& args, const std::string& self_path) {
     std::cout << fmt::format("  tasks/s         {:.0f}\n", static_cast<double>(tasks) / sim_s);
     std::cout << fmt::format("  events/s        {:.0f}  ({} events in {} SystemC process activations)\n", our_rate, actions,
                              activations);
-    std::cout << fmt::format("  huge pages      {}\n", std::getenv("GLIBC_TUNABLES") && std::string(std::getenv("GLIBC_TUNABLES")).find("hugetlb=1") != std::string::npos
-                                                       ? "on (glibc.malloc.hugetlb=1)"
-                                                       : "off");
+    const std::string tunables = std::getenv("GLIBC_TUNABLES") ? std::getenv("GLIBC_TUNABLES") : "";
+    std::cout << fmt::format("  huge pages      {}\n", tunables.find("glibc.malloc.hugetlb=1") != std::string::npos
+                                                       ? "on (GLIBC_TUNABLES=" + tunables + ")"
+                                                       : std::string("off"));
     std::cout << fmt::format("  plain SystemC   {:.0f} notifications/s ({} in {:.2f} s CPU, {:.2f} s wall)\n", loop_rate,
                              loop.count, loop_s, plain.wall);
     std::cout << fmt::format("  ratio           {:.0f}% of the plain loop's event rate ({:.0f}% by wall clock)\n",

@@ -515,6 +515,14 @@ TEST_CASE("cli: huge pages change speed only: identical stats with and without t
     const Result off = run_program(tmp, "NPUSIM_NO_HUGEPAGES=1 " + quote(NPUSIM_BIN), {"bench", "--chip", kA2, "--tasks", "2000"});
     SHOW(off);
     CHECK_THAT(off.out, Contains("huge pages      off"));
+    // The re-executed process keeps the caller's environment, its own
+    // glibc tunables included.
+    const Result kept = run_program(tmp, "GLIBC_TUNABLES=glibc.malloc.tcache_count=7 " + quote(NPUSIM_BIN),
+                                    {"bench", "--chip", kA2, "--tasks", "2000"});
+    SHOW(kept);
+    if (slurp("/sys/kernel/mm/transparent_hugepage/enabled").find("[never]") == std::string::npos)
+        CHECK_THAT(kept.out,
+                   Contains("huge pages      on (GLIBC_TUNABLES=glibc.malloc.tcache_count=7:glibc.malloc.hugetlb=1)"));
 }
 
 TEST_CASE("cli: README's sample summary and the statistics reference's examples are what a run prints", "[cli][docs]") {
