@@ -234,7 +234,11 @@ MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, 
         sides.push_back(static_cast<std::uint64_t>(std::sqrt(static_cast<double>(l0c_full / share / kAccBytes))));
     double best = -1;
     std::uint64_t best_block = 0;
-    std::vector<std::pair<double, MatmulTiling>> seen;  // every block that fits, with its bytes
+    // Every block that fits, with its bytes: thousands for a large GEMM, in
+    // the thread's buffer (growing it per plan showed in the profile).
+    thread_local std::vector<std::pair<double, MatmulTiling>> seen_buffer;
+    std::vector<std::pair<double, MatmulTiling>> seen = std::move(seen_buffer);
+    seen.clear();
     const auto blocks = [&](const MatmulTiling base, bool pick) {
         std::vector<std::uint64_t> ms = ladder(base.m0, mpad), ns = ladder(base.n0, npad);
         const std::vector<std::uint64_t> ks = ladder(base.k0, kpad);
@@ -315,6 +319,7 @@ MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, 
         const double c = schedule(g);
         if (c < fastest * (1 - 1e-9)) fastest = c, t = g;
     }
+    seen_buffer = std::move(seen);
     return t;
 }
 }  // namespace
