@@ -307,11 +307,19 @@ MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, 
     // bytes, kMaxRanked of them at most: never faster than the full plan.
     constexpr double kByteSlack = 1.10;
     constexpr std::size_t kMaxRanked = 24;
-    std::stable_sort(seen.begin(), seen.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Fewest bytes first, ties in the order found (as a stable sort, without
+    // its temporary buffer of thousands of plans).
+    thread_local std::vector<std::uint32_t> order;
+    order.clear();
+    for (std::uint32_t i = 0; i < seen.size(); ++i) order.push_back(i);
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return seen[a].first != seen[b].first ? seen[a].first < seen[b].first : a < b;
+    });
     const auto schedule = [&](const MatmulTiling& g) { return matmul_plan_cycles(p, g, chip, where); };
     double fastest = schedule(t);
     std::size_t ranked = 0;
-    for (const auto& [bytes, g] : seen) {
+    for (const std::uint32_t i : order) {
+        const auto& [bytes, g] = seen[i];
         if (quick && (bytes > best * kByteSlack || ranked++ >= kMaxRanked)) break;
         // A plan that cannot run sooner than the fastest so far need not be
         // stepped: the same choice, fewer schedules stepped.
