@@ -235,9 +235,9 @@ MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, 
     double best = -1;
     std::uint64_t best_block = 0;
     // Every block that fits, with its bytes: thousands for a large GEMM, in
-    // the thread's buffer (growing it per plan showed in the profile).
-    thread_local std::vector<std::pair<double, MatmulTiling>> seen_buffer;
-    std::vector<std::pair<double, MatmulTiling>> seen = std::move(seen_buffer);
+    // the thread's buffer (growing it per plan showed in the profile; the
+    // ranking below plans no MatMul, so nothing re-enters while it is used).
+    thread_local std::vector<std::pair<double, MatmulTiling>> seen;
     seen.clear();
     const auto blocks = [&](const MatmulTiling base, bool pick) {
         std::vector<std::uint64_t> ms = ladder(base.m0, mpad), ns = ladder(base.n0, npad);
@@ -327,7 +327,6 @@ MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, 
         const double c = schedule(g);
         if (c < fastest * (1 - 1e-9)) fastest = c, t = g;
     }
-    seen_buffer = std::move(seen);
     return t;
 }
 }  // namespace

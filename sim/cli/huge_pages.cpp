@@ -10,12 +10,13 @@
 //
 // It does so from the executable's preinit array, which the dynamic loader
 // runs before any library's constructors: the first process does not pay
-// SystemC's and protobuf's static initialisation (about 20 ms, a fifth of a
-// small run) only to be replaced. Nothing there may need an initialised C++
+// SystemC's and protobuf's static initialisation (about 10 ms) only to be
+// replaced. Nothing there may need an initialised C++
 // runtime: plain POSIX calls only.
 #include "cli/huge_pages.hpp"
 
 #include <fcntl.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -39,38 +40,49 @@ bool kernel_has_thp() {
     return n > 0 && std::strstr(mode, "[never]") == nullptr;
 }
 
+bool is_tunables(const char* entry) { return std::strncmp(entry, kTunables, std::strlen(kTunables)) == 0; }
+
 // Re-executes with envp plus the tunable. envp is the loader's: before
 // libc's constructors, getenv and setenv do not see the environment yet.
 void reexec(char** argv, char** envp) {
-    if (!argv || !argv[0]) return;
-    std::size_t n = 0;
-    const char* current = nullptr;  // the value of GLIBC_TUNABLES
-    for (; envp && envp[n]; ++n) {
+    // Not under secure execution (glibc drops GLIBC_TUNABLES: every process
+    // would re-execute) nor when started by ld.so by hand (AT_BASE 0: the
+    // executable is the loader).
+    if (!argv || !argv[0] || !envp || ::getauxval(AT_SECURE) != 0 || ::getauxval(AT_BASE) == 0) return;
+    std::size_t n = 0, values = 0;  // entries, and bytes of the tunables set
+    for (; envp[n]; ++n) {
         if (std::strncmp(envp[n], "NPUSIM_NO_HUGEPAGES=", 20) == 0) return;
-        if (std::strncmp(envp[n], kTunables, std::strlen(kTunables)) == 0) current = envp[n] + std::strlen(kTunables);
+        if (!is_tunables(envp[n])) continue;
+        const char* v = envp[n] + std::strlen(kTunables);
+        if (std::strstr(v, "glibc.malloc.hugetlb")) return;  // set already, by us or the user
+        if (*v) values += std::strlen(v) + 1;
     }
-    if (current && std::strstr(current, "glibc.malloc.hugetlb")) return;  // set already, by us or the user
     if (!kernel_has_thp()) return;
-    // GLIBC_TUNABLES=<current>:<ours> first, then the rest; kept until exec.
-    char* value = static_cast<char*>(
-        std::malloc(std::strlen(kTunables) + (current ? std::strlen(current) + 1 : 0) + std::strlen(kTunable) + 1));
-    char** env = static_cast<char**>(std::malloc((n + 2) * sizeof(char*)));
-    if (!value || !env) return;
-    std::strcpy(value, kTunables);
-    if (current) std::strcat(std::strcat(value, current), ":");
-    std::strcat(value, kTunable);
-    std::size_t k = 0;
-    env[k++] = value;
-    for (std::size_t i = 0; i < n; ++i)
-        if (std::strncmp(envp[i], kTunables, std::strlen(kTunables)) != 0) env[k++] = envp[i];
-    env[k] = nullptr;
     // The file itself, not /proc/self/exe: the process keeps its name (ps, top).
     static char self[4096];
-    const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) return;
+    const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self);
+    if (len <= 0 || static_cast<std::size_t>(len) >= sizeof self) return;  // none, or cut short
     self[len] = '\0';
-    ::execve(self, argv, env);
-    // No /proc or exec refused: run on as we are, with normal pages.
+    // One GLIBC_TUNABLES first: what the caller set (ld.so reads every such
+    // entry), then ours; the rest of the environment as it was.
+    char* value = static_cast<char*>(std::malloc(std::strlen(kTunables) + values + std::strlen(kTunable) + 1));
+    char** env = static_cast<char**>(std::malloc((n + 2) * sizeof(char*)));
+    if (value && env) {
+        std::strcpy(value, kTunables);
+        for (std::size_t i = 0; i < n; ++i)
+            if (is_tunables(envp[i]) && envp[i][std::strlen(kTunables)] != '\0')
+                std::strcat(std::strcat(value, envp[i] + std::strlen(kTunables)), ":");
+        std::strcat(value, kTunable);
+        std::size_t k = 0;
+        env[k++] = value;
+        for (std::size_t i = 0; i < n; ++i)
+            if (!is_tunables(envp[i])) env[k++] = envp[i];
+        env[k] = nullptr;
+        ::execve(self, argv, env);
+    }
+    // Out of memory or exec refused: run on as we are, with normal pages.
+    std::free(value);
+    std::free(env);
 }
 
 void preinit(int, char** argv, char** envp) { reexec(argv, envp); }
@@ -81,7 +93,8 @@ void reexec_with_huge_pages(char* argv[]) { reexec(argv, environ); }
 
 }  // namespace npusim::cli
 
-// Before any library's constructor (see above); main calls it again in
-// case a loader skipped the preinit array, which then finds it done.
+// Before any library's constructor (see above). main calls it again, for
+// a loader that skips preinit arrays; after a re-execution it finds the
+// tunable set and returns.
 __attribute__((section(".preinit_array"), used)) static void (*const npusim_huge_pages_preinit)(int, char**, char**) =
     &npusim::cli::preinit;
