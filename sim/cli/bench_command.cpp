@@ -303,12 +303,15 @@ int bench_moe(const std::string& self, const std::string& chip, const std::strin
 // run`, its emitted stream's size from `npusim compile`) and a contiguous
 // copy (traces/copy_48core.jsonl, 384 MB on 48 vector cores). The bytes are
 // what the cores move through GM (L2 hits and misses, writes); the budget
-// for the GEMM is <= 0.1 s and a stream of <= 1 MB.
-int bench_bytes(const std::string& self, const std::string& chip) {
+// for the GEMM is <= 0.1 s and a stream of <= 1 MB. With `runs` > 1 each
+// case runs that many times and the wall and CPU times are their medians
+// (a 0.1 s run on a busy machine varies by a fifth).
+int bench_bytes(const std::string& self, const std::string& chip, int runs) {
     namespace fs = std::filesystem;
     const fs::path dir = fs::temp_directory_path() / fmt::format("npusim-bench-bytes-{}", ::getpid());
     fs::create_directories(dir);
-    std::cout << fmt::format("npusim bench --bytes on {}\n", chip);
+    std::cout << fmt::format("npusim bench --bytes on {}{}\n", chip,
+                             runs > 1 ? fmt::format(" (median wall and CPU time of {} runs each)", runs) : "");
     std::cout << fmt::format("{:<28} {:>12} {:>8} {:>8} {:>10} {:>14} {:>11}\n", "workload", "simulated us", "wall s", "CPU s",
                              "GM MB", "GM bytes/CPU s", "stream KB");
     struct Case {
@@ -320,8 +323,19 @@ int bench_bytes(const std::string& self, const std::string& chip) {
     for (const Case& c : {Case{"2048^3 fp16 MatMul graph", "models/matmul_2048.json", 0.1},
                           Case{"384 MB contiguous copy", "traces/copy_48core.jsonl", 0}}) {
         const std::string stats = (dir / "stats.json").string();
-        const ChildRun run = run_measured({self, "run", "--chip", chip, "--workload", c.file, "--stats", stats, "-q"},
-                                          (dir / "run.log").string());
+        std::vector<ChildRun> all;
+        for (int i = 0; i < runs && (all.empty() || all.back().code == 0); ++i)
+            all.push_back(run_measured({self, "run", "--chip", chip, "--workload", c.file, "--stats", stats, "-q"},
+                                       (dir / "run.log").string()));
+        ChildRun run = all.back();
+        const auto median = [&](double ChildRun::*field) {
+            std::vector<double> v;
+            for (const ChildRun& r : all) v.push_back(r.*field);
+            std::sort(v.begin(), v.end());
+            return v[v.size() / 2];
+        };
+        run.wall = median(&ChildRun::wall);
+        run.cpu = median(&ChildRun::cpu);
         if (run.code != 0) {
             std::cout << fmt::format("{:<28} run failed: {}", c.name, run.output.substr(0, run.output.find('\n') + 1));
             rc = 1;
@@ -426,7 +440,7 @@ int bench_command(const Args& args, const std::string& self_path) {
         ("chip", po::value(&chip_file), "chip file (default configs/chips/a2.json)")
         ("tasks", po::value(&tasks), "synthetic stream length (default 1000000)")
         ("sizes", po::value(&sizes), "comma-separated lengths, each run in its own process")
-        ("runs", po::value(&runs), "run each length this many times (own processes) and print the median (default 1)")
+        ("runs", po::value(&runs), "run each length (with --bytes: each case) this many times (own processes) and print the median (default 1)")
         ("machine", po::bool_switch(&machine), "one line of key=value figures")
         ("compile", po::bool_switch(&compile), "compiler time and peak memory instead, per --sizes (default 10000,100000,1000000)")
         ("moe", po::bool_switch(&moe), "the MoE Dispatch and the MoE layer at 288 ranks x 128 tokens instead (both variants; --chip default configs/chips/a3-supernode.json)")
@@ -442,7 +456,7 @@ int bench_command(const Args& args, const std::string& self_path) {
     }
     if (llm_layers < 0 || llm_layers > 1000) throw InputError("--layers: expected 0 .. 1000");
     if (llm) return bench_llm(self_path, super_chip, llm_layers);
-    if (bytes) return bench_bytes(self_path, chip_file);
+    if (bytes) return bench_bytes(self_path, chip_file, runs);
     if (compile) return bench_compile(self_path, chip_file, sizes.empty() ? "10000,100000,1000000" : sizes);
     if (!sizes.empty() || runs > 1) return bench_sizes(self_path, chip_file, sizes.empty() ? std::to_string(tasks) : sizes, runs);
     if (tasks == 0 || tasks > 50'000'000) throw InputError("--tasks: expected 1 .. 50000000");

@@ -471,9 +471,10 @@ TEST_CASE("cli: bench --compile and --moe measure each child's wall, CPU and pea
 
 TEST_CASE("cli: bench --bytes prints simulated GM bytes per CPU second of a large GEMM and a contiguous copy", "[cli][bench]") {
     TempDir tmp;
-    const Result r = run_program(tmp, "cd " + quote(kSrc) + " && " + quote(NPUSIM_BIN), {"bench", "--bytes"});
+    const Result r = run_program(tmp, "cd " + quote(kSrc) + " && " + quote(NPUSIM_BIN), {"bench", "--bytes", "--runs", "3"});
     SHOW(r);
     REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("(median wall and CPU time of 3 runs each)"));
     struct Row {
         double us = 0, wall = 0, cpu = 0, mb = 0, rate = 0;
     };
