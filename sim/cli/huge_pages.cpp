@@ -11,8 +11,8 @@
 // It does so from the executable's preinit array, which the dynamic loader
 // runs before any library's constructors: the first process does not pay
 // SystemC's and protobuf's static initialisation (about 10 ms) only to be
-// replaced. Nothing there may need an initialised C++
-// runtime: plain POSIX calls only.
+// replaced. Nothing there may need an initialised C++ runtime: plain
+// POSIX calls only.
 #include "cli/huge_pages.hpp"
 
 #include <fcntl.h>
