@@ -5,6 +5,7 @@
 
 #include "chip/timing.hpp"
 #include "chip/units.hpp"
+#include "common/arith.hpp"
 
 namespace npusim {
 
@@ -107,7 +108,7 @@ std::uint64_t HorizonScratch::spread_ps(std::size_t e, int type, double cores) c
     const std::uint64_t mask = pinned[type][e];
     if (mask == 0) return 0;
     // Pinned tasks only: the busiest of their cores has at least the mean.
-    const double n = mask == ~std::uint64_t{0} ? cores : static_cast<double>(__builtin_popcountll(mask));
+    const double n = mask == ~std::uint64_t{0} ? cores : static_cast<double>(popcount64(mask));
     return static_cast<std::uint64_t>(static_cast<double>(work[type][e]) / n);
 }
 
