@@ -153,13 +153,12 @@ private:
     int line_shift_ = -1, block_shift_ = -1;  // log2 when a power of two
     // Per set, in one allocation made on first use, its ways' tags (the
     // block's page + 1, 0 = invalid: blocks of one set differ in their
-    // page; far_tag beyond 2^31 pages), their last use (smallest = LRU victim) and which of their lines
-    // are valid and dirty, side by side: a lookup reads one stretch of the
-    // host's memory (384 B for 16 ways), not four arrays a cache's size
-    // apart, and the search for a block or a victim reads only its first
-    // 128 B (32-bit tags and uses), from a host cache line's start.
-    // A way's valid and dirty lines are side by side: a victim's or a
-    // written way's both come in one host cache line.
+    // page; far_tag beyond 2^31 pages), their last use (smallest = LRU
+    // victim) and which of their lines are valid and dirty: a lookup reads
+    // one stretch of the host's memory (384 B for 16 ways), the search for
+    // a block or a victim only its first 128 B (32-bit tags and uses), from
+    // a host cache line's start. A way's valid and dirty masks sit side by
+    // side, so a victim's or a written way's come in one host cache line.
     struct Ways {
         std::uint32_t *tags, *stamps;
         std::uint64_t* lines;  // per way: valid, dirty
