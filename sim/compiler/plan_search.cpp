@@ -113,22 +113,14 @@ void explore_cube_cores(const Graph& laid, const ChipParams& chip, const Compile
     // fewer cores: they are not planned.
     double m_work = 0;
     for (const TilingChoice& tc : best.tilings) m_work += tc.m_floor_cycles;
-    // On the die, two counts at a time (their children run side by side); a
-    // count planned beyond the floor of the fastest is not kept.
-    const std::size_t batch = on_die ? 2 : 1;
     int lowest = all;
-    for (int c = (all - 1) / step * step; c >= fewest && m_work / c <= fastest;) {
-        const std::size_t from = tried.size();
-        for (; c >= fewest && m_work / c <= fastest && tried.size() - from < batch; c -= step) {
-            lowest = c;
-            ChipParams less = chip;
-            less.cube.count = c;
-            tried.push_back(plan_graph(laid, less, opt));
-        }
-        std::vector<PlannedGraph*> timed;
-        for (std::size_t i = from; i < tried.size(); ++i) timed.push_back(&tried[i]);
-        if (on_die) time_on_die(timed);
-        for (const PlannedGraph* v : timed) fastest = std::min(fastest, v->makespan);
+    for (int c = (all - 1) / step * step; c >= fewest && m_work / c <= fastest; c -= step) {
+        lowest = c;
+        ChipParams less = chip;
+        less.cube.count = c;
+        tried.push_back(plan_graph(laid, less, opt));
+        if (on_die) time_on_die({&tried.back()});
+        fastest = std::min(fastest, tried.back().makespan);
     }
     const double all_cores = best.makespan;
     for (PlannedGraph& v : tried)  // fewest cores last: they win ties

@@ -35,7 +35,7 @@ struct PlannedGraph {
 // Times candidate plans on the die model: each stream (JSON Lines, as
 // `compile --emit-tasks` writes it) run on the chip being compiled for, in
 // cycles. The compiler knows nothing of SystemC: the command line registers
-// one (npusim runs each stream in a child process); none registered, the
+// one (hw/die_probe in the same process); none registered, the
 // searches rate plans by their dispatched list schedule (schedule_end).
 using DieTimer = std::function<std::vector<double>(const std::vector<std::string>& streams)>;
 void set_die_timer(DieTimer timer);

@@ -19,6 +19,7 @@ public:
     // DeadlockError if it cannot finish.
     std::uint64_t end_ps(const TaskStream& s) override;
     std::uint64_t probes() const { return probes_; }
+    double ps_per_cycle() const { return chip_.ps_per_cycle(); }
 
 private:
     ChipParams chip_;
