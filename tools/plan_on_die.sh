@@ -1,7 +1,7 @@
 #!/bin/sh
 # The bundled single-die graphs on a2 (and BERT-128 on ax300), compiled with the plan searches
 # rating candidates by their list schedule (default) and by the die model
-# (NPUSIM_PLAN_ON_DIE=1): simulated cycles and the wall time of the whole
+# (workload.passes.plan_on_die): simulated cycles and the wall time of the whole
 # `npusim run` (compile + simulate). Usage: tools/plan_on_die.sh [build dir]
 set -eu
 build=${1:-build}
@@ -20,13 +20,13 @@ for spec in "bert128 models/bert_layer.json workload.dims.seq_len=128" \
   [ $# -ge 3 ] && sets="--set $3"
   case $name in *@ax300) chip=configs/chips/ax300.json ;; esac
   row="| $name"
-  for on in 0 1; do
+  for on in false true; do
     start=$(date +%s.%N)
-    NPUSIM_PLAN_ON_DIE=$on "$build/npusim" run -q --chip "$chip" --workload "$file" $sets --stats "$tmp/$on.json"
+    "$build/npusim" run -q --chip "$chip" --workload "$file" $sets --set workload.passes.plan_on_die=$on --stats "$tmp/$on.json"
     end=$(date +%s.%N)
     cycles=$(/usr/bin/python3 -c "import json,sys; print(int(json.load(open(sys.argv[1]))['total_cycles']))" "$tmp/$on.json")
     row="$row | $cycles | $(/usr/bin/python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$start" "$end")"
     eval "c$on=$cycles"
   done
-  echo "$row | $(/usr/bin/python3 -c "print(f'{($c1 / $c0 - 1) * 100:+.1f}%')") |"
+  echo "$row | $(/usr/bin/python3 -c "print(f'{($ctrue / $cfalse - 1) * 100:+.1f}%')") |"
 done

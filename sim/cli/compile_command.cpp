@@ -108,7 +108,7 @@ int compile_command(const Args& args) {
         write_spmd_stream(spmd, cfg, out_file, quiet);
         return 0;
     }
-    use_die_timer_if_asked(cfg.chip());
+    use_die_timer(cfg.chip());
     const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());
     for (const auto& w : r.warnings) std::cerr << "npusim: warning: " << w << "\n";
     phase.emplace("writing " + out_file);

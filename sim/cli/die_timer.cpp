@@ -1,6 +1,5 @@
 #include "cli/die_timer.hpp"
 
-#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -11,9 +10,7 @@
 
 namespace npusim::cli {
 
-void use_die_timer_if_asked(const ChipParams& chip) {
-    const char* on = std::getenv("NPUSIM_PLAN_ON_DIE");
-    if (!on || std::string(on) != "1") return;
+void use_die_timer(const ChipParams& chip) {
     // Each candidate is read back from its text, as `compile --emit-tasks`
     // writes it and `run` reads it, so it runs as the emitted stream would.
     compiler::set_die_timer([probe = DieProbe(chip)](const std::vector<std::string>& streams) mutable {

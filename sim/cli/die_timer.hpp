@@ -1,14 +1,14 @@
-// The compiler's whole-plan searches timed by the die model itself
+// The die model as the compiler's timer of whole plans
 // (compiler::set_die_timer): each candidate stream runs on a die built
 // without SystemC in this process (hw/die_probe), the same modules and
-// formulas as `npusim run`. Experimental: NPUSIM_PLAN_ON_DIE=1 turns it on.
+// formulas as `npusim run`. The searches use it with
+// workload.passes.plan_on_die.
 #pragma once
 #include "chip/chip_params.hpp"
 
 namespace npusim::cli {
 
-// Registers the timer for `chip` when NPUSIM_PLAN_ON_DIE=1; otherwise
-// leaves the compiler's estimates.
-void use_die_timer_if_asked(const ChipParams& chip);
+// Registers the timer for `chip`, before a graph on it is compiled.
+void use_die_timer(const ChipParams& chip);
 
 }  // namespace npusim::cli

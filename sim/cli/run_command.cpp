@@ -178,7 +178,7 @@ int run_once(const Args& args, const std::function<void()>& after_run = {}) {
         return run_system(cfg, spmd.streams, opt);
     }
     if (cfg.kind() == WorkloadKind::graph) {
-        use_die_timer_if_asked(cfg.chip());
+        use_die_timer(cfg.chip());
         compiled = compiler::compile_workload(workload, chip);
         for (const auto& w : compiled->warnings) std::cerr << "npusim: warning: " << w << "\n";
     }

@@ -146,7 +146,11 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     const bool searched = cube_kernels > 0 && cube_kernels <= kMaxExploredCubeKernels;
     // When a search runs, every plan it compares is timed by the die model
     // (if a timer is registered) or by the list schedule.
-    const bool on_die = searched && (opt.explore_cube_cores || opt.search_cube_plans) && time_on_die({&best});
+    const bool on_die =
+        searched && opt.plan_on_die && (opt.explore_cube_cores || opt.search_cube_plans) && time_on_die({&best});
+    if (searched && opt.plan_on_die && !die_timer())
+        notes.push_back(
+            "plan on die: no die model registered (compiler::set_die_timer): plans rated by their list schedule");
     const char* rated = on_die ? "simulated" : "estimated";
     if (opt.explore_cube_cores && searched) explore_cube_cores(laid, chip, opt, on_die, best, notes);
     // The tiler chooses each Cube kernel's block counts by the kernel's own

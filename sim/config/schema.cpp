@@ -531,6 +531,13 @@ std::vector<KeySpec> build_keys() {
     k.push_back(Key("workload.passes.search_cube_plans", VT::boolean).kind("graph").def(true)
                     .meaning("Also plan the graph with each Cube kernel's runner-up block counts (the best with more row blocks, with more tiles, with fewer tiles, with tiles of whole rows, within 15% of its own estimate; forced on every kernel of the same dims at once) and keep each that makes the whole plan's list schedule (the dispatcher's estimate, with dispatch) end at least 2% sooner. Skipped for graphs of more than 16 Cube kernels (compile time).")
                     .apply_workload([](WorkloadParams& w, const json& v) { w.graph.passes.search_cube_plans = v.get<bool>(); }));
+    k.push_back(
+        Key("workload.passes.plan_on_die", VT::boolean)
+            .kind("graph")
+            .def(false)
+            .meaning(
+                "Rate the plans the two searches above compare by running each on the die model, in this process and with the modules of a run, instead of by the list schedule: the search keeps a plan that runs faster by any amount. Plans run 0-4% faster on the bundled models; compiling takes up to three times as long (docs/compiler.md). A graph that waits on other ranks keeps the list schedule.")
+            .apply_workload([](WorkloadParams& w, const json& v) { w.graph.passes.plan_on_die = v.get<bool>(); }));
     k.push_back(Key("workload.passes.hoist_layout", VT::boolean).kind("graph").def(true)
                     .meaning("Merge FormatConvert tasks per tensor and hoist them toward the graph inputs.")
                     .apply_workload([](WorkloadParams& w, const json& v) { w.graph.passes.hoist_layout = v.get<bool>(); }));

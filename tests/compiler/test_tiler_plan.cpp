@@ -393,43 +393,45 @@ TEST_CASE("compiler e2e: with operands larger than L2 a Cube tile's estimate cou
         if (rf.stream.tasks[i].core_type == CoreType::cube) CHECK(rf.est_cycles[i] <= r.est_cycles[i] * (1 + 1e-9));
 }
 
-TEST_CASE("compiler e2e: NPUSIM_PLAN_ON_DIE=1 keeps the plans the die model runs faster",
+TEST_CASE("compiler e2e: plan_on_die keeps the plans the die model runs faster, at the cycles the run gives",
           "[slow][compiler][tiler][e2e]") {
-    // The Cube-core exploration and the runner-up search time each
-    // candidate by running its stream on the die model (a child npusim
-    // run) instead of the list schedule. Those searches then keep what the
-    // die runs faster, so the plan they emit runs no slower than the
-    // estimate's on these graphs, and faster on some (2048^3 MatMul:
-    // 111071 -> 107384 cycles, BERT-512: 106843 -> 105662 on a2).
+    // With workload.passes.plan_on_die the Cube-core exploration and the
+    // runner-up search time each candidate by running its stream on the die
+    // model (in the process, without SystemC) instead of the list schedule.
+    // Those searches then keep what the die runs faster, so the plan they
+    // emit runs no slower than the estimate's on these graphs, and faster on
+    // some; and the time the search saw for the plan it kept is the run's.
     TempDir tmp;
+    const std::string on = "workload.passes.plan_on_die=true";
     const std::string bert = kSrc + "/models/bert_layer.json", mm = kSrc + "/models/matmul_2048.json";
     double gained = 0;
     for (const auto& [model, sets] : std::vector<std::pair<std::string, std::vector<std::string>>>{
              {mm, {}}, {bert, {"workload.dims.seq_len=512"}}, {bert, {"workload.dims.seq_len=128"}}}) {
         const double estimated = run_for_stats(tmp, kA2, model, sets).at("total_cycles").get<double>();
-        std::vector<std::string> args = {"run", "--chip", kA2, "--workload", model, "--stats", tmp.path("die.json")};
-        for (const auto& s : sets) args.insert(args.end(), {"--set", s});
-        const Result r = run_program(tmp, "env NPUSIM_PLAN_ON_DIE=1 " + quote(NPUSIM_BIN), args);
-        SHOW(r);
-        REQUIRE(r.code == 0);
-        const double simulated = read_json(tmp.path("die.json")).at("total_cycles").get<double>();
+        std::vector<std::string> with = sets;
+        with.push_back(on);
+        const double simulated = run_for_stats(tmp, kA2, model, with).at("total_cycles").get<double>();
         CAPTURE(model, sets, estimated, simulated);
         CHECK(simulated <= estimated);
         gained = std::max(gained, 1 - simulated / estimated);
     }
     CHECK(gained > 0.02);
+    // The 2048^3 MatMul: the compile report's last kept plan, "simulated N
+    // cycles", is what running the emitted stream gives.
+    const std::string stream = tmp.path("mm.jsonl");
+    const Result c = run_npusim(tmp, {"compile", "--chip", kA2, "--workload", mm, "--set", on, "--emit-tasks", stream});
+    SHOW(c);
+    REQUIRE(c.code == 0);
+    const std::string::size_type at = c.out.rfind("(simulated ");
+    REQUIRE(at != std::string::npos);
+    const double seen = std::stod(c.out.substr(at + 11));
+    CHECK(seen == run_for_stats(tmp, kA2, stream, {}).at("total_cycles").get<double>());
     // A graph that waits on other ranks cannot run on one die alone: its
-    // plans are rated by the list schedule as without the switch.
+    // plans are rated by the list schedule as without the option.
     const std::string moe = kSrc + "/models/moe_layer.json";
-    const std::vector<std::string> ranks = {"chip.interconnect.ranks=8"};
     const std::string super = kSrc + "/configs/chips/a3-supernode.json";
-    const double plain = run_for_stats(tmp, super, moe, ranks).at("total_cycles").get<double>();
-    const Result r = run_program(
-        tmp, "env NPUSIM_PLAN_ON_DIE=1 " + quote(NPUSIM_BIN),
-        {"run", "--chip", super, "--workload", moe, "--set", ranks[0], "--stats", tmp.path("moe.json"), "-q"});
-    SHOW(r);
-    REQUIRE(r.code == 0);
-    CHECK(read_json(tmp.path("moe.json")).at("total_cycles").get<double>() == plain);
+    const double plain = run_for_stats(tmp, super, moe, {"chip.interconnect.ranks=8"}).at("total_cycles").get<double>();
+    CHECK(run_for_stats(tmp, super, moe, {"chip.interconnect.ranks=8", on}).at("total_cycles").get<double>() == plain);
 }
 
 TEST_CASE("tiler: a Slice reads only the runs of its input it keeps, however large the input", "[compiler][tiler]") {
