@@ -317,18 +317,20 @@ TEST_CASE("what-if: the graph models the property leaves out do not run on a2, a
 // fetching at its own latency, so the core that leads a panel pays HBM's
 // and the ones behind it do not; a faster HBM changes which core leads
 // and the run ends later.
-TEST_CASE("what-if: a 2048-cubed GEMM in three waves runs slower as a fixed stream with more HBM bandwidth (recorded miss)",
-          "[whatif][l2][e2e]") {
+TEST_CASE(
+    "what-if: a 2048-cubed GEMM in three waves runs slower as a fixed stream with more HBM bandwidth (recorded miss)",
+    "[whatif][l2][e2e]") {
     TempDir tmp;
     const std::string stream = tmp.path("mm.jsonl");
-    const Result c = run_npusim(tmp, {"compile", "--chip", kChip, "--workload", kSrc + "/models/matmul_2048.json", "-q",
-                                      "--emit-tasks", stream, "--set",
-                                      R"(workload.tiling={"mm": {"m_blocks": 1, "n_blocks": 9, "k_blocks": 8}})"});
+    const Result c = run_npusim(
+        tmp, {"compile", "--chip", kChip, "--workload", kSrc + "/models/matmul_2048.json", "-q", "--emit-tasks", stream,
+              "--set", R"(workload.tiling={"mm": {"m_blocks": 1, "n_blocks": 9, "k_blocks": 8}})"});
     SHOW(c);
     REQUIRE(c.code == 0);
     const auto cycles = [&](const std::string& set) {
         const std::string stats = tmp.path("s.json");
-        const Result r = run_npusim(tmp, {"run", "--chip", kChip, "--workload", stream, "-q", "--stats", stats, "--set", set});
+        const Result r =
+            run_npusim(tmp, {"run", "--chip", kChip, "--workload", stream, "-q", "--stats", stats, "--set", set});
         SHOW(r);
         REQUIRE(r.code == 0);
         return read_json(stats).at("total_cycles").get<double>();
