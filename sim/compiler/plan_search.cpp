@@ -145,7 +145,7 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
                                             [](const Kernel& k) { return k.core == CoreType::cube; });
     const bool searched = cube_kernels > 0 && cube_kernels <= kMaxExploredCubeKernels;
     // When a search runs, every plan it compares is timed by the die model
-    // (if a timer is registered) or by the list schedule.
+    // (with opt.plan_on_die and a timer registered) or by the list schedule.
     const bool on_die =
         searched && opt.plan_on_die && (opt.explore_cube_cores || opt.search_cube_plans) && time_on_die({&best});
     if (searched && opt.plan_on_die && !die_timer())
