@@ -91,7 +91,7 @@ double CubeRater::estimate_floor(const CubeBlocks& b) const {
 double CubeRater::waves_of(i64 tiles, double t) const {
     const double waves = static_cast<double>(ceil_div(tiles * group_, cubes_)) * t;
     const double dispatch = static_cast<double>(tiles * group_) * timing::dispatch_interval_cycles(chip_);
-    return std::max(waves, dispatch) + 0.5 * t;
+    return std::max(waves, dispatch) + (p_.consumed ? 0.5 * t : 0.0);
 }
 
 }  // namespace npusim::compiler

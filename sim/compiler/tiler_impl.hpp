@@ -50,6 +50,9 @@ struct CubeProblem {
     // (its rows, columns and K each cut into whole ranges): not for groups
     // that tiles hold in part or skip (grouped conv, per-expert rows).
     bool whole_floor = true;
+    // Whether another kernel reads its output (it waits for the last tiles);
+    // a graph output's last wave ends the kernel.
+    bool consumed = true;
 };
 
 // Per axis of a tensor, the index range [first, first + count).

@@ -536,7 +536,7 @@ std::vector<KeySpec> build_keys() {
             .kind("graph")
             .def(false)
             .meaning(
-                "Rate the plans the two searches above compare by running each on the die model, in this process and with the modules of a run, instead of by the list schedule: the search keeps a plan that runs faster by any amount. Plans run 0-4% faster on the bundled models; compiling takes up to three times as long (docs/compiler.md). A graph that waits on other ranks keeps the list schedule.")
+                "Rate the plans the two searches above compare by running each on the die model, in this process and with the modules of a run, instead of by the list schedule: the search keeps a plan that runs faster by any amount. Plans run 0-4% faster on the bundled models; compiling and running takes up to two and a half times as long (docs/compiler.md). A graph that waits on other ranks keeps the list schedule.")
             .apply_workload([](WorkloadParams& w, const json& v) { w.graph.passes.plan_on_die = v.get<bool>(); }));
     k.push_back(Key("workload.passes.hoist_layout", VT::boolean).kind("graph").def(true)
                     .meaning("Merge FormatConvert tasks per tensor and hoist them toward the graph inputs.")
