@@ -419,8 +419,8 @@ TEST_CASE("compiler e2e: plan_on_die keeps the plans the die model runs faster, 
     // BERT-128: the compile report's last kept plan, "simulated N cycles",
     // is what running the emitted stream gives.
     const std::string stream = tmp.path("bert.jsonl");
-    const Result c = run_npusim(tmp, {"compile", "--chip", kA2, "--workload", bert, "--set", "workload.dims.seq_len=128",
-                                      "--set", on, "--emit-tasks", stream});
+    const Result c = run_npusim(tmp, {"compile", "--chip", kA2, "--workload", bert, "--set",
+                                      "workload.dims.seq_len=128", "--set", on, "--emit-tasks", stream});
     SHOW(c);
     REQUIRE(c.code == 0);
     const std::string::size_type at = c.out.rfind("(simulated ");
