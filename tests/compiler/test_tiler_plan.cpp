@@ -393,6 +393,21 @@ TEST_CASE("compiler e2e: with operands larger than L2 a Cube tile's estimate cou
         if (rf.stream.tasks[i].core_type == CoreType::cube) CHECK(rf.est_cycles[i] <= r.est_cycles[i] * (1 + 1e-9));
 }
 
+TEST_CASE("compiler e2e: a MatMul whose output no kernel reads is rated without a consumer's tail",
+          "[compiler][tiler][e2e]") {
+    // The estimate adds half a tile for a consumer waiting on a kernel's
+    // last tiles; the graph output of a lone 2048^3 MatMul has none, so one
+    // wave of large tiles is not charged for it: the tiler picks one wave of
+    // 24 tasks on a2, which runs faster than the four waves it picked with
+    // the tail (1 x 12 x 8 blocks).
+    TempDir tmp;
+    const std::string mm = kSrc + "/models/matmul_2048.json";
+    const json own = run_for_stats(tmp, kA2, mm, {});
+    const json four = run_for_stats(tmp, kA2, mm, {R"(workload.tiling={"mm": {"m_blocks": 1, "n_blocks": 12, "k_blocks": 8}})"});
+    CHECK(own.at("compile").at("tasks").get<int>() == 24);
+    CHECK(own.at("total_cycles").get<double>() < 0.95 * four.at("total_cycles").get<double>());
+}
+
 TEST_CASE("compiler e2e: plan_on_die keeps the plans the die model runs faster, at the cycles the run gives",
           "[slow][compiler][tiler][e2e]") {
     // With workload.passes.plan_on_die the Cube-core exploration and the
