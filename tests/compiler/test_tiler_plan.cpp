@@ -403,7 +403,8 @@ TEST_CASE("compiler e2e: a MatMul whose output no kernel reads is rated without 
     TempDir tmp;
     const std::string mm = kSrc + "/models/matmul_2048.json";
     const json own = run_for_stats(tmp, kA2, mm, {});
-    const json four = run_for_stats(tmp, kA2, mm, {R"(workload.tiling={"mm": {"m_blocks": 1, "n_blocks": 12, "k_blocks": 8}})"});
+    const json four =
+        run_for_stats(tmp, kA2, mm, {R"(workload.tiling={"mm": {"m_blocks": 1, "n_blocks": 12, "k_blocks": 8}})"});
     CHECK(own.at("compile").at("tasks").get<int>() == 24);
     CHECK(own.at("total_cycles").get<double>() < 0.95 * four.at("total_cycles").get<double>());
 }
