@@ -6,6 +6,7 @@
 
 #include "compiler/plan_search.hpp"
 #include "hw/die_probe.hpp"
+#include "tasks/stream_checks.hpp"
 #include "tasks/stream_reader.hpp"
 
 namespace npusim::cli {
@@ -18,6 +19,7 @@ void use_die_timer(const ChipParams& chip) {
         for (const std::string& text : streams) {
             std::istringstream in(text);
             const TaskStream s = parse_task_stream(in, "candidate plan");
+            check_stream_fits_chip(s, probe.chip());
             cycles.push_back(static_cast<double>(probe.end_ps(s)) / probe.ps_per_cycle());
         }
         return cycles;

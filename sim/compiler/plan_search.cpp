@@ -148,7 +148,7 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     // (with opt.plan_on_die and a timer registered) or by the list schedule.
     const bool on_die =
         searched && opt.plan_on_die && (opt.explore_cube_cores || opt.search_cube_plans) && time_on_die({&best});
-    if (searched && opt.plan_on_die && !die_timer())
+    if (searched && opt.plan_on_die && (opt.explore_cube_cores || opt.search_cube_plans) && !die_timer())
         notes.push_back(
             "plan on die: no die model registered (compiler::set_die_timer): plans rated by their list schedule");
     const char* rated = on_die ? "simulated" : "estimated";

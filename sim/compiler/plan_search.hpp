@@ -1,8 +1,8 @@
 // Passes 3-7 of the compiler (form kernels, tile, sync, place) for one
 // chip, and the searches over whole plans that pick among them: fewer Cube
 // cores (7b, explore_cube_cores) and each Cube kernel's runner-up blocks
-// (7c, search_cube_plans), each rated by the dispatched list schedule
-// (docs/compiler.md).
+// (7c, search_cube_plans), each rated by the dispatched list schedule or,
+// with plan_on_die, by the die model (docs/compiler.md).
 #pragma once
 #include <functional>
 #include <string>

@@ -152,7 +152,7 @@ void add_cube_runners_up(const RatedBlocks& rated, double best, const CubeBlocks
 // The block counts with the least estimated kernel time: whole waves of
 // tiles over the cube cores (a last wave with idle cores costs a full
 // tile), the scalar cores' serial dispatch of every tile, and half a
-// tile a consumer sees exposed (a graph output has no consumer to wait);
+// tile a consumer sees exposed (none for an output no kernel reads);
 // split-K parts each write their block.
 CubeBlocks Tiler::choose_cube(const Kernel& k, const CubeProblem& p, const CubeWorkFn& work_in, TilingChoice& choice) {
     // Each tile as finish_cube will emit it: its result where it goes.
@@ -162,9 +162,7 @@ CubeBlocks Tiler::choose_cube(const Kernel& k, const CubeProblem& p, const CubeW
         return w;
     };
     CubeProblem q = p;
-    q.consumed = std::any_of(plan_.kernels.begin(), plan_.kernels.end(), [&](const Kernel& j) {
-        return std::find(j.inputs.begin(), j.inputs.end(), k.output) != j.inputs.end();
-    });
+    q.consumed = read_by_a_kernel(k.output);
     // Kernels alike beside it (projections of one input) run at the
     // same time on the same cores: their tiles together fill the waves.
     CubeRater rate(chip_, work, q, kernels_alike(k), warm_input_share(k));

@@ -175,6 +175,15 @@ i64 Tiler::kernels_alike(const Kernel& k) const {
     return std::max<i64>(1, n);
 }
 
+bool Tiler::read_by_a_kernel(int t) const {
+    for (const Kernel& j : plan_.kernels) {
+        if (std::find(j.inputs.begin(), j.inputs.end(), t) == j.inputs.end()) continue;
+        // A view (a Reshape alias) runs no task: its readers read t.
+        if (j.kind != KernelKind::alias || read_by_a_kernel(j.output)) return true;
+    }
+    return false;
+}
+
 int Tiler::producer_kernel(int t) const {
     for (std::size_t k = 0; k < plan_.kernels.size(); ++k)
         if (plan_.kernels[k].output == t) {

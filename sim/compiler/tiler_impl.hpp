@@ -50,8 +50,8 @@ struct CubeProblem {
     // (its rows, columns and K each cut into whole ranges): not for groups
     // that tiles hold in part or skip (grouped conv, per-expert rows).
     bool whole_floor = true;
-    // Whether another kernel reads its output (it waits for the last tiles);
-    // a graph output's last wave ends the kernel.
+    // Whether another kernel reads its output (it waits for the last
+    // tiles); the last wave of an output no kernel reads ends the kernel.
     bool consumed = true;
 };
 
@@ -82,6 +82,8 @@ private:
     [[noreturn]] void too_many_tasks(const std::string& kernel, std::uint64_t tasks) const;
     double warm_input_share(const Kernel& k) const;
     i64 kernels_alike(const Kernel& k) const;
+    // Whether a kernel that runs tasks reads tensor t (through views too).
+    bool read_by_a_kernel(int t) const;
     int producer_kernel(int t) const;
 
     // tile_regions.cpp: the GM regions tiles name.

@@ -20,6 +20,7 @@ public:
     std::uint64_t end_ps(const TaskStream& s) override;
     std::uint64_t probes() const { return probes_; }
     double ps_per_cycle() const { return chip_.ps_per_cycle(); }
+    const ChipParams& chip() const { return chip_; }
 
 private:
     ChipParams chip_;

@@ -238,7 +238,7 @@ TEST_CASE("compiler e2e: a 2048^3 MatMul behind its input conversion is no slowe
     // tiles of whole rows) in the whole graph's schedule and keeps them.
     // The conversions are TransData tasks only with a2's conversions on
     // the Cube's loads and stores off; with them on (the default) there is
-    // nothing to wait for and every variant runs 111071 cycles.
+    // nothing to wait for.
     TempDir tmp;
     const std::string mm = tmp.write("mm.json", R"({"kind": "graph", "name": "mm", "tensors": {"a": {"shape": [2048, 2048], "input": true},
         "w": {"shape": [2048, 2048], "const": true}}, "nodes": [{"name": "mm", "op": "MatMul", "inputs": ["a", "w"],
@@ -396,10 +396,10 @@ TEST_CASE("compiler e2e: with operands larger than L2 a Cube tile's estimate cou
 TEST_CASE("compiler e2e: a MatMul whose output no kernel reads is rated without a consumer's tail",
           "[compiler][tiler][e2e]") {
     // The estimate adds half a tile for a consumer waiting on a kernel's
-    // last tiles; the graph output of a lone 2048^3 MatMul has none, so one
-    // wave of large tiles is not charged for it: the tiler picks one wave of
-    // 24 tasks on a2, which runs faster than the four waves it picked with
-    // the tail (1 x 12 x 8 blocks).
+    // last tiles; the output of a lone 2048^3 MatMul has none, so a wave of
+    // large tiles is not charged for it: the tiler picks one wave of 24
+    // tasks on a2, faster than four waves of smaller tiles (1 x 12 x 8
+    // blocks), which that half tile would favour.
     TempDir tmp;
     const std::string mm = kSrc + "/models/matmul_2048.json";
     const json own = run_for_stats(tmp, kA2, mm, {});
