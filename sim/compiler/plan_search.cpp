@@ -47,17 +47,13 @@ DieTimer& die_timer() {
     return timer;
 }
 
-// The plans' times on the die model when a timer is registered and they
-// run on one die; else their list schedules'. Returns whether the die ran them.
-bool time_on_die(const std::vector<PlannedGraph*>& plans) {
-    if (!die_timer() || plans.empty()) return false;
-    std::vector<std::string> texts;
-    for (const PlannedGraph* v : plans) {
-        texts.push_back(plan_stream_text(*v));
-        if (texts.back().empty()) return false;
-    }
-    const std::vector<double> cycles = die_timer()(texts);
-    for (std::size_t i = 0; i < plans.size(); ++i) plans[i]->makespan = cycles.at(i);
+// The plan's time on the die model when a timer is registered and it runs
+// on one die; else its list schedule's. Returns whether the die ran it.
+bool time_on_die(PlannedGraph& v) {
+    if (!die_timer()) return false;
+    const std::string text = plan_stream_text(v);
+    if (text.empty()) return false;
+    v.makespan = die_timer()(text);
     return true;
 }
 
@@ -119,7 +115,7 @@ void explore_cube_cores(const Graph& laid, const ChipParams& chip, const Compile
         ChipParams less = chip;
         less.cube.count = c;
         tried.push_back(plan_graph(laid, less, opt));
-        if (on_die) time_on_die({&tried.back()});
+        if (on_die) time_on_die(tried.back());
         fastest = std::min(fastest, tried.back().makespan);
     }
     const double all_cores = best.makespan;
@@ -146,9 +142,9 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     const bool searched = cube_kernels > 0 && cube_kernels <= kMaxExploredCubeKernels;
     // When a search runs, every plan it compares is timed by the die model
     // (with opt.plan_on_die and a timer registered) or by the list schedule.
-    const bool on_die =
-        searched && opt.plan_on_die && (opt.explore_cube_cores || opt.search_cube_plans) && time_on_die({&best});
-    if (searched && opt.plan_on_die && (opt.explore_cube_cores || opt.search_cube_plans) && !die_timer())
+    const bool wants_die = searched && opt.plan_on_die && (opt.explore_cube_cores || opt.search_cube_plans);
+    const bool on_die = wants_die && time_on_die(best);
+    if (wants_die && !die_timer())
         notes.push_back(
             "plan on die: no die model registered (compiler::set_die_timer): plans rated by their list schedule");
     const char* rated = on_die ? "simulated" : "estimated";
@@ -182,7 +178,7 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
                     if (other.dims == tc.dims && !other.runners_up.empty())
                         o.tiling[other.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
                 PlannedGraph v = plan_graph(laid, c, o);
-                if (on_die) time_on_die({&v});
+                if (on_die) time_on_die(v);
                 // The die model's time is kept as it says; an estimate only
                 // beyond its own error.
                 const double margin = on_die ? 0.0 : kEstimateMargin;

@@ -32,12 +32,12 @@ struct PlannedGraph {
     int cubes = 0;  // the Cube cores it is planned for
 };
 
-// Times candidate plans on the die model: each stream (JSON Lines, as
+// Times a candidate plan on the die model: its stream (JSON Lines, as
 // `compile --emit-tasks` writes it) run on the chip being compiled for, in
 // cycles. The compiler knows nothing of SystemC: the command line registers
 // one (hw/die_probe in the same process); none registered, the
 // searches rate plans by their dispatched list schedule (schedule_end).
-using DieTimer = std::function<std::vector<double>(const std::vector<std::string>& streams)>;
+using DieTimer = std::function<double(const std::string& stream)>;
 void set_die_timer(DieTimer timer);
 // A candidate plan's stream as `compile --emit-tasks` would write it; empty
 // when it waits on other ranks (it cannot run on one die alone).
