@@ -353,8 +353,8 @@ double matmul_plan_cycles(const MatmulShape& s, const MatmulTiling& g, const Chi
 
 double matmul_plan_floor(const MatmulShape& s, const MatmulTiling& g, const ChipParams& chip,
                          const PlanContext& where) {
-    // Only a schedule stepped whole is bounded: an extrapolated one is not.
-    if (g.tiles() > plan_exact_steps(g)) return 0;
+    // A stepped schedule never ends before the floor, and an extrapolated
+    // one is raised to it (matmul_pipe_cycles_uncached).
     return matmul_pipe_floor(s, g, chip, plan_active(chip, where), rereads_in_l2(s, g, chip, where), where.warm);
 }
 
