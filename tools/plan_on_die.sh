@@ -1,13 +1,13 @@
 #!/bin/sh
 # The bundled single-die graphs on a2 (and BERT-128 on ax300), compiled with the plan searches
-# rating candidates by their list schedule (default) and by the die model
-# (workload.passes.plan_on_die): simulated cycles and the wall time of the whole
+# rating candidates by their list schedule (workload.passes.plan_on_die=false) and by
+# the die model (the default): simulated cycles and the wall time of the whole
 # `npusim run` (compile + simulate). Usage: tools/plan_on_die.sh [build dir]
 set -eu
 build=${1:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "| model | estimated plans: cycles | s | plans on the die: cycles | s | change |"
+echo "| model | list schedule: cycles | s | die model (default): cycles | s | change |"
 echo "|---|---|---|---|---|---|"
 for spec in "bert128 models/bert_layer.json workload.dims.seq_len=128" \
             "bert512 models/bert_layer.json workload.dims.seq_len=512" \

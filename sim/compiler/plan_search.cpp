@@ -154,28 +154,38 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     // for, a consumer waiting for its last rows, a kernel beside it) only
     // the whole schedule sees: a larger buffer can let a plan win whose
     // every tile reads all rows of A. So each Cube kernel's runners-up
-    // (kernel order, each kept if the whole plan ends kEstimateMargin
-    // sooner) are tried with the plan found so far, on every kernel of the
-    // same dims at once: kernels alike run side by side, and one of them
-    // alone in coarser tiles frees too few cores to show.
+    // (kernel order, each kept if the die runs the whole plan faster, or
+    // its list schedule ends kEstimateMargin sooner) are tried with the
+    // plan found so far, on every kernel of the same dims at once: kernels
+    // alike run side by side, and one of them alone in coarser tiles frees
+    // too few cores to show.
     if (opt.search_cube_plans && searched) {
         ChipParams c = chip;
         c.cube.count = best.cubes;
         CompileOptions kept = opt;
         const std::vector<TilingChoice> first = best.tilings;
         std::set<std::string> searched;
+        const auto searchable = [&](const TilingChoice& tc) {  // a kernel the tiler searched, with plans to try
+            return !tc.runners_up.empty() || (on_die && !tc.fewer_bytes.empty());
+        };
         for (const TilingChoice& tc : first) {
-            if (tc.runners_up.empty() || !searched.insert(tc.dims).second) continue;
+            if (!searchable(tc) || !searched.insert(tc.dims).second) continue;
             const auto alike = std::count_if(first.begin(), first.end(), [&](const TilingChoice& other) {
-                return other.dims == tc.dims && !other.runners_up.empty();
+                return other.dims == tc.dims && searchable(other);
             });
-            for (const TilingChoice::Blocks& b : tc.runners_up) {
+            // On the die, also the counts that move fewer bytes (where the
+            // estimate misjudges traffic, only the model tells).
+            std::vector<TilingChoice::Blocks> tries = tc.runners_up;
+            if (on_die)
+                for (const TilingChoice::Blocks& b : tc.fewer_bytes)
+                    if (std::find(tries.begin(), tries.end(), b) == tries.end()) tries.push_back(b);
+            for (const TilingChoice::Blocks& b : tries) {
                 // Coarser tiles are tried for a kernel alone too: fewer
                 // waves of a lone kernel can end sooner. The margin guards
                 // against the schedule's own error, as for any runner-up.
                 CompileOptions o = kept;
                 for (const TilingChoice& other : first)
-                    if (other.dims == tc.dims && !other.runners_up.empty())
+                    if (other.dims == tc.dims && searchable(other))
                         o.tiling[other.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
                 PlannedGraph v = plan_graph(laid, c, o);
                 if (on_die) time_on_die(v);

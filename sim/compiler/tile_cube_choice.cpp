@@ -33,7 +33,7 @@ using RatedBlocks = std::vector<std::pair<double, CubeBlocks>>;
 // floor is beyond every band this file and the plan search judge by, no
 // count from there on can be chosen, be re-rated or be a runner-up, and it
 // keeps its floor as its estimate. The same choice as rating every count.
-double rate_cube_blocks(const CubeProblem& p, CubeRater& rate, RatedBlocks& rated) {
+double rate_cube_blocks(const CubeProblem& p, CubeRater& rate, RatedBlocks& rated, std::vector<char>& estimated) {
     // Up to four waves of tiles per image, beyond the core count.
     const i64 per_outer = std::max<i64>(64, 4 * rate.cubes());
     const i64 k_units = ceil_div(p.K, 16);
@@ -82,7 +82,15 @@ double rate_cube_blocks(const CubeProblem& p, CubeRater& rate, RatedBlocks& rate
     // whose floors lie within the band of that best are rated too (beyond
     // the full-plan window, they keep the quick plan).
     rate_within_band();
+    estimated.assign(rated.size(), 0);
+    for (std::size_t i = 0; i < done; ++i) estimated[order[i]] = 1;
     return best;
+}
+
+// Bytes the kernel's tiles move through the cores' ports.
+double port_bytes(const CubeProblem& p, const CubeRater& rate, const CubeBlocks& b) {
+    const CubeWork w = rate.tile_work(b);
+    return static_cast<double>(w.gm_in_bytes + w.out_bytes) * static_cast<double>(p.outer * block_count(b));
 }
 
 // The least estimate; of equal ones (block counts that round to the same
@@ -99,15 +107,11 @@ CubeBlocks least_cube_blocks(const CubeProblem& p, const CubeRater& rate, const 
     // operand's L2 hits evenly over its readers and sees no other
     // kernel's traffic, so it underrates tiles that each read all
     // of A.
-    const auto port_bytes = [&](const CubeBlocks& b) {
-        const CubeWork w = rate.tile_work(b);
-        return static_cast<double>(w.gm_in_bytes + w.out_bytes) * static_cast<double>(p.outer * block_count(b));
-    };
-    double least = port_bytes(best_b), least_est = best;
+    double least = port_bytes(p, rate, best_b), least_est = best;
     const i64 tiles = block_count(best_b);
     for (const auto& [est, b] : rated) {
         if (block_count(b) != tiles || est > best * (1 + kEstimateMargin)) continue;
-        const double bytes = port_bytes(b);
+        const double bytes = port_bytes(p, rate, b);
         if (bytes < least * (1 - 1e-9) || (bytes <= least * (1 + 1e-9) && est < least_est))
             least = bytes, least_est = est, best_b = b;
     }
@@ -137,14 +141,37 @@ void add_cube_runners_up(const RatedBlocks& rated, double best, const CubeBlocks
         if (!r) return;
         const TilingChoice::Blocks b{static_cast<int>(r->second.m), static_cast<int>(r->second.n),
                                      static_cast<int>(r->second.k)};
-        for (const auto& o : choice.runners_up)
-            if (o.m == b.m && o.n == b.n && o.k == b.k) return;
-        choice.runners_up.push_back(b);
+        if (std::find(choice.runners_up.begin(), choice.runners_up.end(), b) == choice.runners_up.end())
+            choice.runners_up.push_back(b);
     };
     add(runner_up([&](const CubeBlocks& b) { return b.m > best_b.m; }));
     add(runner_up([&](const CubeBlocks& b) { return block_count(b) > block_count(best_b); }));
     add(runner_up([&](const CubeBlocks& b) { return block_count(b) < block_count(best_b); }));
     if (best_b.n > 1) add(runner_up([&](const CubeBlocks& b) { return b.n == 1 && b.m > 1; }));
+}
+
+// The estimated counts (fastest first) that move fewer bytes through the
+// ports than every count estimated faster: the estimate spreads shared
+// operands' L2 hits evenly and does not see the L2's slices or another
+// kernel's traffic, so it can rank a count that moves far more bytes a
+// little faster than one that does not. The first kFewerBytesPlans after
+// the best go to the plan search's die runs (its budget per kernel).
+void add_fewer_bytes(const CubeProblem& p, const CubeRater& rate, const RatedBlocks& rated,
+                     const std::vector<char>& estimated, const CubeBlocks& best_b, TilingChoice& choice) {
+    constexpr std::size_t kFewerBytesPlans = 2;
+    std::vector<std::pair<std::pair<double, double>, std::size_t>> by_estimate;  // ((estimate, bytes), index)
+    for (std::size_t i = 0; i < rated.size(); ++i)
+        if (estimated[i]) by_estimate.push_back({{rated[i].first, port_bytes(p, rate, rated[i].second)}, i});
+    std::sort(by_estimate.begin(), by_estimate.end());
+    double least = std::numeric_limits<double>::max();
+    for (const auto& [key, i] : by_estimate) {
+        if (key.second >= least * (1 - 1e-9)) continue;
+        least = key.second;
+        const CubeBlocks& b = rated[i].second;
+        if (b.m == best_b.m && b.n == best_b.n && b.k == best_b.k) continue;
+        if (choice.fewer_bytes.size() == kFewerBytesPlans) break;
+        choice.fewer_bytes.push_back({static_cast<int>(b.m), static_cast<int>(b.n), static_cast<int>(b.k)});
+    }
 }
 
 }  // namespace
@@ -221,11 +248,13 @@ CubeBlocks Tiler::forced_cube_blocks(const Kernel& k, const CubeProblem& p, cons
 // The best block counts by the estimate, and the runners-up beside them.
 CubeBlocks Tiler::searched_cube_blocks(const Kernel& k, const CubeProblem& p, CubeRater& rate, TilingChoice& choice) {
     RatedBlocks rated;
-    const double best = rate_cube_blocks(p, rate, rated);
+    std::vector<char> estimated;
+    const double best = rate_cube_blocks(p, rate, rated, estimated);
     const CubeBlocks best_b = least_cube_blocks(p, rate, rated, best);
     choice.node = g_.nodes[static_cast<std::size_t>(k.nodes[0])].name;
     choice.dims = fmt::format("{} {}x{}x{}x{} {}", p.rows_name, p.outer, p.rows, p.cols, p.K, p.split_k);
     add_cube_runners_up(rated, best, best_b, choice);
+    add_fewer_bytes(p, rate, rated, estimated, best_b, choice);
     return best_b;
 }
 

@@ -18,10 +18,16 @@ struct TilingChoice {
     // block counts (rows, columns, K parts) the plan search tries.
     struct Blocks {
         int m = 1, n = 1, k = 1;
+        bool operator==(const Blocks& o) const { return m == o.m && n == o.n && k == o.k; }
     };
     std::string node;
     std::string dims;  // what it multiplies (kind, images, rows, columns, K): kernels alike share their plans
     std::vector<Blocks> runners_up;
+    // Block counts that move fewer bytes through the cores' ports than
+    // every count estimated faster, the fastest of them first: where the
+    // estimate misjudges traffic, the plan search tries them on the die
+    // model (workload.passes.plan_on_die).
+    std::vector<Blocks> fewer_bytes;
     // A Cube kernel's block counts as the tiler chose them (m = 0: none):
     // another rank of a supernode with the same program takes them as they are.
     Blocks chosen{0, 0, 0};

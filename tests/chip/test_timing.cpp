@@ -541,8 +541,12 @@ TEST_CASE("timing: the compiler's estimates of a compiled model's tasks follow t
                           Case{"a2", "bert_layer", {"workload.dims.seq_len=512", "chip.cores.vector.count=96"}, 0.5, 0.9},
                           Case{"ax300", "convbnrelu", {}, 0.5}, Case{"a2", "resnet50", {}, 0.5}}) {
         CAPTURE(c.chip, c.model);
+        // The plans the estimates chose: the die-timed searches keep others
+        // where the die disagrees with them, which says nothing of a bias.
+        std::vector<std::string> sets = c.sets;
+        sets.push_back("workload.passes.plan_on_die=false");
         std::vector<double> r = run_over_estimate(tmp, src + "/configs/chips/" + c.chip + ".json",
-                                                  src + "/models/" + c.model + ".json", c.sets);
+                                                  src + "/models/" + c.model + ".json", sets);
         REQUIRE(r.size() > 20);
         std::sort(r.begin(), r.end());
         const double median = r[r.size() / 2];

@@ -831,12 +831,16 @@ TEST_CASE("compiler e2e: ConvBNReLU on ax300, tile sync overlaps more and runs f
                     << " cycles, overlap " << overlap(tile));
         CHECK(overlap(tile) > overlap(op) + 0.2);
         CHECK(cycles(tile) < cycles(op));
-        // Same Cube work, finer events; under tile sync the compiler may also
-        // cut the input conversions finer so that Cube starts earlier.
-        CHECK(compile_stat(tile, "tasks") >= compile_stat(op, "tasks"));
+        // Finer events; under tile sync the compiler may also cut the input
+        // conversions finer so that Cube starts earlier. With the tiling
+        // forced, the same Cube work (free, the plan search may pick other
+        // block counts for each sync, as the die runs them).
         CHECK(compile_stat(tile, "events") > compile_stat(op, "events"));
-        CHECK(op.at("tasks").at("by_kernel").at("matmul") == tile.at("tasks").at("by_kernel").at("matmul"));
-        if (forced) CHECK(tile.at("tasks").at("by_kernel").at("matmul") == 16);
+        if (forced) {
+            CHECK(compile_stat(tile, "tasks") >= compile_stat(op, "tasks"));
+            CHECK(op.at("tasks").at("by_kernel").at("matmul") == tile.at("tasks").at("by_kernel").at("matmul"));
+            CHECK(tile.at("tasks").at("by_kernel").at("matmul") == 16);
+        }
         // BN folded, ReLU fused: the only Vector tasks are layout conversions.
         CHECK(tile.at("tasks").at("by_kernel").at("vector") == compile_stat(tile, "format_converts"));
     }
@@ -897,10 +901,10 @@ TEST_CASE("compiler e2e: layout hoisting on segnet cuts FormatConvert bytes and 
 }
 
 TEST_CASE("compiler e2e: converting on the Cube's own loads and stores saves BERT's TransData tasks on a2", "[compiler][e2e][layout]") {
-    // BERT-128 on a2 with and without MTE2 ND2NZ / FixPipe NZ2ND: 54707
-    // cycles with no FormatConvert, 61568 with the
+    // BERT-128 on a2 with and without MTE2 ND2NZ / FixPipe NZ2ND: 53645
+    // cycles with no FormatConvert, 61166 with the
     // conversions on Vector cores between every MatMul and its plain
-    // neighbours (-11%). The converted bytes are on the critical path:
+    // neighbours (-12%). The converted bytes are on the critical path:
     // each MatMul waits for its operand's conversion, each LayerNorm or
     // Softmax for the result's.
     TempDir tmp;
@@ -917,8 +921,10 @@ TEST_CASE("compiler e2e: converting on the Cube's own loads and stores saves BER
 TEST_CASE("compiler e2e: an NC1HWC0 input removes segnet's input conversion", "[compiler][e2e][layout]") {
     TempDir tmp;
     const std::string w = model_file("segnet");
-    const json nchw = run_stats(tmp, kAx300, w, {"workload.input_layout=NCHW"});
-    const json nc1 = run_stats(tmp, kAx300, w, {"workload.input_layout=NC1HWC0"});
+    // The same plans for both layouts (the searches off): only the layout differs.
+    const std::string fixed[] = {"workload.passes.explore_cube_cores=false", "workload.passes.search_cube_plans=false"};
+    const json nchw = run_stats(tmp, kAx300, w, {"workload.input_layout=NCHW", fixed[0], fixed[1]});
+    const json nc1 = run_stats(tmp, kAx300, w, {"workload.input_layout=NC1HWC0", fixed[0], fixed[1]});
     CHECK(compile_stat(nc1, "format_converts") < compile_stat(nchw, "format_converts"));
     // Exactly the input [1,3,256,256] fp16 is no longer converted.
     CHECK(compile_stat(nchw, "format_convert_bytes") - compile_stat(nc1, "format_convert_bytes") == 3u * 256 * 256 * 2);
@@ -1487,8 +1493,8 @@ TEST_CASE("compiler e2e: on ax300, BERT-128's q, k and v share the 4 Cube cores'
     const double unsearched = cycles({"workload.passes.search_cube_plans=false"});
     INFO("planned " << planned << " cycles; q, k, v each planned alone " << alone << "; without the plan search "
                     << unsearched);
-    CHECK(planned < 0.98 * alone);       // 183708 against 189532
-    CHECK(planned < 0.98 * unsearched);  // ffn.down in 4 tiles: 193053 without
+    CHECK(planned < 0.98 * alone);       // 179818 against 185642
+    CHECK(planned < 0.98 * unsearched);  // 193053 without the search
 }
 
 // A graph on many ranks plans its distinct rank programs on two threads;

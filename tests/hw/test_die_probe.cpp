@@ -59,7 +59,7 @@ TEST_CASE("die probe: compile --estimates gives each task and its kernel alone o
         tmp, {"compile", "--chip", kSrc + "/configs/chips/a2.json", "--workload", kSrc + "/models/bert_layer.json",
               "--emit-tasks", tmp.path("s.jsonl"), "--estimates", csv});
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.out, Catch::Matchers::Contains("the die model ran 426 tasks and 22 kernels alone"));
+    CHECK_THAT(r.out, Catch::Matchers::Contains("the die model ran 402 tasks and 22 kernels alone"));
     std::ifstream in(csv);
     std::string line;
     std::getline(in, line);
@@ -75,7 +75,7 @@ TEST_CASE("die probe: compile --estimates gives each task and its kernel alone o
         CHECK(kernel > 0);
         if (line.rfind("\"ffn.down.matmul#", 0) == 0) down[line.substr(1, line.find('"', 1) - 1)] = {alone, kernel};
     }
-    CHECK(rows == 426);
+    CHECK(rows == 402);
     REQUIRE(down.size() == 24);
     for (const auto& [id, t] : down) {
         CAPTURE(id, t.first, t.second);
