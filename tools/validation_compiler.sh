@@ -34,13 +34,17 @@ run() {
 # ---- runs -------------------------------------------------------------------
 "$BIN" compile --chip $AX --workload models/convbnrelu.json --emit-tasks "$WORK/cbr.jsonl" >"$WORK/compile_default.txt"
 
+# The ConvBNReLU rows compare one pass each: the plan searches, which would
+# keep other tiles per setting, are off.
+NOSEARCH=(workload.passes.explore_cube_cores=false workload.passes.search_cube_plans=false)
 for s in op tile; do
-    run cbr_$s $AX models/convbnrelu.json workload.sync=$s
-    run cbr_forced_$s $AX models/convbnrelu.json workload.sync=$s "$FORCED"
-    run cbr_nofuse_$s $AX models/convbnrelu.json workload.sync=$s workload.passes.fuse_activation=false
+    run cbr_$s $AX models/convbnrelu.json workload.sync=$s "${NOSEARCH[@]}"
+    run cbr_forced_$s $AX models/convbnrelu.json workload.sync=$s "$FORCED" "${NOSEARCH[@]}"
+    run cbr_nofuse_$s $AX models/convbnrelu.json workload.sync=$s workload.passes.fuse_activation=false "${NOSEARCH[@]}"
 done
 for b in auto fuse split; do
-    run cbr_boundary_$b $AX models/convbnrelu.json workload.passes.fuse_activation=false workload.fusion_boundary=$b
+    run cbr_boundary_$b $AX models/convbnrelu.json workload.passes.fuse_activation=false workload.fusion_boundary=$b \
+        "${NOSEARCH[@]}"
 done
 
 for b in auto fuse split; do
@@ -180,8 +184,9 @@ print("### ConvBNReLU on ax300: op-level vs tile-level sync")
 print()
 head, conv = compile_summary("compile_default.txt")
 print("`npusim compile --chip configs/chips/ax300.json --workload models/convbnrelu.json`: `%s`, `%s`. The whole listing, "
-      "and the forced 2 x 8 one, with what they mean: docs/compiler.md, \"ConvBNReLU on ax300: the compile reports\"."
-      % (head, conv))
+      "and the forced 2 x 8 one, with what they mean: docs/compiler.md, \"ConvBNReLU on ax300: the compile reports\". "
+      "The rows below run with the plan searches off (`workload.passes.explore_cube_cores` and `search_cube_plans` "
+      "false): each compares one setting, on the tiler's own tiles." % (head, conv))
 print()
 rows = []
 for label, base in [("cost model's choice (the compile listing above)", "cbr"), ("forced 2 x 8 (the reference's 16 Cube tasks)", "cbr_forced"),

@@ -91,7 +91,7 @@ MatmulTiling plan_matmul(const MatmulShape& s, const ChipParams& chip, const Pla
 MatmulTiling plan_matmul_quick(const MatmulShape& s, const ChipParams& chip, const PlanContext& where = {});
 // The pipe schedule plan_matmul ranks plans by, where they run.
 double matmul_plan_cycles(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, const PlanContext& where);
-// A time matmul_plan_cycles never comes under (0 when it extrapolates).
+// A time matmul_plan_cycles never comes under (an extrapolated schedule is raised to it).
 double matmul_plan_floor(const MatmulShape& s, const MatmulTiling& t, const ChipParams& chip, const PlanContext& where);
 // A plan's re-reads in L2, where it runs: an A panel (m1 rows, all K) is
 // read again after the core streamed one B column panel (n1 columns), a

@@ -90,10 +90,10 @@ namespace {
 // from the chip's count down to `step` (or to the highest core a kernel is
 // pinned to: a micro-batch stream keeps its cores): the same counts on
 // every chip, so a chip with more cores tries every plan a smaller one
-// tried and keeps the same one unless a plan for its extra cores is
-// estimated faster (no margin: a margin would let a chip with more cores
-// keep a plan a smaller chip beat). The plan whose schedule ends first goes
-// (on a tie, the one on fewer cores); `best` becomes it.
+// tried and keeps the same one unless a plan for its extra cores ends
+// sooner (no margin: a margin would let a chip with more cores keep a plan
+// a smaller chip beat). The plan whose run on the die (or schedule) ends
+// first goes (on a tie, the one on fewer cores); `best` becomes it.
 void explore_cube_cores(const Graph& laid, const ChipParams& chip, const CompileOptions& opt, bool on_die,
                         PlannedGraph& best, std::vector<std::string>& notes) {
     const int all = chip.cube.count, step = all < 8 ? 1 : 4;
@@ -170,9 +170,9 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
         };
         for (const TilingChoice& tc : first) {
             if (!searchable(tc) || !searched.insert(tc.dims).second) continue;
-            const auto alike = std::count_if(first.begin(), first.end(), [&](const TilingChoice& other) {
-                return other.dims == tc.dims && searchable(other);
-            });
+            // Searched kernels of the same dims take each plan together.
+            const auto alike_to = [&](const TilingChoice& other) { return other.dims == tc.dims && searchable(other); };
+            const auto alike = std::count_if(first.begin(), first.end(), alike_to);
             // On the die, also the counts that move fewer bytes (where the
             // estimate misjudges traffic, only the model tells).
             std::vector<TilingChoice::Blocks> tries = tc.runners_up;
@@ -181,12 +181,10 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
                     if (std::find(tries.begin(), tries.end(), b) == tries.end()) tries.push_back(b);
             for (const TilingChoice::Blocks& b : tries) {
                 // Coarser tiles are tried for a kernel alone too: fewer
-                // waves of a lone kernel can end sooner. The margin guards
-                // against the schedule's own error, as for any runner-up.
+                // waves of a lone kernel can end sooner.
                 CompileOptions o = kept;
                 for (const TilingChoice& other : first)
-                    if (other.dims == tc.dims && searchable(other))
-                        o.tiling[other.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
+                    if (alike_to(other)) o.tiling[other.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
                 PlannedGraph v = plan_graph(laid, c, o);
                 if (on_die) time_on_die(v);
                 // The die model's time is kept as it says; an estimate only

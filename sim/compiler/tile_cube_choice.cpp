@@ -87,6 +87,10 @@ double rate_cube_blocks(const CubeProblem& p, CubeRater& rate, RatedBlocks& rate
     return best;
 }
 
+TilingChoice::Blocks to_blocks(const CubeBlocks& b) {
+    return {static_cast<int>(b.m), static_cast<int>(b.n), static_cast<int>(b.k)};
+}
+
 // Bytes the kernel's tiles move through the cores' ports.
 double port_bytes(const CubeProblem& p, const CubeRater& rate, const CubeBlocks& b) {
     const CubeWork w = rate.tile_work(b);
@@ -139,8 +143,7 @@ void add_cube_runners_up(const RatedBlocks& rated, double best, const CubeBlocks
     };
     const auto add = [&](const std::optional<std::pair<double, CubeBlocks>>& r) {
         if (!r) return;
-        const TilingChoice::Blocks b{static_cast<int>(r->second.m), static_cast<int>(r->second.n),
-                                     static_cast<int>(r->second.k)};
+        const TilingChoice::Blocks b = to_blocks(r->second);
         if (std::find(choice.runners_up.begin(), choice.runners_up.end(), b) == choice.runners_up.end())
             choice.runners_up.push_back(b);
     };
@@ -150,12 +153,13 @@ void add_cube_runners_up(const RatedBlocks& rated, double best, const CubeBlocks
     if (best_b.n > 1) add(runner_up([&](const CubeBlocks& b) { return b.n == 1 && b.m > 1; }));
 }
 
-// The estimated counts (fastest first) that move fewer bytes through the
-// ports than every count estimated faster: the estimate spreads shared
-// operands' L2 hits evenly and does not see the L2's slices or another
-// kernel's traffic, so it can rank a count that moves far more bytes a
-// little faster than one that does not. The first kFewerBytesPlans after
-// the best go to the plan search's die runs (its budget per kernel).
+// The front of estimate against bytes: the estimated counts (fastest
+// first) that move fewer bytes through the ports than every count
+// estimated faster. The estimate spreads shared operands' L2 hits evenly
+// and does not see the L2's slices or another kernel's traffic, so it can
+// rank a count that moves far more bytes a little faster than one that
+// does not. The first kFewerBytesPlans besides the chosen count go to the
+// plan search's die runs (its budget per kernel).
 void add_fewer_bytes(const CubeProblem& p, const CubeRater& rate, const RatedBlocks& rated,
                      const std::vector<char>& estimated, const CubeBlocks& best_b, TilingChoice& choice) {
     constexpr std::size_t kFewerBytesPlans = 2;
@@ -167,10 +171,10 @@ void add_fewer_bytes(const CubeProblem& p, const CubeRater& rate, const RatedBlo
     for (const auto& [key, i] : by_estimate) {
         if (key.second >= least * (1 - 1e-9)) continue;
         least = key.second;
-        const CubeBlocks& b = rated[i].second;
-        if (b.m == best_b.m && b.n == best_b.n && b.k == best_b.k) continue;
+        const TilingChoice::Blocks b = to_blocks(rated[i].second);
+        if (b == to_blocks(best_b)) continue;
         if (choice.fewer_bytes.size() == kFewerBytesPlans) break;
-        choice.fewer_bytes.push_back({static_cast<int>(b.m), static_cast<int>(b.n), static_cast<int>(b.k)});
+        choice.fewer_bytes.push_back(b);
     }
 }
 
@@ -200,7 +204,7 @@ CubeBlocks Tiler::choose_cube(const Kernel& k, const CubeProblem& p, const CubeW
     choice.node = g_.nodes[static_cast<std::size_t>(k.nodes[0])].name;
     if (p.whole_floor)
         choice.m_floor_cycles = static_cast<double>(p.outer) * cube_m_cycles(work(p.rows, p.cols, p.K), chip_);
-    choice.chosen = {static_cast<int>(best_b.m), static_cast<int>(best_b.n), static_cast<int>(best_b.k)};
+    choice.chosen = to_blocks(best_b);
     const i64 tiles = p.outer * best_b.m * best_b.n * best_b.k;
     choice.est_cycles = static_cast<double>(ceil_div(tiles, rate.cubes())) * rate.tile_cycles(best_b, tiles, true);
     // The kernel's tasks are planned where this estimate put them: its

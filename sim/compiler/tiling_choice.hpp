@@ -23,10 +23,11 @@ struct TilingChoice {
     std::string node;
     std::string dims;  // what it multiplies (kind, images, rows, columns, K): kernels alike share their plans
     std::vector<Blocks> runners_up;
-    // Block counts that move fewer bytes through the cores' ports than
-    // every count estimated faster, the fastest of them first: where the
-    // estimate misjudges traffic, the plan search tries them on the die
-    // model (workload.passes.plan_on_die).
+    // The front of estimate against bytes besides the chosen count: block
+    // counts that move fewer bytes through the cores' ports than every
+    // count estimated faster, the fastest two. Where the estimate misjudges
+    // traffic, the plan search tries them on the die model
+    // (workload.passes.plan_on_die).
     std::vector<Blocks> fewer_bytes;
     // A Cube kernel's block counts as the tiler chose them (m = 0: none):
     // another rank of a supernode with the same program takes them as they are.
