@@ -132,6 +132,63 @@ void explore_cube_cores(const Graph& laid, const ChipParams& chip, const Compile
                                                 : std::string()));
 }
 
+// The tiler chooses each Cube kernel's block counts by the kernel's own
+// estimate; what its neighbours make of them (a conversion it waits
+// for, a consumer waiting for its last rows, a kernel beside it) only
+// the whole schedule sees: a larger buffer can let a plan win whose
+// every tile reads all rows of A. So each Cube kernel's runners-up
+// (kernel order, each kept if the die runs the whole plan faster, or
+// its list schedule ends kEstimateMargin sooner) are tried with the
+// plan found so far, on every kernel of the same dims at once: kernels
+// alike run side by side, and one of them alone in coarser tiles frees
+// too few cores to show.
+void search_cube_plans(const Graph& laid, const ChipParams& chip, const CompileOptions& opt, bool on_die,
+                       PlannedGraph& best, std::vector<std::string>& notes) {
+    const char* rated = on_die ? "simulated" : "estimated";
+    ChipParams c = chip;
+    c.cube.count = best.cubes;
+    CompileOptions kept = opt;
+    const std::vector<TilingChoice> first = best.tilings;
+    std::set<std::string> done;                            // dims already searched
+    const auto searchable = [&](const TilingChoice& tc) {  // a kernel the tiler searched, with plans to try
+        return !tc.runners_up.empty() || (on_die && !tc.fewer_bytes.empty());
+    };
+    for (const TilingChoice& tc : first) {
+        if (!searchable(tc) || !done.insert(tc.dims).second) continue;
+        // Searched kernels of the same dims take each plan together.
+        const auto alike_to = [&](const TilingChoice& other) { return other.dims == tc.dims && searchable(other); };
+        const auto alike = std::count_if(first.begin(), first.end(), alike_to);
+        // On the die, also the counts that move fewer bytes (where the
+        // estimate misjudges traffic, only the model tells).
+        std::vector<TilingChoice::Blocks> tries = tc.runners_up;
+        if (on_die)
+            for (const TilingChoice::Blocks& b : tc.fewer_bytes)
+                if (std::find(tries.begin(), tries.end(), b) == tries.end()) tries.push_back(b);
+        for (const TilingChoice::Blocks& b : tries) {
+            // Coarser tiles are tried for a kernel alone too: fewer
+            // waves of a lone kernel can end sooner.
+            CompileOptions o = kept;
+            for (const TilingChoice& other : first)
+                if (alike_to(other)) o.tiling[other.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
+            PlannedGraph v = plan_graph(laid, c, o);
+            if (on_die) time_on_die(v);
+            // The die model's time is kept as it says; an estimate only
+            // beyond its own error.
+            const double margin = on_die ? 0.0 : kEstimateMargin;
+            if (v.makespan < best.makespan * (1 - margin)) {
+                notes.push_back(
+                    fmt::format("search cube plans: {}{} as {} x {}{} blocks ({} {:.0f} cycles, "
+                                "{:.1f}% fewer)",
+                                tc.kernel, alike > 1 ? fmt::format(" and {} alike", alike - 1) : "", b.m, b.n,
+                                b.k > 1 ? fmt::format(" x {}", b.k) : "", rated, v.makespan,
+                                (1 - v.makespan / best.makespan) * 100));
+                best = std::move(v);
+                kept = std::move(o);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileOptions& opt,
@@ -147,62 +204,8 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     if (wants_die && !die_timer())
         notes.push_back(
             "plan on die: no die model registered (compiler::set_die_timer): plans rated by their list schedule");
-    const char* rated = on_die ? "simulated" : "estimated";
     if (opt.explore_cube_cores && searched) explore_cube_cores(laid, chip, opt, on_die, best, notes);
-    // The tiler chooses each Cube kernel's block counts by the kernel's own
-    // estimate; what its neighbours make of them (a conversion it waits
-    // for, a consumer waiting for its last rows, a kernel beside it) only
-    // the whole schedule sees: a larger buffer can let a plan win whose
-    // every tile reads all rows of A. So each Cube kernel's runners-up
-    // (kernel order, each kept if the die runs the whole plan faster, or
-    // its list schedule ends kEstimateMargin sooner) are tried with the
-    // plan found so far, on every kernel of the same dims at once: kernels
-    // alike run side by side, and one of them alone in coarser tiles frees
-    // too few cores to show.
-    if (opt.search_cube_plans && searched) {
-        ChipParams c = chip;
-        c.cube.count = best.cubes;
-        CompileOptions kept = opt;
-        const std::vector<TilingChoice> first = best.tilings;
-        std::set<std::string> searched;
-        const auto searchable = [&](const TilingChoice& tc) {  // a kernel the tiler searched, with plans to try
-            return !tc.runners_up.empty() || (on_die && !tc.fewer_bytes.empty());
-        };
-        for (const TilingChoice& tc : first) {
-            if (!searchable(tc) || !searched.insert(tc.dims).second) continue;
-            // Searched kernels of the same dims take each plan together.
-            const auto alike_to = [&](const TilingChoice& other) { return other.dims == tc.dims && searchable(other); };
-            const auto alike = std::count_if(first.begin(), first.end(), alike_to);
-            // On the die, also the counts that move fewer bytes (where the
-            // estimate misjudges traffic, only the model tells).
-            std::vector<TilingChoice::Blocks> tries = tc.runners_up;
-            if (on_die)
-                for (const TilingChoice::Blocks& b : tc.fewer_bytes)
-                    if (std::find(tries.begin(), tries.end(), b) == tries.end()) tries.push_back(b);
-            for (const TilingChoice::Blocks& b : tries) {
-                // Coarser tiles are tried for a kernel alone too: fewer
-                // waves of a lone kernel can end sooner.
-                CompileOptions o = kept;
-                for (const TilingChoice& other : first)
-                    if (alike_to(other)) o.tiling[other.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
-                PlannedGraph v = plan_graph(laid, c, o);
-                if (on_die) time_on_die(v);
-                // The die model's time is kept as it says; an estimate only
-                // beyond its own error.
-                const double margin = on_die ? 0.0 : kEstimateMargin;
-                if (v.makespan < best.makespan * (1 - margin)) {
-                    notes.push_back(
-                        fmt::format("search cube plans: {}{} as {} x {}{} blocks ({} {:.0f} cycles, "
-                                    "{:.1f}% fewer)",
-                                    tc.kernel, alike > 1 ? fmt::format(" and {} alike", alike - 1) : "", b.m, b.n,
-                                    b.k > 1 ? fmt::format(" x {}", b.k) : "", rated, v.makespan,
-                                    (1 - v.makespan / best.makespan) * 100));
-                    best = std::move(v);
-                    kept = std::move(o);
-                }
-            }
-        }
-    }
+    if (opt.search_cube_plans && searched) search_cube_plans(laid, chip, opt, on_die, best, notes);
     return best;
 }
 
