@@ -1,7 +1,6 @@
 #include "compiler/compiler.hpp"
 
 #include <algorithm>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -178,7 +177,7 @@ TaskStream canonical_stream(TaskStream& ts, const std::string& name) {
 
 }  // namespace
 
-std::string plan_stream_text(const PlannedGraph& v) {
+TaskStream plan_stream(const PlannedGraph& v) {
     StreamAssembly a(v.g.file + " (candidate)");
     a.declare_events(v.sync, v.tasks, v.plan);
     a.declare_programs(v.tasks, v.plan);
@@ -186,9 +185,7 @@ std::string plan_stream_text(const PlannedGraph& v) {
     CompileResult scratch;
     a.add_tasks(v.tasks, v.plan, v.sync, v.where, scratch);
     if (a.ts.cross_rank) return {};
-    std::ostringstream text;
-    write_task_stream(a.ts, text);
-    return text.str();
+    return std::move(a.ts);
 }
 
 CompileResult compile(const Graph& input, const ChipParams& chip, const CompileOptions& opt) {

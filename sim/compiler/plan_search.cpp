@@ -51,9 +51,9 @@ DieTimer& die_timer() {
 // on one die; else its list schedule's. Returns whether the die ran it.
 bool time_on_die(PlannedGraph& v) {
     if (!die_timer()) return false;
-    const std::string text = plan_stream_text(v);
-    if (text.empty()) return false;
-    v.makespan = die_timer()(text);
+    const TaskStream ts = plan_stream(v);
+    if (ts.tasks.empty()) return false;
+    v.makespan = die_timer()(ts);
     return true;
 }
 

@@ -16,6 +16,7 @@
 #include "compiler/sync_pass.hpp"
 #include "compiler/tiler.hpp"
 #include "compiler/tiling_choice.hpp"
+#include "tasks/task.hpp"
 
 namespace npusim::compiler {
 
@@ -32,16 +33,18 @@ struct PlannedGraph {
     int cubes = 0;  // the Cube cores it is planned for
 };
 
-// Times a candidate plan on the die model: its stream (JSON Lines, as
-// `compile --emit-tasks` writes it) run on the chip being compiled for, in
-// cycles. The compiler knows nothing of SystemC: the command line registers
-// one (hw/die_probe in the same process); none registered, the
-// searches rate plans by their dispatched list schedule (schedule_end).
-using DieTimer = std::function<double(const std::string& stream)>;
+// Times a candidate plan on the die model: its stream run on the chip being
+// compiled for, in cycles. The compiler knows nothing of SystemC: the
+// command line registers one (hw/die_probe in the same process); none
+// registered, the searches rate plans by their dispatched list schedule
+// (schedule_end).
+using DieTimer = std::function<double(const TaskStream& stream)>;
 void set_die_timer(DieTimer timer);
-// A candidate plan's stream as `compile --emit-tasks` would write it; empty
-// when it waits on other ranks (it cannot run on one die alone).
-std::string plan_stream_text(const PlannedGraph& v);
+// A candidate plan's stream as the compiler builds it, before the text
+// round trip of `compile --emit-tasks` (it runs to the same picosecond as
+// its text read back: tests/hw/test_die_probe.cpp); no tasks when it
+// waits on other ranks (it cannot run on one die alone).
+TaskStream plan_stream(const PlannedGraph& v);
 
 // Passes 3-7 of `laid` (a graph after BN folding and layout) for `chip`.
 PlannedGraph plan_graph(const Graph& laid, const ChipParams& chip, const CompileOptions& opt);

@@ -4,16 +4,19 @@
 
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "compiler/compiler.hpp"
+#include "compiler/plan_search.hpp"
 #include "support/build_paths.hpp"
 #include "support/e2e.hpp"
 #include "config/run_config.hpp"
 #include "hw/die.hpp"
 #include "hw/die_probe.hpp"
+#include "tasks/stream_reader.hpp"
 #include "tasks/sub_stream.hpp"
 
 using namespace npusim;
@@ -81,4 +84,29 @@ TEST_CASE("die probe: compile --estimates gives each task and its kernel alone o
         CAPTURE(id, t.first, t.second);
         CHECK(t.second < t.first);
     }
+}
+
+TEST_CASE("die probe: every candidate plan the searches hand over ends at the same picosecond as its text read back",
+          "[die][probe][compiler]") {
+    // The searches time each candidate as the compiler built it, without the
+    // text round trip `compile --emit-tasks` and `run` go through.
+    const std::string model = GENERATE(std::string("bert_layer"), std::string("segnet"), std::string("convbnrelu"));
+    CAPTURE(model);
+    const RunConfig cfg = RunConfig::load(kSrc + "/configs/chips/a2.json", kSrc + "/models/" + model + ".json", {});
+    DieProbe probe(cfg.chip());
+    int candidates = 0, differ = 0;
+    compiler::set_die_timer([&](const TaskStream& built) {
+        std::ostringstream text;
+        write_task_stream(built, text);
+        std::istringstream in(text.str());
+        const std::uint64_t direct = probe.end_ps(built), read_back = probe.end_ps(parse_task_stream(in, "candidate"));
+        ++candidates;
+        differ += direct != read_back;
+        return static_cast<double>(direct) / probe.ps_per_cycle();
+    });
+    const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());
+    compiler::set_die_timer(nullptr);
+    CHECK(r.tasks > 0);
+    CHECK(candidates >= 3);
+    CHECK(differ == 0);
 }
