@@ -93,6 +93,8 @@ int compile_command(const Args& args) {
     if (!parse_options(args, opts)) return 0;
     const RunConfig cfg = RunConfig::load(chip_file, workload_file, sets);
     if (out_file.empty() && graph_file.empty()) throw InputError("compile: give --emit-tasks FILE (or, for kind llm, --emit-graph FILE)");
+    // The compiler's plan searches run candidates on this chip's die model.
+    use_die_timer();
     if (cfg.kind() == WorkloadKind::llm) return compile_llm_command(cfg, out_file, graph_file, quiet);
     if (!graph_file.empty()) throw InputError("--emit-graph: only an LLM run file (kind llm) builds a graph to write");
     if (out_file.empty()) throw InputError("compile: --emit-tasks FILE is required");
@@ -108,7 +110,6 @@ int compile_command(const Args& args) {
         write_spmd_stream(spmd, cfg, out_file, quiet);
         return 0;
     }
-    use_die_timer(cfg.chip());
     const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());
     for (const auto& w : r.warnings) std::cerr << "npusim: warning: " << w << "\n";
     phase.emplace("writing " + out_file);

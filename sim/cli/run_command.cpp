@@ -130,6 +130,8 @@ int run_once(const Args& args, const std::function<void()>& after_run = {}) {
         if (!f.empty() && !dir.empty()) std::filesystem::create_directories(dir, ec);
     }
     const ChipParams& chip = cfg.chip();
+    // The compiler's plan searches run candidates on this chip's die model.
+    use_die_timer();
     // A graph is compiled on the fly; a stream is read as it is (the
     // resolved path: relative to a .json workload file, or as --set it).
     const WorkloadParams& workload = cfg.workload();
@@ -178,7 +180,6 @@ int run_once(const Args& args, const std::function<void()>& after_run = {}) {
         return run_system(cfg, spmd.streams, opt);
     }
     if (cfg.kind() == WorkloadKind::graph) {
-        use_die_timer(cfg.chip());
         compiled = compiler::compile_workload(workload, chip);
         for (const auto& w : compiled->warnings) std::cerr << "npusim: warning: " << w << "\n";
     }

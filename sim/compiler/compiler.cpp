@@ -184,7 +184,7 @@ TaskStream plan_stream(const PlannedGraph& v) {
     for (const int d : capacity_dispatches(v.g)) a.ts.row_tables.push_back(dispatch_row_table(v.g, d));
     CompileResult scratch;
     a.add_tasks(v.tasks, v.plan, v.sync, v.where, scratch);
-    if (a.ts.cross_rank) return {};
+    if (a.ts.cross_rank || !a.ts.programs.empty()) return {};  // kernel programs run on a System of dies
     return std::move(a.ts);
 }
 

@@ -2,38 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 namespace npusim::compiler {
-
-namespace {
-
-// One scalar dispatch slot's busy time, as merged [start, end) intervals:
-// every task takes the slot for dispatch_cycles before it can start. Tasks
-// are booked kernel by kernel, not in time order (a later kernel of a
-// parallel branch may be ready sooner), so a booking takes the first gap.
-class DispatchSlot {
-public:
-    // The start of the first free stretch of `d` at or after `t`.
-    double first_free(double t, double d) const {
-        auto it = busy_.upper_bound(t);
-        if (it != busy_.begin() && std::prev(it)->second > t) t = std::prev(it)->second;
-        while (it != busy_.end() && it->first < t + d) t = std::max(t, it->second), ++it;
-        return t;
-    }
-    // Books [t, t + d).
-    void take(double t, double d) {
-        double lo = t, hi = t + d;
-        auto it = busy_.lower_bound(lo);
-        if (it != busy_.begin() && std::prev(it)->second >= lo) lo = (--it)->first;
-        while (it != busy_.end() && it->first <= hi) hi = std::max(hi, it->second), it = busy_.erase(it);
-        busy_.emplace(lo, hi);
-    }
-private:
-    std::map<double, double> busy_;
-};
-
-}  // namespace
 
 namespace {
 
@@ -254,38 +224,6 @@ std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std
     std::vector<Placement> out = Placer(tasks, preds, chip).run();
     assign_priorities(tasks, preds, out);
     return out;
-}
-
-double schedule_end(const std::vector<TileTask>& tasks, const std::vector<std::vector<int>>& preds,
-                    const std::vector<Placement>& where, const ChipParams& chip) {
-    std::vector<DispatchSlot> slots(static_cast<std::size_t>(std::max(1, chip.scalar.count)));
-    const auto dispatch = static_cast<double>(std::max(0, chip.scalar.dispatch_cycles));
-    // Per core, the ends of its tasks so far: a core's queue holds
-    // queue_depth tasks beside the one it runs, so a slot can dispatch a
-    // core's next task once the one queue_depth + 1 before it has ended.
-    const auto room = static_cast<std::size_t>(std::max(0, chip.scalar.queue_depth)) + 1;
-    std::vector<std::vector<double>> cube_ends(static_cast<std::size_t>(std::max(1, chip.cube.count)));
-    std::vector<std::vector<double>> vector_ends(static_cast<std::size_t>(std::max(1, chip.vector.count)));
-    std::vector<double> end(tasks.size(), 0.0);
-    double last = 0;
-    for (std::size_t t = 0; t < tasks.size(); ++t) {
-        double ready = 0;
-        for (int p : preds[t]) ready = std::max(ready, end[static_cast<std::size_t>(p)]);
-        auto& ends = (tasks[t].core == CoreType::cube ? cube_ends : vector_ends)[static_cast<std::size_t>(where[t].core)];
-        const double at = ends.empty() ? 0.0 : ends.back();
-        // A slot dispatches a tile once it is ready and its core's queue
-        // has room.
-        const double want = std::max(ready, ends.size() >= room ? ends[ends.size() - room] : 0.0);
-        std::size_t slot = 0;
-        double d0 = slots[0].first_free(want, dispatch);
-        for (std::size_t s = 1; s < slots.size(); ++s)
-            if (const double ds = slots[s].first_free(want, dispatch); ds < d0) d0 = ds, slot = s;
-        slots[slot].take(d0, dispatch);
-        end[t] = std::max(d0 + dispatch, at) + tasks[t].est_cycles;
-        ends.push_back(end[t]);
-        last = std::max(last, end[t]);
-    }
-    return last;
 }
 
 }  // namespace npusim::compiler

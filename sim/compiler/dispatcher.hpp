@@ -21,11 +21,4 @@ struct Placement {
 std::vector<Placement> place_tasks(const std::vector<TileTask>& tasks, const std::vector<std::vector<int>>& preds,
                                    const ChipParams& chip);
 
-// When the placed tasks end, each core taking its tiles in stream order and
-// every tile first taking a scalar dispatch slot for dispatch_cycles: the
-// estimate the compiler compares whole plans by (a graph of many small
-// Vector tiles is dispatch-bound as much as core-bound).
-double schedule_end(const std::vector<TileTask>& tasks, const std::vector<std::vector<int>>& preds,
-                    const std::vector<Placement>& where, const ChipParams& chip);
-
 }  // namespace npusim::compiler

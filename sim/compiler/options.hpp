@@ -27,7 +27,6 @@ struct CompileOptions {
     bool hoist_layout;
     bool explore_cube_cores;
     bool search_cube_plans;
-    bool plan_on_die;  // rate the searches' plans on the die model (set_die_timer)
     FusionBoundary boundary;
     std::map<std::string, ForcedTiling> tiling;  // by graph node name
     // Dispatch / Combine nodes without attrs.variant (workload.variant), and

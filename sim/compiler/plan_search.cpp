@@ -47,19 +47,22 @@ DieTimer& die_timer() {
     return timer;
 }
 
-// The plan's time on the die model when a timer is registered and it runs
-// on one die; else its list schedule's. Returns whether the die ran it.
-bool time_on_die(PlannedGraph& v) {
+// The plan's time on the die model, when a timer is registered and the plan
+// runs on one die. Returns whether the die ran it.
+bool time_on_die(PlannedGraph& v, const ChipParams& chip) {
     if (!die_timer()) return false;
     const TaskStream ts = plan_stream(v);
     if (ts.tasks.empty()) return false;
-    v.makespan = die_timer()(ts);
+    v.makespan = die_timer()(ts, chip);
     return true;
 }
 
 }  // namespace
 
-void set_die_timer(DieTimer timer) { die_timer() = std::move(timer); }
+DieTimer set_die_timer(DieTimer timer) {
+    std::swap(die_timer(), timer);
+    return timer;
+}
 
 PlannedGraph plan_graph(const Graph& laid, const ChipParams& chip, const CompileOptions& opt) {
     PlannedGraph v;
@@ -77,7 +80,6 @@ PlannedGraph plan_graph(const Graph& laid, const ChipParams& chip, const Compile
                         "force fewer tiles with --set workload.tiling.NODE={\"tiles\": N}");
     v.sync = insert_sync(v.tasks, v.plan, opt.sync);
     v.where = place_tasks(v.tasks, v.sync.preds, chip);
-    v.makespan = schedule_end(v.tasks, v.sync.preds, v.where, chip);
     return v;
 }
 
@@ -92,10 +94,10 @@ namespace {
 // every chip, so a chip with more cores tries every plan a smaller one
 // tried and keeps the same one unless a plan for its extra cores ends
 // sooner (no margin: a margin would let a chip with more cores keep a plan
-// a smaller chip beat). The plan whose run on the die (or schedule) ends
-// first goes (on a tie, the one on fewer cores); `best` becomes it.
-void explore_cube_cores(const Graph& laid, const ChipParams& chip, const CompileOptions& opt, bool on_die,
-                        PlannedGraph& best, std::vector<std::string>& notes) {
+// a smaller chip beat). The plan whose run on the die ends first goes (on
+// a tie, the one on fewer cores); `best` becomes it.
+void explore_cube_cores(const Graph& laid, const ChipParams& chip, const CompileOptions& opt, PlannedGraph& best,
+                        std::vector<std::string>& notes) {
     const int all = chip.cube.count, step = all < 8 ? 1 : 4;
     int pinned = 0;
     for (const Kernel& k : best.plan.kernels) pinned = std::max(pinned, k.cores.cube_hi);
@@ -115,7 +117,7 @@ void explore_cube_cores(const Graph& laid, const ChipParams& chip, const Compile
         ChipParams less = chip;
         less.cube.count = c;
         tried.push_back(plan_graph(laid, less, opt));
-        if (on_die) time_on_die(tried.back());
+        time_on_die(tried.back(), chip);
         fastest = std::min(fastest, tried.back().makespan);
     }
     const double all_cores = best.makespan;
@@ -123,10 +125,9 @@ void explore_cube_cores(const Graph& laid, const ChipParams& chip, const Compile
         if (v.makespan <= fastest) best = std::move(v);
     if (best.cubes < all)
         notes.push_back(
-            fmt::format("explore cube cores: planned for {} of the {} cube cores ({} {:.0f} "
+            fmt::format("explore cube cores: planned for {} of the {} cube cores (simulated {:.0f} "
                         "cycles, {:.1f}% fewer than for all {}; tried every {} from {} down to {}{})",
-                        best.cubes, all, on_die ? "simulated" : "estimated", best.makespan,
-                        (1 - best.makespan / all_cores) * 100, all, step, all, lowest,
+                        best.cubes, all, best.makespan, (1 - best.makespan / all_cores) * 100, all, step, all, lowest,
                         lowest - step >= fewest ? ": fewer cores end later by their Cube work alone"
                         : pinned > step         ? fmt::format(": cores up to {} are pinned to a stream", pinned)
                                                 : std::string()));
@@ -135,35 +136,32 @@ void explore_cube_cores(const Graph& laid, const ChipParams& chip, const Compile
 // The tiler chooses each Cube kernel's block counts by the kernel's own
 // estimate; what its neighbours make of them (a conversion it waits
 // for, a consumer waiting for its last rows, a kernel beside it) only
-// the whole schedule sees: a larger buffer can let a plan win whose
-// every tile reads all rows of A. So each Cube kernel's runners-up
-// (kernel order, each kept if the die runs the whole plan faster, or
-// its list schedule ends kEstimateMargin sooner) are tried with the
-// plan found so far, on every kernel of the same dims at once: kernels
-// alike run side by side, and one of them alone in coarser tiles frees
-// too few cores to show.
-void search_cube_plans(const Graph& laid, const ChipParams& chip, const CompileOptions& opt, bool on_die,
-                       PlannedGraph& best, std::vector<std::string>& notes) {
-    const char* rated = on_die ? "simulated" : "estimated";
+// the whole plan's run shows: a larger buffer can let a plan win whose
+// every tile reads all rows of A. So each Cube kernel's runners-up and
+// the counts that move fewer bytes (kernel order, each kept if the die
+// runs the whole plan faster) are tried with the plan found so far, on
+// every kernel of the same dims at once: kernels alike run side by side,
+// and one of them alone in coarser tiles frees too few cores to show.
+void search_cube_plans(const Graph& laid, const ChipParams& chip, const CompileOptions& opt, PlannedGraph& best,
+                       std::vector<std::string>& notes) {
     ChipParams c = chip;
     c.cube.count = best.cubes;
     CompileOptions kept = opt;
     const std::vector<TilingChoice> first = best.tilings;
     std::set<std::string> done;                            // dims already searched
     const auto searchable = [&](const TilingChoice& tc) {  // a kernel the tiler searched, with plans to try
-        return !tc.runners_up.empty() || (on_die && !tc.fewer_bytes.empty());
+        return !tc.runners_up.empty() || !tc.fewer_bytes.empty();
     };
     for (const TilingChoice& tc : first) {
         if (!searchable(tc) || !done.insert(tc.dims).second) continue;
         // Searched kernels of the same dims take each plan together.
         const auto alike_to = [&](const TilingChoice& other) { return other.dims == tc.dims && searchable(other); };
         const auto alike = std::count_if(first.begin(), first.end(), alike_to);
-        // On the die, also the counts that move fewer bytes (where the
-        // estimate misjudges traffic, only the model tells).
+        // Also the counts that move fewer bytes (where the estimate
+        // misjudges traffic, only the model tells).
         std::vector<TilingChoice::Blocks> tries = tc.runners_up;
-        if (on_die)
-            for (const TilingChoice::Blocks& b : tc.fewer_bytes)
-                if (std::find(tries.begin(), tries.end(), b) == tries.end()) tries.push_back(b);
+        for (const TilingChoice::Blocks& b : tc.fewer_bytes)
+            if (std::find(tries.begin(), tries.end(), b) == tries.end()) tries.push_back(b);
         for (const TilingChoice::Blocks& b : tries) {
             // Coarser tiles are tried for a kernel alone too: fewer
             // waves of a lone kernel can end sooner.
@@ -171,17 +169,14 @@ void search_cube_plans(const Graph& laid, const ChipParams& chip, const CompileO
             for (const TilingChoice& other : first)
                 if (alike_to(other)) o.tiling[other.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
             PlannedGraph v = plan_graph(laid, c, o);
-            if (on_die) time_on_die(v);
-            // The die model's time is kept as it says; an estimate only
-            // beyond its own error.
-            const double margin = on_die ? 0.0 : kEstimateMargin;
-            if (v.makespan < best.makespan * (1 - margin)) {
-                notes.push_back(
-                    fmt::format("search cube plans: {}{} as {} x {}{} blocks ({} {:.0f} cycles, "
-                                "{:.1f}% fewer)",
-                                tc.kernel, alike > 1 ? fmt::format(" and {} alike", alike - 1) : "", b.m, b.n,
-                                b.k > 1 ? fmt::format(" x {}", b.k) : "", rated, v.makespan,
-                                (1 - v.makespan / best.makespan) * 100));
+            time_on_die(v, chip);
+            // The model's time as it says: no margin.
+            if (v.makespan < best.makespan) {
+                notes.push_back(fmt::format(
+                    "search cube plans: {}{} as {} x {}{} blocks (simulated {:.0f} cycles, "
+                    "{:.1f}% fewer)",
+                    tc.kernel, alike > 1 ? fmt::format(" and {} alike", alike - 1) : "", b.m, b.n,
+                    b.k > 1 ? fmt::format(" x {}", b.k) : "", v.makespan, (1 - v.makespan / best.makespan) * 100));
                 best = std::move(v);
                 kept = std::move(o);
             }
@@ -196,16 +191,20 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     PlannedGraph best = plan_graph(laid, chip, opt);
     const auto cube_kernels = std::count_if(best.plan.kernels.begin(), best.plan.kernels.end(),
                                             [](const Kernel& k) { return k.core == CoreType::cube; });
-    const bool searched = cube_kernels > 0 && cube_kernels <= kMaxExploredCubeKernels;
-    // When a search runs, every plan it compares is timed by the die model
-    // (with opt.plan_on_die and a timer registered) or by the list schedule.
-    const bool wants_die = searched && opt.plan_on_die && (opt.explore_cube_cores || opt.search_cube_plans);
-    const bool on_die = wants_die && time_on_die(best);
-    if (wants_die && !die_timer())
-        notes.push_back(
-            "plan on die: no die model registered (compiler::set_die_timer): plans rated by their list schedule");
-    if (opt.explore_cube_cores && searched) explore_cube_cores(laid, chip, opt, on_die, best, notes);
-    if (opt.search_cube_plans && searched) search_cube_plans(laid, chip, opt, on_die, best, notes);
+    if (cube_kernels == 0 || cube_kernels > kMaxExploredCubeKernels ||
+        !(opt.explore_cube_cores || opt.search_cube_plans))
+        return best;
+    // Every plan the searches compare runs on the die model: without one,
+    // or for a graph that waits on other ranks, the tiler's plan stands.
+    if (!time_on_die(best, chip)) {
+        notes.push_back(die_timer()
+                            ? "plan searches: the graph waits on other ranks or runs kernel programs, "
+                              "which one die cannot run alone: the tiler's plan"
+                            : "plan searches: no die model registered (compiler::set_die_timer): the tiler's plan");
+        return best;
+    }
+    if (opt.explore_cube_cores) explore_cube_cores(laid, chip, opt, best, notes);
+    if (opt.search_cube_plans) search_cube_plans(laid, chip, opt, best, notes);
     return best;
 }
 

@@ -1,8 +1,8 @@
 // Passes 3-7 of the compiler (form kernels, tile, sync, place) for one
 // chip, and the searches over whole plans that pick among them: fewer Cube
 // cores (7b, explore_cube_cores) and each Cube kernel's runner-up blocks
-// (7c, search_cube_plans), each rated by the dispatched list schedule or,
-// with plan_on_die, by the die model (docs/compiler.md).
+// (7c, search_cube_plans), each rated by running it on the die model
+// (docs/compiler.md).
 #pragma once
 #include <functional>
 #include <string>
@@ -21,7 +21,7 @@
 namespace npusim::compiler {
 
 // One plan of a laid-out graph: its kernels, tiles, sync and placement, and
-// when the dispatched list schedule ends (schedule_end).
+// the cycles its run on the die model takes (time_on_die; 0 until run).
 struct PlannedGraph {
     Graph g;
     KernelPlan plan;
@@ -33,17 +33,18 @@ struct PlannedGraph {
     int cubes = 0;  // the Cube cores it is planned for
 };
 
-// Times a candidate plan on the die model: its stream run on the chip being
-// compiled for, in cycles. The compiler knows nothing of SystemC: the
-// command line registers one (hw/die_probe in the same process); none
-// registered, the searches rate plans by their dispatched list schedule
-// (schedule_end).
-using DieTimer = std::function<double(const TaskStream& stream)>;
-void set_die_timer(DieTimer timer);
+// Times a candidate plan on the die model: its stream run on a die of
+// `chip` (the chip being compiled for), in cycles. The compiler knows
+// nothing of SystemC: the command line registers one (hw/die_probe in the
+// same process, cli::use_die_timer); none registered, the searches do not
+// run. Returns the timer it replaces.
+using DieTimer = std::function<double(const TaskStream& stream, const ChipParams& chip)>;
+DieTimer set_die_timer(DieTimer timer);
 // A candidate plan's stream as the compiler builds it, before the text
 // round trip of `compile --emit-tasks` (it runs to the same picosecond as
 // its text read back: tests/hw/test_die_probe.cpp); no tasks when it
-// waits on other ranks (it cannot run on one die alone).
+// waits on other ranks or runs kernel programs (Dispatch, Combine): one die
+// cannot run it alone.
 TaskStream plan_stream(const PlannedGraph& v);
 
 // Passes 3-7 of `laid` (a graph after BN folding and layout) for `chip`.

@@ -26,8 +26,7 @@ struct TilingChoice {
     // The front of estimate against bytes besides the chosen count: block
     // counts that move fewer bytes through the cores' ports than every
     // count estimated faster, the fastest two. Where the estimate misjudges
-    // traffic, the plan search tries them on the die model
-    // (workload.passes.plan_on_die).
+    // traffic, the plan search tries them on the die model.
     std::vector<Blocks> fewer_bytes;
     // A Cube kernel's block counts as the tiler chose them (m = 0: none):
     // another rank of a supernode with the same program takes them as they are.

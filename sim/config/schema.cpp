@@ -530,7 +530,7 @@ std::vector<KeySpec> build_keys() {
             .kind("graph")
             .def(true)
             .meaning(
-                "Also plan the graph for fewer Cube cores (every multiple of 4 below the chip's count down to 4; every count below 8 cores) and keep the plan whose run on the die model (workload.passes.plan_on_die; else its list schedule, the dispatcher's estimate) ends first (on a tie, the one for fewer cores). Skipped for graphs of more than 16 Cube kernels (compile time).")
+                "Also plan the graph for fewer Cube cores (every multiple of 4 below the chip's count down to 4; every count below 8 cores) and keep the plan whose run on the die model (in this process, with the modules of a run) ends first (on a tie, the one for fewer cores). Skipped for graphs of more than 16 Cube kernels (compile time) and for graphs that wait on other ranks (one die cannot run them).")
             .apply_workload(
                 [](WorkloadParams& w, const json& v) { w.graph.passes.explore_cube_cores = v.get<bool>(); }));
     k.push_back(
@@ -538,16 +538,9 @@ std::vector<KeySpec> build_keys() {
             .kind("graph")
             .def(true)
             .meaning(
-                "Also plan the graph with each Cube kernel's runner-up block counts (the best with more row blocks, with more tiles, with fewer tiles, with tiles of whole rows, within 15% of its own estimate; forced on every kernel of the same dims at once) and keep each that makes the whole plan run faster on the die model (workload.passes.plan_on_die, which also tries the counts that move fewer bytes), or else makes its list schedule (the dispatcher's estimate, with dispatch) end at least 2% sooner. Skipped for graphs of more than 16 Cube kernels (compile time).")
+                "Also plan the graph with each Cube kernel's runner-up block counts (the best with more row blocks, with more tiles, with fewer tiles, with tiles of whole rows, within 15% of its own estimate) and the two fastest by the estimate that move fewer bytes than every count estimated faster, each forced on every kernel of the same dims at once, and keep each that makes the whole plan run faster on the die model. Skipped for graphs of more than 16 Cube kernels (compile time) and for graphs that wait on other ranks.")
             .apply_workload(
                 [](WorkloadParams& w, const json& v) { w.graph.passes.search_cube_plans = v.get<bool>(); }));
-    k.push_back(
-        Key("workload.passes.plan_on_die", VT::boolean)
-            .kind("graph")
-            .def(true)
-            .meaning(
-                "Rate the plans the two searches above compare by running each on the die model, in this process and with the modules of a run, instead of by the list schedule: the search keeps a plan that runs faster by any amount, and also tries each Cube kernel's block counts that move fewer bytes than every count estimated faster (two at most). Without it (or where no die model is registered, or a graph waits on other ranks) the list schedule rates them. Compiling costs several times as long on graphs of many Cube kernels (docs/compiler.md).")
-            .apply_workload([](WorkloadParams& w, const json& v) { w.graph.passes.plan_on_die = v.get<bool>(); }));
     k.push_back(Key("workload.passes.hoist_layout", VT::boolean).kind("graph").def(true)
                     .meaning("Merge FormatConvert tasks per tensor and hoist them toward the graph inputs.")
                     .apply_workload([](WorkloadParams& w, const json& v) { w.graph.passes.hoist_layout = v.get<bool>(); }));

@@ -22,8 +22,7 @@ enum class FusionBoundary : std::uint8_t { automatic, fuse, split };
 enum class HostMode : std::uint8_t { off, sync, async, pipeline, hetero };
 
 struct CompilerPasses {
-    bool fold_bn{}, fuse_activation{}, fuse_vector{}, hoist_layout{}, explore_cube_cores{}, search_cube_plans{},
-        plan_on_die{};
+    bool fold_bn{}, fuse_activation{}, fuse_vector{}, hoist_layout{}, explore_cube_cores{}, search_cube_plans{};
 };
 
 // One entry of workload.tiling: it names only what it forces, 0 = free.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "hw/die.hpp"
+#include "tasks/stream_checks.hpp"
 
 namespace npusim {
 
@@ -19,6 +20,11 @@ std::uint64_t DieProbe::end_ps(const TaskStream& s) {
     die.run_alone();
     ++probes_;
     return die.end_ps();
+}
+
+double DieProbe::cycles(const TaskStream& s) {
+    check_stream_fits_chip(s, chip_);
+    return static_cast<double>(end_ps(s)) / ps_per_cycle();
 }
 
 }  // namespace npusim

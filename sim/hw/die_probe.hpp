@@ -18,6 +18,10 @@ public:
     // The stream must fit the chip (tasks/stream_checks); throws
     // DeadlockError if it cannot finish.
     std::uint64_t end_ps(const TaskStream& s) override;
+    // end_ps in the chip's cycles, after checking that the stream fits the
+    // chip: how the compiler's plan searches time a candidate
+    // (compiler::set_die_timer).
+    double cycles(const TaskStream& s);
     std::uint64_t probes() const { return probes_; }
     double ps_per_cycle() const { return chip_.ps_per_cycle(); }
     const ChipParams& chip() const { return chip_; }

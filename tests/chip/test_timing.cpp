@@ -544,7 +544,8 @@ TEST_CASE("timing: the compiler's estimates of a compiled model's tasks follow t
         // The plans the estimates chose: the die-timed searches keep others
         // where the die disagrees with them, which says nothing of a bias.
         std::vector<std::string> sets = c.sets;
-        sets.push_back("workload.passes.plan_on_die=false");
+        sets.push_back("workload.passes.explore_cube_cores=false");
+        sets.push_back("workload.passes.search_cube_plans=false");
         std::vector<double> r = run_over_estimate(tmp, src + "/configs/chips/" + c.chip + ".json",
                                                   src + "/models/" + c.model + ".json", sets);
         REQUIRE(r.size() > 20);

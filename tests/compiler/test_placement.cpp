@@ -211,25 +211,6 @@ TEST_CASE("list schedule: a core runs its tiles in stream order, so a short firs
     for (int i = 0; i < 4; ++i) CHECK(where[static_cast<std::size_t>(i)].est_end <= load[where[static_cast<std::size_t>(i)].core]);
 }
 
-TEST_CASE("list schedule: the compiler's whole-plan estimate pays each task's dispatch on the scalar slots",
-          "[compiler][dispatcher]") {
-    // 48 independent 10-cycle Vector tiles on 48 cores: the cores alone say
-    // 10 cycles, but one scalar slot dispatches a tile each 32 cycles.
-    ChipParams chip;
-    chip.vector.count = 48;
-    chip.cube.count = 1;
-    chip.scalar.dispatch_cycles = 32;
-    const std::vector<TileTask> tasks(48, tile(0, CoreType::vector, 10));
-    const std::vector<std::vector<int>> preds(48);
-    const std::vector<Placement> where = place_tasks(tasks, preds, chip);
-    chip.scalar.count = 1;
-    CHECK(schedule_end(tasks, preds, where, chip) == Approx(48 * 32 + 10));
-    chip.scalar.count = 2;
-    CHECK(schedule_end(tasks, preds, where, chip) == Approx(24 * 32 + 10));
-    chip.scalar.dispatch_cycles = 0;
-    CHECK(schedule_end(tasks, preds, where, chip) == Approx(10));
-}
-
 // The weights start at 4 GiB; a long prefill's activations pass that. The
 // L2 model and the sync pass know tensors only by their addresses: a weight
 // read on the same bytes as an earlier activation would hit its lines and

@@ -95,7 +95,7 @@ TEST_CASE("die probe: every candidate plan the searches hand over ends at the sa
     const RunConfig cfg = RunConfig::load(kSrc + "/configs/chips/a2.json", kSrc + "/models/" + model + ".json", {});
     DieProbe probe(cfg.chip());
     int candidates = 0, differ = 0;
-    compiler::set_die_timer([&](const TaskStream& built) {
+    const compiler::DieTimer before = compiler::set_die_timer([&](const TaskStream& built, const ChipParams&) {
         std::ostringstream text;
         write_task_stream(built, text);
         std::istringstream in(text.str());
@@ -105,7 +105,7 @@ TEST_CASE("die probe: every candidate plan the searches hand over ends at the sa
         return static_cast<double>(direct) / probe.ps_per_cycle();
     });
     const compiler::CompileResult r = compiler::compile_workload(cfg.workload(), cfg.chip());
-    compiler::set_die_timer(nullptr);
+    compiler::set_die_timer(before);
     CHECK(r.tasks > 0);
     CHECK(candidates >= 3);
     CHECK(differ == 0);
