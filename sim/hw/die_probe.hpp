@@ -1,4 +1,4 @@
-// The die model as a StreamEvaluator: the compiler's way to cost a plan by
+// The die model run on a stream alone: the compiler's way to cost a plan by
 // running it (docs/compiler.md, "Costing a plan on the die model"). Each
 // call builds a die that runs without SystemC (WakeScheduler::Kernel::alone),
 // runs the stream on it to the end and returns when the last task ended:
@@ -8,16 +8,16 @@
 #include <cstdint>
 
 #include "chip/chip_params.hpp"
-#include "tasks/stream_evaluator.hpp"
+#include "tasks/task.hpp"
 
 namespace npusim {
 
-class DieProbe final : public StreamEvaluator {
+class DieProbe {
 public:
     explicit DieProbe(const ChipParams& chip) : chip_(chip) {}
     // The stream must fit the chip (tasks/stream_checks); throws
     // DeadlockError if it cannot finish.
-    std::uint64_t end_ps(const TaskStream& s) override;
+    std::uint64_t end_ps(const TaskStream& s);
     // end_ps in the chip's cycles, after checking that the stream fits the
     // chip: how the compiler's plan searches time a candidate
     // (compiler::set_die_timer).

@@ -141,11 +141,14 @@ TEST_CASE(
         CHECK(chain.hbm_write >= 2 * score_bytes);
         CHECK(3 * att.hbm < 2 * chain.hbm);
         if (chip == "ax300") {
-            // And fewer layout conversions: ax300's Cube converts nothing on
-            // the way, so q, kᵀ and v are converted for either form, but op by
-            // op also the scores and the probabilities between the two
-            // BatchMatMuls.
-            CHECK(fused.format_converts < split.format_converts);
+            // And fewer bytes converted: ax300's Cube converts nothing on
+            // the way, so q, kᵀ and v are converted for either form, op by op
+            // also what passes between the two BatchMatMuls (3.0 MB against
+            // 3.5 MB; how many tasks convert them depends on how the plan
+            // search tiles their consumers).
+            WARN(chip << ": FormatConvert bytes fused " << fused.format_convert_bytes << " vs op by op "
+                      << split.format_convert_bytes);
+            CHECK(fused.format_convert_bytes < split.format_convert_bytes);
         } else {
             // a2's MTE2 and FixPipe convert on the way: none either form.
             CHECK(split.format_converts == 0);
