@@ -6,8 +6,7 @@
 
 namespace {
 const bool registered = [] {
-    npusim::compiler::set_die_timer(
-        [](const npusim::TaskStream& s, const npusim::ChipParams& chip) { return npusim::DieProbe(chip).cycles(s); });
+    npusim::compiler::set_die_timer(&npusim::DieProbe::time);
     return true;
 }();
 }  // namespace

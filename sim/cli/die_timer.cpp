@@ -5,8 +5,6 @@
 
 namespace npusim::cli {
 
-void use_die_timer() {
-    compiler::set_die_timer([](const TaskStream& s, const ChipParams& chip) { return DieProbe(chip).cycles(s); });
-}
+void use_die_timer() { compiler::set_die_timer(&DieProbe::time); }
 
 }  // namespace npusim::cli

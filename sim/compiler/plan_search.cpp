@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -116,9 +118,11 @@ void explore_cube_cores(const Graph& laid, const ChipParams& chip, const Compile
         lowest = c;
         ChipParams less = chip;
         less.cube.count = c;
-        tried.push_back(plan_graph(laid, less, opt));
-        time_on_die(tried.back(), chip);
-        fastest = std::min(fastest, tried.back().makespan);
+        PlannedGraph v = plan_graph(laid, less, opt);
+        if (!time_on_die(v, chip))
+            throw std::logic_error("explore_cube_cores: a plan of one graph no longer runs on one die");
+        fastest = std::min(fastest, v.makespan);
+        tried.push_back(std::move(v));
     }
     const double all_cores = best.makespan;
     for (PlannedGraph& v : tried)  // fewest cores last: they win ties
@@ -169,7 +173,8 @@ void search_cube_plans(const Graph& laid, const ChipParams& chip, const CompileO
             for (const TilingChoice& other : first)
                 if (alike_to(other)) o.tiling[other.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
             PlannedGraph v = plan_graph(laid, c, o);
-            time_on_die(v, chip);
+            if (!time_on_die(v, chip))
+                throw std::logic_error("search_cube_plans: a plan of one graph no longer runs on one die");
             // The model's time as it says: no margin.
             if (v.makespan < best.makespan) {
                 notes.push_back(fmt::format(

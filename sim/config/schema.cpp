@@ -530,7 +530,7 @@ std::vector<KeySpec> build_keys() {
             .kind("graph")
             .def(true)
             .meaning(
-                "Also plan the graph for fewer Cube cores (every multiple of 4 below the chip's count down to 4; every count below 8 cores) and keep the plan whose run on the die model (in this process, with the modules of a run) ends first (on a tie, the one for fewer cores). Skipped for graphs of more than 16 Cube kernels (compile time) and for graphs that wait on other ranks (one die cannot run them).")
+                "Also plan the graph for fewer Cube cores (every multiple of 4 below the chip's count down to 4; every count below 8 cores) and keep the plan whose run on the die model (in this process, with the modules of a run) ends first (on a tie, the one for fewer cores). Skipped for graphs of more than 16 Cube kernels (compile time) and for graphs that wait on other ranks or run kernel programs (Dispatch, Combine): one die cannot run them alone.")
             .apply_workload(
                 [](WorkloadParams& w, const json& v) { w.graph.passes.explore_cube_cores = v.get<bool>(); }));
     k.push_back(
@@ -538,7 +538,7 @@ std::vector<KeySpec> build_keys() {
             .kind("graph")
             .def(true)
             .meaning(
-                "Also plan the graph with each Cube kernel's runner-up block counts (the best with more row blocks, with more tiles, with fewer tiles, with tiles of whole rows, within 15% of its own estimate) and the two fastest by the estimate that move fewer bytes than every count estimated faster, each forced on every kernel of the same dims at once, and keep each that makes the whole plan run faster on the die model. Skipped for graphs of more than 16 Cube kernels (compile time) and for graphs that wait on other ranks.")
+                "Also plan the graph with each Cube kernel's runner-up block counts (the best with more row blocks, with more tiles, with fewer tiles, with tiles of whole rows, within 15% of its own estimate) and the two fastest by the estimate that move fewer bytes than every count estimated faster, each forced on every kernel of the same dims at once, and keep each that makes the whole plan run faster on the die model. Skipped for graphs of more than 16 Cube kernels (compile time) and for graphs that wait on other ranks or run kernel programs (Dispatch, Combine).")
             .apply_workload(
                 [](WorkloadParams& w, const json& v) { w.graph.passes.search_cube_plans = v.get<bool>(); }));
     k.push_back(Key("workload.passes.hoist_layout", VT::boolean).kind("graph").def(true)

@@ -22,6 +22,9 @@ public:
     // chip: how the compiler's plan searches time a candidate
     // (compiler::set_die_timer).
     double cycles(const TaskStream& s);
+    // A fresh probe's cycles on `chip`: the timer the command line and the
+    // test binary register.
+    static double time(const TaskStream& s, const ChipParams& chip) { return DieProbe(chip).cycles(s); }
     std::uint64_t probes() const { return probes_; }
     double ps_per_cycle() const { return chip_.ps_per_cycle(); }
     const ChipParams& chip() const { return chip_; }

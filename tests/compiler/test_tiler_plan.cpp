@@ -144,9 +144,7 @@ TEST_CASE("compiler e2e: BERT-512 on a2 recompiled for 24 -> 64 cube cores never
     // Planned for every core, 36-64 cores ran 2-5% slower than 32: the
     // attention's tilings for more cores are coarser and start later behind
     // their layout conversions. The compiler now also plans for fewer cores
-    // and keeps the plan whose list schedule ends first. (Since a2's Cube
-    // converts layouts on its loads and stores, 36 cores is the best count:
-    // 36 to 64 all run the 36-core plan, 99738 cycles.)
+    // and keeps the plan whose run on the die model ends first.
     TempDir tmp;
     const std::string model = kSrc + "/models/bert_layer.json";
     const std::string seq = "workload.dims.seq_len=512";
@@ -190,9 +188,7 @@ TEST_CASE("plan search: no plan on fewer Cube cores ends before its kernels' M-p
     // Each plan runs on the die model of the whole chip, as the exploration
     // runs it.
     DieProbe probe(a2);
-    const auto simulated = [&](const PlannedGraph& v) {
-        return static_cast<double>(probe.end_ps(plan_stream(v))) / probe.ps_per_cycle();
-    };
+    const auto simulated = [&](const PlannedGraph& v) { return probe.cycles(plan_stream(v)); };
     int beyond = 0;
     for (Case& c : cases) {
         const CompileOptions opt;
