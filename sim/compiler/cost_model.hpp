@@ -18,8 +18,8 @@ namespace npusim::compiler {
 // Two plans whose estimates differ by less than this are not told apart by
 // them: the cost model is per kernel (no other kernel's traffic) and spreads
 // shared operand bytes evenly. A plan must be estimated this much faster to
-// displace one kept for another reason (plan_search.cpp, the tiler's
-// fewest-bytes rule).
+// displace one kept for another reason (the tiler's fewest-bytes rule,
+// tile_cube_choice.cpp).
 inline constexpr double kEstimateMargin = 0.02;
 
 struct CubeWork {
