@@ -2,6 +2,7 @@
 // cost a plan by running it) against the same stream run by SystemC.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -121,4 +122,34 @@ TEST_CASE("die probe: every candidate plan the searches hand over ends at the sa
     CHECK(candidates >= 3);
     CHECK(differ == 0);
     CHECK(other_chip == 0);  // plans for fewer Cube cores run on the whole chip
+}
+
+TEST_CASE("die probe: without a die model registered the plan searches do not run, and the compile report says so",
+          "[die][probe][compiler]") {
+    // The compiler has no second way to rate a plan: with no timer the
+    // tiler's plan stands, as with both searches off.
+    const RunConfig cfg = RunConfig::load(kSrc + "/configs/chips/a2.json", kSrc + "/models/bert_layer.json", {});
+    const RunConfig off =
+        RunConfig::load(kSrc + "/configs/chips/a2.json", kSrc + "/models/bert_layer.json",
+                        {"workload.passes.explore_cube_cores=false", "workload.passes.search_cube_plans=false"});
+    const compiler::CompileResult tiler = compiler::compile_workload(off.workload(), off.chip());
+    const compiler::CompileResult searched = compiler::compile_workload(cfg.workload(), cfg.chip());
+    struct Restore {
+        compiler::DieTimer before;
+        ~Restore() { compiler::set_die_timer(std::move(before)); }
+    } restore{compiler::set_die_timer(nullptr)};
+    const compiler::CompileResult alone = compiler::compile_workload(cfg.workload(), cfg.chip());
+    const auto blocks = [](const compiler::CompileResult& r) {
+        std::vector<std::string> out;
+        for (const auto& t : r.tilings) out.push_back(t.kernel + ": " + t.shape);
+        return out;
+    };
+    const auto noted = [](const compiler::CompileResult& r, const std::string& text) {
+        return std::any_of(r.notes.begin(), r.notes.end(),
+                           [&](const std::string& n) { return n.find(text) != std::string::npos; });
+    };
+    CHECK(blocks(alone) == blocks(tiler));
+    CHECK(blocks(searched) != blocks(tiler));  // BERT-128 on a2: the searches keep other plans
+    CHECK(noted(alone, "plan searches: no die model registered"));
+    CHECK_FALSE(noted(searched, "plan searches:"));
 }
