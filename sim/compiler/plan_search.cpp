@@ -59,6 +59,12 @@ bool time_on_die(PlannedGraph& v, const ChipParams& chip) {
     return true;
 }
 
+// A search's candidate: a plan of a graph whose first plan ran on the die,
+// so it runs there too.
+void time_candidate(PlannedGraph& v, const ChipParams& chip) {
+    if (!time_on_die(v, chip)) throw std::logic_error("plan search: a plan of one graph no longer runs on one die");
+}
+
 }  // namespace
 
 DieTimer set_die_timer(DieTimer timer) {
@@ -119,8 +125,7 @@ void explore_cube_cores(const Graph& laid, const ChipParams& chip, const Compile
         ChipParams less = chip;
         less.cube.count = c;
         PlannedGraph v = plan_graph(laid, less, opt);
-        if (!time_on_die(v, chip))
-            throw std::logic_error("explore_cube_cores: a plan of one graph no longer runs on one die");
+        time_candidate(v, chip);
         fastest = std::min(fastest, v.makespan);
         tried.push_back(std::move(v));
     }
@@ -173,8 +178,7 @@ void search_cube_plans(const Graph& laid, const ChipParams& chip, const CompileO
             for (const TilingChoice& other : first)
                 if (alike_to(other)) o.tiling[other.node] = ForcedTiling{b.m, b.n, 0, b.k, true};
             PlannedGraph v = plan_graph(laid, c, o);
-            if (!time_on_die(v, chip))
-                throw std::logic_error("search_cube_plans: a plan of one graph no longer runs on one die");
+            time_candidate(v, chip);
             // The model's time as it says: no margin.
             if (v.makespan < best.makespan) {
                 notes.push_back(fmt::format(

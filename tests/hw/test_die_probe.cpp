@@ -26,7 +26,13 @@ using namespace npusim;
 
 namespace {
 const std::string kSrc = NPUSIM_SOURCE_DIR;
-}
+
+// Puts back the registered plan timer however a test case ends.
+struct TimerRestore {
+    compiler::DieTimer before;
+    ~TimerRestore() { compiler::set_die_timer(std::move(before)); }
+};
+}  // namespace
 
 TEST_CASE("die probe: a compiled model ends at the same picosecond as the SystemC run, probed twice before it",
           "[die][probe]") {
@@ -103,10 +109,7 @@ TEST_CASE("die probe: every candidate plan the searches hand over ends at the sa
         RunConfig::load(kSrc + "/configs/chips/" + chip + ".json", kSrc + "/models/" + model + ".json", {});
     int candidates = 0, differ = 0, other_chip = 0;
     // Restores the registered timer however the compile ends.
-    struct Restore {
-        compiler::DieTimer before;
-        ~Restore() { compiler::set_die_timer(std::move(before)); }
-    } restore{compiler::set_die_timer([&](const TaskStream& built, const ChipParams& on) {
+    TimerRestore restore{compiler::set_die_timer([&](const TaskStream& built, const ChipParams& on) {
         DieProbe probe(on);
         std::ostringstream text;
         write_task_stream(built, text);
@@ -134,10 +137,7 @@ TEST_CASE("die probe: without a die model registered the plan searches do not ru
                         {"workload.passes.explore_cube_cores=false", "workload.passes.search_cube_plans=false"});
     const compiler::CompileResult tiler = compiler::compile_workload(off.workload(), off.chip());
     const compiler::CompileResult searched = compiler::compile_workload(cfg.workload(), cfg.chip());
-    struct Restore {
-        compiler::DieTimer before;
-        ~Restore() { compiler::set_die_timer(std::move(before)); }
-    } restore{compiler::set_die_timer(nullptr)};
+    TimerRestore restore{compiler::set_die_timer(nullptr)};
     const compiler::CompileResult alone = compiler::compile_workload(cfg.workload(), cfg.chip());
     const auto blocks = [](const compiler::CompileResult& r) {
         std::vector<std::string> out;
