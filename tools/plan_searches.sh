@@ -1,7 +1,7 @@
 #!/bin/sh
 # The bundled single-die graphs on a2 (and BERT-128 on ax300), compiled with the tiler's
-# plan (both plan searches off: workload.passes.explore_cube_cores and search_cube_plans
-# false) and with the searches (the default), which run every candidate plan on the die
+# plan (the plan searches off: workload.passes.explore_cube_cores, search_cube_plans and
+# explore_vector_cores false) and with the searches (the default), which run every candidate plan on the die
 # model: simulated cycles and the wall time of the whole `npusim run` (compile +
 # simulate). Usage: tools/plan_searches.sh [build dir]
 set -eu
@@ -24,7 +24,7 @@ for spec in "bert128 models/bert_layer.json workload.dims.seq_len=128" \
   for on in false true; do
     start=$(date +%s.%N)
     "$build/npusim" run -q --chip "$chip" --workload "$file" $sets --set workload.passes.explore_cube_cores=$on \
-      --set workload.passes.search_cube_plans=$on --stats "$tmp/$on.json"
+      --set workload.passes.search_cube_plans=$on --set workload.passes.explore_vector_cores=$on --stats "$tmp/$on.json"
     end=$(date +%s.%N)
     cycles=$(/usr/bin/python3 -c "import json,sys; print(int(json.load(open(sys.argv[1]))['total_cycles']))" "$tmp/$on.json")
     row="$row | $cycles | $(/usr/bin/python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$start" "$end")"

@@ -36,7 +36,8 @@ run() {
 
 # The ConvBNReLU rows compare one pass each: the plan searches, which would
 # keep other tiles per setting, are off.
-NOSEARCH=(workload.passes.explore_cube_cores=false workload.passes.search_cube_plans=false)
+NOSEARCH=(workload.passes.explore_cube_cores=false workload.passes.search_cube_plans=false
+    workload.passes.explore_vector_cores=false)
 for s in op tile; do
     run cbr_$s $AX models/convbnrelu.json workload.sync=$s "${NOSEARCH[@]}"
     run cbr_forced_$s $AX models/convbnrelu.json workload.sync=$s "$FORCED" "${NOSEARCH[@]}"
@@ -58,7 +59,7 @@ for l in NCHW NC1HWC0; do
         # The plan searches off: they would pick other tiles per layout, and
         # the rows compare the layout pass alone.
         run seg_${l}_$h $AX models/segnet.json workload.input_layout=$l workload.passes.hoist_layout=$h \
-            workload.passes.explore_cube_cores=false workload.passes.search_cube_plans=false
+            "${NOSEARCH[@]}"
     done
 done
 
@@ -185,8 +186,8 @@ print()
 head, conv = compile_summary("compile_default.txt")
 print("`npusim compile --chip configs/chips/ax300.json --workload models/convbnrelu.json`: `%s`, `%s`. The whole listing, "
       "and the forced 2 x 8 one, with what they mean: docs/compiler.md, \"ConvBNReLU on ax300: the compile reports\". "
-      "The rows below run with the plan searches off (`workload.passes.explore_cube_cores` and `search_cube_plans` "
-      "false): each compares one setting, on the tiler's own tiles." % (head, conv))
+      "The rows below run with the plan searches off (`workload.passes.explore_cube_cores`, `search_cube_plans` and "
+      "`explore_vector_cores` false): each compares one setting, on the tiler's own tiles." % (head, conv))
 print()
 rows = []
 for label, base in [("cost model's choice (the compile listing above)", "cbr"), ("forced 2 x 8 (the reference's 16 Cube tasks)", "cbr_forced"),
@@ -244,7 +245,7 @@ print()
 
 print("### Layout: hoisting and an NC1HWC0 input (segnet, ax300)")
 print()
-print("With the plan searches off (`workload.passes.explore_cube_cores` and `search_cube_plans` false): they would "
+print("With the plan searches off (`workload.passes.explore_cube_cores`, `search_cube_plans` and `explore_vector_cores` false): they would "
       "pick other plans for each row, and the rows compare the layout pass.")
 print()
 rows = []

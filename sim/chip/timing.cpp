@@ -99,11 +99,14 @@ struct ByteBuffer {
 // The memo keys of one compile name a few chips (the target, its buffers
 // rounded down to powers of two): a chip's bytes become a small id, so a
 // key is tens of bytes instead of hundreds.
-std::uint32_t chip_id(const ChipParams& c) {
-    // What the Cube and Vector plans and pipes read of the chip.
+// What the Cube and Vector plans and pipes read of the chip; a Cube plan
+// reads nothing of the vector cores (with_vector false), so a chip with
+// fewer of them finds the Cube plans already made.
+std::uint32_t chip_id(const ChipParams& c, bool with_vector) {
     ByteBuffer<sizeof c.clock_ghz + sizeof c.cube + sizeof c.vector + sizeof c.buffers + sizeof c.l2 + sizeof c.hbm>
         bytes;
-    bytes.add(c.clock_ghz), bytes.add(c.cube), bytes.add(c.vector);
+    static const VectorParams kNoVector{};  // static: its padding bytes are zero
+    bytes.add(c.clock_ghz), bytes.add(c.cube), bytes.add(with_vector ? c.vector : kNoVector);
     bytes.add(c.buffers), bytes.add(c.l2), bytes.add(c.hbm);
     thread_local decltype(bytes.data) last;
     thread_local std::uint32_t last_id = 0;
@@ -127,7 +130,8 @@ struct CacheKey {
         buf.add(v);
     }
     void shape(const MatmulShape& p) { add(p.m), add(p.n), add(p.k), add(p.dtype), add(p.a_bytes), add(p.src), add(p.dst); }
-    void chip(const ChipParams& c) { add(chip_id(c)); }
+    void chip(const ChipParams& c) { add(chip_id(c, true)); }
+    void cube_chip(const ChipParams& c) { add(chip_id(c, false)); }
     const std::string& str() {
         out.assign(buf.data.data(), buf.size);
         return out;
@@ -145,7 +149,7 @@ MatmulTiling plan_matmul_cached(const MatmulShape& p, const ChipParams& chip, co
     key.shape(p);
     key.add(where.active), key.add(where.rereads_hit), key.add(where.warm), key.add(quick);
     key.add(where.a_streams), key.add(where.b_streams);
-    key.chip(chip);
+    key.cube_chip(chip);
     thread_local std::unordered_map<std::string, MatmulTiling> cache;
     const std::string& k = key.str();
     if (const auto it = cache.find(k); it != cache.end()) return it->second;
@@ -443,7 +447,7 @@ double matmul_pipe_cycles(const MatmulShape& s, const MatmulTiling& g, const Chi
     key.add(g.a_panel_reused), key.add(g.b_reused);
     key.add(rates.per_hit), key.add(rates.per_miss), key.add(rates.out_rate), key.add(rates.load_latency);
     key.add(rates.warm), key.add(rereads.a), key.add(rereads.b), key.add(exact_tiles);
-    key.chip(chip);
+    key.cube_chip(chip);
     thread_local std::unordered_map<std::string, double> cache;
     const std::string& k = key.str();
     if (const auto it = cache.find(k); it != cache.end()) return it->second;

@@ -199,6 +199,7 @@ CompileResult compile(const Graph& input, const ChipParams& chip, const CompileO
     check_capacity(g, chip, opt, r);
     PlannedGraph best = plan_best(g, chip, opt, r.notes);
     r.cube_cores_planned = best.cubes;
+    r.vector_cores_planned = best.vectors;
     g = std::move(best.g);
     KernelPlan plan = std::move(best.plan);
     r.tilings = std::move(best.tilings);
@@ -240,6 +241,7 @@ void CompileResult::report(Stats& s) const {
     s.set("compile.hbm_inputs_bytes", hbm.inputs);
     s.set("compile.hbm_activations_peak_bytes", hbm.activations_peak);
     s.set("compile.cube_cores_planned", static_cast<std::uint64_t>(cube_cores_planned));
+    s.set("compile.vector_cores_planned", static_cast<std::uint64_t>(vector_cores_planned));
 }
 
 std::string CompileResult::summary() const {

@@ -31,6 +31,7 @@ struct CompileResult {
     std::uint64_t format_convert_bytes = 0;
     std::size_t events = 0;
     int cube_cores_planned = 0;            // the chip's, or fewer (explore_cube_cores)
+    int vector_cores_planned = 0;          // the chip's, or fewer (explore_vector_cores)
     std::size_t edges_before_reduction = 0, edges_after_reduction = 0;
     std::uint64_t gm_bytes = 0;            // bytes all tasks read + write in GM
     HbmFootprint hbm;                      // what the die's HBM must hold (compiler/hbm_footprint.hpp)

@@ -13,6 +13,7 @@ CompileOptions::CompileOptions(const GraphWorkload& w)
       hoist_layout(w.passes.hoist_layout),
       explore_cube_cores(w.passes.explore_cube_cores),
       search_cube_plans(w.passes.search_cube_plans),
+      explore_vector_cores(w.passes.explore_vector_cores),
       boundary(w.fusion_boundary),
       tiling(w.tiling),
       comm_optimized(w.comm_optimized),

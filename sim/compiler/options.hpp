@@ -27,6 +27,7 @@ struct CompileOptions {
     bool hoist_layout;
     bool explore_cube_cores;
     bool search_cube_plans;
+    bool explore_vector_cores;
     FusionBoundary boundary;
     std::map<std::string, ForcedTiling> tiling;  // by graph node name
     // Dispatch / Combine nodes without attrs.variant (workload.variant), and

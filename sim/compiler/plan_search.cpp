@@ -1,6 +1,7 @@
 #include "compiler/plan_search.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -76,6 +77,7 @@ PlannedGraph plan_graph(const Graph& laid, const ChipParams& chip, const Compile
     PlannedGraph v;
     v.g = laid;
     v.cubes = chip.cube.count;
+    v.vectors = chip.vector.count;
     v.plan = form_kernels(v.g, opt, chip);
     add_attention_workspaces(v.g, v.plan);
     const MemoryPlan mem(v.g);
@@ -93,23 +95,71 @@ PlannedGraph plan_graph(const Graph& laid, const ChipParams& chip, const Compile
 
 namespace {
 
+// The core counts a search over fewer cores of a kind plans for: every
+// `step` below the chip's `all` down to `step` (every count below 8 cores),
+// and not below `pinned`, the highest core a kernel is pinned to (a
+// micro-batch stream keeps its cores). The same counts on every chip, so a
+// chip with more cores tries every count a smaller one tried.
+int core_step(int all) { return all < 8 ? 1 : 4; }
+
+std::vector<int> fewer_cores(int all, int pinned) {
+    const int step = core_step(all);
+    std::vector<int> counts;
+    for (int c = (all - 1) / step * step; c >= std::max(step, pinned); c -= step) counts.push_back(c);
+    return counts;
+}
+
+// The highest core of `type` a kernel is pinned to (0: none).
+int pinned_cores(const KernelPlan& plan, CoreType type) {
+    int hi = 0;
+    for (const Kernel& k : plan.kernels)
+        hi = std::max(hi, type == CoreType::cube ? k.cores.cube_hi : k.cores.vector_hi);
+    return hi;
+}
+
+// Tasks per kernel: two plans cut alike differ only in the cores they use.
+std::vector<std::size_t> tile_counts(const PlannedGraph& v) {
+    std::vector<std::size_t> n(v.plan.kernels.size(), 0);
+    for (const TileTask& t : v.tasks) ++n[static_cast<std::size_t>(t.kernel)];
+    return n;
+}
+
+// The Vector tiler cuts a kernel by the vector cores it has (tiles of a
+// size per core, waves ahead of a Cube consumer, the scalar cores'
+// dispatch): a chip with more of them cuts finer, which can end later. So
+// the graph is also planned for fewer vector cores (fewer_cores) and each
+// plan cut otherwise than those before it runs on the die of the whole
+// chip. A chip with more vector cores so tries the cuts of a smaller one.
+// Returns the plan for fewer that ends first (of equal ones, the one for
+// the fewest cores) when it ends no later than `first`, else nothing.
+std::optional<PlannedGraph> explore_vector_cores(const Graph& laid, const ChipParams& chip, const CompileOptions& opt,
+                                                 const PlannedGraph& first) {
+    std::set<std::vector<std::size_t>> cuts{tile_counts(first)};
+    std::optional<PlannedGraph> best;
+    for (int c : fewer_cores(chip.vector.count, pinned_cores(first.plan, CoreType::vector))) {
+        ChipParams less = chip;
+        less.vector.count = c;
+        PlannedGraph v = plan_graph(laid, less, opt);
+        if (!cuts.insert(tile_counts(v)).second) continue;
+        time_candidate(v, chip);
+        if (v.makespan <= (best ? best->makespan : first.makespan)) best = std::move(v);
+    }
+    return best;
+}
+
 // Planned for every Cube core, a kernel's tiling sees only its own
 // estimate: one wave of larger tiles can beat two of smaller ones there and
 // lose in the graph, where coarser tiles start later behind their
-// producers. So the graph is also planned for fewer cores, every `step`
-// from the chip's count down to `step` (or to the highest core a kernel is
-// pinned to: a micro-batch stream keeps its cores): the same counts on
-// every chip, so a chip with more cores tries every plan a smaller one
-// tried and keeps the same one unless a plan for its extra cores ends
-// sooner (no margin: a margin would let a chip with more cores keep a plan
-// a smaller chip beat). The plan whose run on the die ends first goes (on
-// a tie, the one on fewer cores); `best` becomes it.
+// producers. So the graph is also planned for fewer Cube cores
+// (fewer_cores, with the vector cores `best` is planned for): a chip with
+// more cores tries every plan a smaller one tried and keeps the same one
+// unless a plan for its extra cores ends sooner (no margin: a margin would
+// let a chip with more cores keep a plan a smaller chip beat). The plan
+// whose run on the die ends first goes (on a tie, the one on fewer cores);
+// `best` becomes it.
 void explore_cube_cores(const Graph& laid, const ChipParams& chip, const CompileOptions& opt, PlannedGraph& best,
                         std::vector<std::string>& notes) {
-    const int all = chip.cube.count, step = all < 8 ? 1 : 4;
-    int pinned = 0;
-    for (const Kernel& k : best.plan.kernels) pinned = std::max(pinned, k.cores.cube_hi);
-    const int fewest = std::max(step, pinned);
+    const int all = chip.cube.count, pinned = pinned_cores(best.plan, CoreType::cube);
     std::vector<PlannedGraph> tried;
     double fastest = best.makespan;
     // Each Cube core runs its tasks one after another, and no tiling of a
@@ -119,11 +169,12 @@ void explore_cube_cores(const Graph& laid, const ChipParams& chip, const Compile
     // fewer cores: they are not planned.
     double m_work = 0;
     for (const TilingChoice& tc : best.tilings) m_work += tc.m_floor_cycles;
-    int lowest = all;
-    for (int c = (all - 1) / step * step; c >= fewest && m_work / c <= fastest; c -= step) {
-        lowest = c;
+    const std::vector<int> counts = fewer_cores(all, pinned);
+    std::size_t planned = 0;
+    for (; planned < counts.size() && m_work / counts[planned] <= fastest; ++planned) {
         ChipParams less = chip;
-        less.cube.count = c;
+        less.cube.count = counts[planned];
+        less.vector.count = best.vectors;
         PlannedGraph v = plan_graph(laid, less, opt);
         time_candidate(v, chip);
         fastest = std::min(fastest, v.makespan);
@@ -135,11 +186,12 @@ void explore_cube_cores(const Graph& laid, const ChipParams& chip, const Compile
     if (best.cubes < all)
         notes.push_back(
             fmt::format("explore cube cores: planned for {} of the {} cube cores (simulated {:.0f} "
-                        "cycles, {:.1f}% fewer than for all {}; tried every {} from {} down to {}{})",
-                        best.cubes, all, best.makespan, (1 - best.makespan / all_cores) * 100, all, step, all, lowest,
-                        lowest - step >= fewest ? ": fewer cores end later by their Cube work alone"
-                        : pinned > step         ? fmt::format(": cores up to {} are pinned to a stream", pinned)
-                                                : std::string()));
+                        "cycles, {:.1f}% fewer than for all {}; tried {} counts from {} down to {}{})",
+                        best.cubes, all, best.makespan, (1 - best.makespan / all_cores) * 100, all, planned,
+                        counts.front(), counts[planned - 1],
+                        planned < counts.size()   ? ": fewer cores end later by their Cube work alone"
+                        : pinned > core_step(all) ? fmt::format(": cores up to {} are pinned to a stream", pinned)
+                                                  : std::string()));
 }
 
 // The tiler chooses each Cube kernel's block counts by the kernel's own
@@ -155,6 +207,7 @@ void search_cube_plans(const Graph& laid, const ChipParams& chip, const CompileO
                        std::vector<std::string>& notes) {
     ChipParams c = chip;
     c.cube.count = best.cubes;
+    c.vector.count = best.vectors;
     CompileOptions kept = opt;
     const std::vector<TilingChoice> first = best.tilings;
     std::set<std::string> done;                            // dims already searched
@@ -201,7 +254,7 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
     const auto cube_kernels = std::count_if(best.plan.kernels.begin(), best.plan.kernels.end(),
                                             [](const Kernel& k) { return k.core == CoreType::cube; });
     if (cube_kernels == 0 || cube_kernels > kMaxExploredCubeKernels ||
-        !(opt.explore_cube_cores || opt.search_cube_plans))
+        !(opt.explore_cube_cores || opt.search_cube_plans || opt.explore_vector_cores))
         return best;
     // Every plan the searches compare runs on the die model: without one,
     // or for a graph that waits on other ranks, the tiler's plan stands.
@@ -212,8 +265,34 @@ PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileO
                             : "plan searches: no die model registered (compiler::set_die_timer): the tiler's plan");
         return best;
     }
-    if (opt.explore_cube_cores) explore_cube_cores(laid, chip, opt, best, notes);
-    if (opt.search_cube_plans) search_cube_plans(laid, chip, opt, best, notes);
+    // The Cube searches start from the tiler's plan for every vector core
+    // and, when a plan for fewer of them ends no later, from that one too
+    // (each search keeps only what ends sooner from where it starts): the
+    // searched plan that ends first goes (on a tie, the one for every
+    // vector core).
+    const std::optional<PlannedGraph> fewer =
+        opt.explore_vector_cores ? explore_vector_cores(laid, chip, opt, best) : std::nullopt;
+    const auto searched = [&](PlannedGraph p, std::vector<std::string>& n) {
+        if (opt.explore_cube_cores) explore_cube_cores(laid, chip, opt, p, n);
+        if (opt.search_cube_plans) search_cube_plans(laid, chip, opt, p, n);
+        return p;
+    };
+    const double all_vectors = best.makespan;
+    const std::size_t own_notes = notes.size();
+    best = searched(std::move(best), notes);
+    if (fewer) {
+        std::vector<std::string> fewer_notes{
+            fmt::format("explore vector cores: planned for {} of the {} vector cores (simulated {:.0f} cycles, {:.1f}% "
+                        "fewer than for all {})",
+                        fewer->vectors, chip.vector.count, fewer->makespan, (1 - fewer->makespan / all_vectors) * 100,
+                        chip.vector.count)};
+        PlannedGraph v = searched(*fewer, fewer_notes);
+        if (v.makespan < best.makespan) {
+            best = std::move(v);
+            notes.resize(own_notes);
+            notes.insert(notes.end(), fewer_notes.begin(), fewer_notes.end());
+        }
+    }
     return best;
 }
 

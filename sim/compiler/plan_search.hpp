@@ -1,8 +1,8 @@
 // Passes 3-7 of the compiler (form kernels, tile, sync, place) for one
 // chip, and the searches over whole plans that pick among them: fewer Cube
-// cores (7b, explore_cube_cores) and each Cube kernel's runner-up blocks
-// (7c, search_cube_plans), each rated by running it on the die model
-// (docs/compiler.md).
+// cores (7b, explore_cube_cores), each Cube kernel's runner-up blocks (7c,
+// search_cube_plans) and fewer vector cores (7d, explore_vector_cores),
+// each rated by running it on the die model (docs/compiler.md).
 #pragma once
 #include <functional>
 #include <string>
@@ -31,6 +31,7 @@ struct PlannedGraph {
     std::vector<Placement> where;
     double makespan = 0;
     int cubes = 0;  // the Cube cores it is planned for
+    int vectors = 0;  // the Vector cores it is planned for
 };
 
 // Times a candidate plan on the die model: its stream run on a die of
@@ -50,9 +51,9 @@ TaskStream plan_stream(const PlannedGraph& v);
 // Passes 3-7 of `laid` (a graph after BN folding and layout) for `chip`.
 PlannedGraph plan_graph(const Graph& laid, const ChipParams& chip, const CompileOptions& opt);
 
-// The plan to emit: plan_graph for the chip, then the Cube-core
-// exploration and the Cube plan search as `opt` enables them. Their
-// choices are added to `notes` (the compile report).
+// The plan to emit: plan_graph for the chip, then the searches (7b, 7c,
+// 7d) as `opt` enables them. Their choices are added to `notes` (the
+// compile report).
 PlannedGraph plan_best(const Graph& laid, const ChipParams& chip, const CompileOptions& opt,
                        std::vector<std::string>& notes);
 

@@ -66,8 +66,9 @@ SpmdCompile compile_spmd(const Graph& g0, const ChipParams& chip, const CompileO
     plans[0] = compile_rank(first_rank[0], chip, opt);
     ChipParams same = chip;
     same.cube.count = plans[0].cube_cores_planned;
+    same.vector.count = plans[0].vector_cores_planned;
     CompileOptions decided = opt;
-    decided.explore_cube_cores = decided.search_cube_plans = false;
+    decided.explore_cube_cores = decided.search_cube_plans = decided.explore_vector_cores = false;
     for (const TilingChoice& t : plans[0].tilings)
         if (t.chosen.m > 0 && !t.node.empty() && !decided.tiling.count(t.node))
             decided.tiling[t.node] = ForcedTiling{t.chosen.m, t.chosen.n, 0, t.chosen.k, true};

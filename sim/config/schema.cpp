@@ -541,6 +541,14 @@ std::vector<KeySpec> build_keys() {
                 "Also plan the graph with each Cube kernel's runner-up block counts (the best with more row blocks, with more tiles, with fewer tiles, with tiles of whole rows, within 15% of its own estimate) and the two fastest by the estimate that move fewer bytes than every count estimated faster, each forced on every kernel of the same dims at once, and keep each that makes the whole plan run faster on the die model. Skipped for graphs of more than 16 Cube kernels (compile time) and for graphs that wait on other ranks or run kernel programs (Dispatch, Combine).")
             .apply_workload(
                 [](WorkloadParams& w, const json& v) { w.graph.passes.search_cube_plans = v.get<bool>(); }));
+    k.push_back(
+        Key("workload.passes.explore_vector_cores", VT::boolean)
+            .kind("graph")
+            .def(true)
+            .meaning(
+                "Also plan the graph for fewer vector cores (the counts explore_cube_cores tries, of vector cores), run each plan the Vector tiler cuts otherwise than those before it on the die model, and when one ends sooner than the plan for every vector core, run the Cube searches from it too; the searched plan that ends first goes. Skipped where explore_cube_cores is.")
+            .apply_workload(
+                [](WorkloadParams& w, const json& v) { w.graph.passes.explore_vector_cores = v.get<bool>(); }));
     k.push_back(Key("workload.passes.hoist_layout", VT::boolean).kind("graph").def(true)
                     .meaning("Merge FormatConvert tasks per tensor and hoist them toward the graph inputs.")
                     .apply_workload([](WorkloadParams& w, const json& v) { w.graph.passes.hoist_layout = v.get<bool>(); }));

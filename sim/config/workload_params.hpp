@@ -22,7 +22,8 @@ enum class FusionBoundary : std::uint8_t { automatic, fuse, split };
 enum class HostMode : std::uint8_t { off, sync, async, pipeline, hetero };
 
 struct CompilerPasses {
-    bool fold_bn{}, fuse_activation{}, fuse_vector{}, hoist_layout{}, explore_cube_cores{}, search_cube_plans{};
+    bool fold_bn{}, fuse_activation{}, fuse_vector{}, hoist_layout{}, explore_cube_cores{}, search_cube_plans{},
+        explore_vector_cores{};
 };
 
 // One entry of workload.tiling: it names only what it forces, 0 = free.

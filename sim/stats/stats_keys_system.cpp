@@ -61,6 +61,7 @@ void workload_keys(std::vector<StatSpec>& v) {
         .key("compile.hbm_inputs_bytes", K::bytes, "B", M::whole, "its graph inputs", "301056")
         .key("compile.hbm_activations_peak_bytes", K::bytes, "B", M::whole, "the most produced tensors alive at once in the node order (each from the node that writes it to the last that reads it; outputs to the end; a Reshape view keeps its source alive), counted before fusion, so the intermediates of fused chains that never reach HBM count too: an upper estimate of what a runtime reusing freed memory needs", "4816896")
         .key("compile.cube_cores_planned", K::count, "cores", M::whole, "Cube cores the stream was planned for: the chip's, or fewer when `workload.passes.explore_cube_cores` kept a plan for fewer")
+        .key("compile.vector_cores_planned", K::count, "cores", M::whole, "Vector cores the stream was planned for: the chip's, or fewer when `workload.passes.explore_vector_cores` kept a plan for fewer")
         .key("compile.rank_programs", K::count, "programs", M::whole, "a graph or LLM step on several ranks: distinct compiled rank programs (1 when every rank runs the same shapes; the other `compile.*` keys are rank 0's)");
     Section(v, "collective")
         .key("collective.{op,algorithm}", K::text, "text", M::whole, "`workload.op` and `workload.algorithm`")

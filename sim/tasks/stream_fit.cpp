@@ -24,9 +24,9 @@ std::vector<std::string> stream_fit_warnings(const TaskStream& ts, const ChipPar
         out.push_back(fmt::format(
             "{}: its {} {} tasks can use at most {} of the {} {} cores of chip '{}' ({} pinned {} core{}); was it made "
             "for a smaller chip? (compile the model for this chip, or regenerate the stream; a compile report that says "
-            "'planned for N of the cube cores' chose fewer on purpose)",
+            "'planned for N of the {} cores' chose fewer on purpose)",
             ts.file, tasks, to_string(type), pinned.size(), count, to_string(type), chip.name, pinned.size(),
-            to_string(type), pinned.size() == 1 ? "" : "s"));
+            to_string(type), pinned.size() == 1 ? "" : "s", to_string(type)));
     }
     return out;
 }

@@ -546,6 +546,7 @@ TEST_CASE("timing: the compiler's estimates of a compiled model's tasks follow t
         std::vector<std::string> sets = c.sets;
         sets.push_back("workload.passes.explore_cube_cores=false");
         sets.push_back("workload.passes.search_cube_plans=false");
+        sets.push_back("workload.passes.explore_vector_cores=false");
         std::vector<double> r = run_over_estimate(tmp, src + "/configs/chips/" + c.chip + ".json",
                                                   src + "/models/" + c.model + ".json", sets);
         REQUIRE(r.size() > 20);

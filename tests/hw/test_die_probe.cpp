@@ -71,7 +71,7 @@ TEST_CASE("die probe: compile --estimates gives each task and its kernel alone o
         tmp, {"compile", "--chip", kSrc + "/configs/chips/a2.json", "--workload", kSrc + "/models/bert_layer.json",
               "--emit-tasks", tmp.path("s.jsonl"), "--estimates", csv});
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.out, Catch::Matchers::Contains("the die model ran 402 tasks and 22 kernels alone"));
+    CHECK_THAT(r.out, Catch::Matchers::Contains("the die model ran 436 tasks and 22 kernels alone"));
     std::ifstream in(csv);
     std::string line;
     std::getline(in, line);
@@ -87,7 +87,7 @@ TEST_CASE("die probe: compile --estimates gives each task and its kernel alone o
         CHECK(kernel > 0);
         if (line.rfind("\"ffn.down.matmul#", 0) == 0) down[line.substr(1, line.find('"', 1) - 1)] = {alone, kernel};
     }
-    CHECK(rows == 402);
+    CHECK(rows == 436);
     REQUIRE(down.size() == 24);
     for (const auto& [id, t] : down) {
         CAPTURE(id, t.first, t.second);
@@ -130,11 +130,12 @@ TEST_CASE("die probe: every candidate plan the searches hand over ends at the sa
 TEST_CASE("die probe: without a die model registered the plan searches do not run, and the compile report says so",
           "[die][probe][compiler]") {
     // The compiler has no second way to rate a plan: with no timer the
-    // tiler's plan stands, as with both searches off.
+    // tiler's plan stands, as with the searches off.
     const RunConfig cfg = RunConfig::load(kSrc + "/configs/chips/a2.json", kSrc + "/models/bert_layer.json", {});
     const RunConfig off =
         RunConfig::load(kSrc + "/configs/chips/a2.json", kSrc + "/models/bert_layer.json",
-                        {"workload.passes.explore_cube_cores=false", "workload.passes.search_cube_plans=false"});
+                        {"workload.passes.explore_cube_cores=false", "workload.passes.search_cube_plans=false",
+                         "workload.passes.explore_vector_cores=false"});
     const compiler::CompileResult tiler = compiler::compile_workload(off.workload(), off.chip());
     const compiler::CompileResult searched = compiler::compile_workload(cfg.workload(), cfg.chip());
     TimerRestore restore{compiler::set_die_timer(nullptr)};
