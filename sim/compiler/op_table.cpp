@@ -11,6 +11,42 @@
 
 namespace npusim::compiler {
 
+namespace {
+
+// FLOPs of the ops the Cube runs: a MatMul's 2·M·N·K, an attention's two
+// products and its softmax (5 per score). `elems`: the output's elements.
+double cube_op_flops(const Graph& g, const Node& n, double elems) {
+    const auto& T = [&](int t) -> const Tensor& { return g.tensors[static_cast<std::size_t>(t)]; };
+    if (n.op == OpType::Attention) {
+        // q·kᵀ and p·v (2·S·Sk·D each per head).
+        const bool sm = seq_major(n);
+        const AttentionDims q = attention_dims(T(n.inputs.at(0)).shape, sm),
+                            v = attention_dims(T(n.inputs.at(2)).shape, sm);
+        // In BSND the rope parts may come apart: q·kᵀ is over D + Dr.
+        const double d =
+            static_cast<double>(q.d) +
+            (sm && n.inputs.size() == 5 ? static_cast<double>(attention_dims(T(n.inputs[3]).shape, true).d) : 0.0);
+        const double scores = static_cast<double>(q.heads * q.seq) * static_cast<double>(v.seq);
+        return 2 * scores * d + 2 * scores * static_cast<double>(v.d) + 5 * scores;
+    }
+    if (n.op == OpType::MLAttention) {
+        // q against every cached row (D) and p against their first v_dim
+        // columns.
+        const auto& q = T(n.inputs.at(0)).shape;
+        const auto& kv = T(n.inputs.at(1)).shape;
+        const double scores =
+            static_cast<double>(elements(q)) / static_cast<double>(q.back()) * static_cast<double>(kv[kv.size() - 2]);
+        return 2 * scores * static_cast<double>(q.back()) +
+               2 * scores * static_cast<double>(n.attr_int("v_dim", q.back())) + 5 * scores;
+    }
+    // MatMul, BatchMatMul.
+    const auto& a = T(n.inputs.at(0)).shape;
+    const double k = a.empty() ? 1.0 : static_cast<double>(n.attr_int("transpose_a", 0) ? a[a.size() - 2] : a.back());
+    return 2 * elems * k;
+}
+
+}  // namespace
+
 NodeWork node_work(const Graph& g, const Node& n) {
     NodeWork w;
     const auto& T = [&](int t) -> const Tensor& { return g.tensors[static_cast<std::size_t>(t)]; };
@@ -21,36 +57,11 @@ NodeWork node_work(const Graph& g, const Node& n) {
     const double in_elems = n.inputs.empty() ? 0.0 : static_cast<double>(elements(T(n.inputs[0]).shape));
     switch (n.op) {
         case OpType::MatMul:
-        case OpType::BatchMatMul: {
-            const auto& a = T(n.inputs.at(0)).shape;
-            const double k = a.empty() ? 1.0 : static_cast<double>(n.attr_int("transpose_a", 0) ? a[a.size() - 2] : a.back());
-            w.flops = 2 * elems * k;
+        case OpType::BatchMatMul:
+        case OpType::Attention:
+        case OpType::MLAttention:
+            w.flops = cube_op_flops(g, n, elems);
             break;
-        }
-        case OpType::Attention: {
-            // q·kᵀ and p·v (2·S·Sk·D each per head), the softmax (5 per score).
-            const bool sm = seq_major(n);
-            const AttentionDims q = attention_dims(T(n.inputs.at(0)).shape, sm),
-                                v = attention_dims(T(n.inputs.at(2)).shape, sm);
-            // In BSND the rope parts may come apart: q·kᵀ is over D + Dr.
-            const double d =
-                static_cast<double>(q.d) +
-                (sm && n.inputs.size() == 5 ? static_cast<double>(attention_dims(T(n.inputs[3]).shape, true).d) : 0.0);
-            const double scores = static_cast<double>(q.heads * q.seq) * static_cast<double>(v.seq);
-            w.flops = 2 * scores * d + 2 * scores * static_cast<double>(v.d) + 5 * scores;
-            break;
-        }
-        case OpType::MLAttention: {
-            // q against every cached row (D) and p against their first v_dim
-            // columns, the softmax (5 per score).
-            const auto& q = T(n.inputs.at(0)).shape;
-            const auto& kv = T(n.inputs.at(1)).shape;
-            const double scores = static_cast<double>(elements(q)) / static_cast<double>(q.back()) *
-                                  static_cast<double>(kv[kv.size() - 2]);
-            w.flops = 2 * scores * static_cast<double>(q.back()) + 2 * scores * static_cast<double>(n.attr_int("v_dim", q.back())) +
-                      5 * scores;
-            break;
-        }
         case OpType::RoPE: w.flops = 3 * elems; break;
         case OpType::MoEGate: w.flops = 10 * in_elems; break;
         case OpType::TopK: w.flops = in_elems * std::max(1.0, std::log2(std::max(2.0, in_elems / std::max(1.0, elems)))); break;
