@@ -136,14 +136,19 @@ private:
     // periods are tried, up to kMinLagTiles tiles.
     void fast_forward() {
         if (due_.size() > kMaxDue) return;
-        const std::uint64_t max_lag = period_ * std::max<std::uint64_t>(1, kMinLagTiles / period_);
         if (!ring_set_) {
-            ring_.resize(max_lag + 1);
+            max_lag_ = period_ * std::max<std::uint64_t>(1, kMinLagTiles / period_);
+            // Any size above the longest lag keeps each lag's snapshot; a
+            // power of two is indexed by a mask.
+            std::size_t size = 1;
+            while (size <= max_lag_) size *= 2;
+            ring_.resize(size);
             for (Snapshot& s : ring_) s.tile = ~0ULL;
             ring_set_ = true;
         }
-        for (std::uint64_t lag = period_; lag <= max_lag && lag <= seen_; lag += period_) {
-            const Snapshot& then = ring_[(seen_ - lag) % ring_.size()];
+        const std::uint64_t mask = ring_.size() - 1;
+        for (std::uint64_t lag = period_; lag <= max_lag_ && lag <= seen_; lag += period_) {
+            const Snapshot& then = ring_[(seen_ - lag) & mask];
             if (then.tile != seen_ - lag || !matches(then, lag)) continue;
             const double shift = now_ - then.t;
             // Whole lags while the costs ahead repeat, the last ones stepped
@@ -159,7 +164,7 @@ private:
             }
             break;
         }
-        Snapshot& mine = ring_[seen_ % ring_.size()];
+        Snapshot& mine = ring_[seen_ & mask];
         mine.tile = seen_;
         mine.t = now_;
         mine.state = pipe_.state();
@@ -193,7 +198,7 @@ private:
     double now_ = 0;
     std::uint64_t seq_ = 0;
     int stages_ = 0;
-    std::uint64_t tiles_ = 0, period_ = 0, seen_ = 0;
+    std::uint64_t tiles_ = 0, period_ = 0, seen_ = 0, max_lag_ = 0;
     std::vector<Snapshot>& ring_;  // by stage 0's next tile, one period back at most
     bool ring_set_ = false;
 };

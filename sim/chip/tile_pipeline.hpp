@@ -140,7 +140,10 @@ bool BasicTilePipeline<Host>::can_start(int s, Host& host) const {
 template <class Host>
 void BasicTilePipeline<Host>::kick(Host& host) {
     // Later stages first, so a freed buffer is reused before earlier stages
-    // look for one; repeat while a stage completed at once (no work).
+    // look for one; repeat while a stage completed at once (no work) before
+    // the last: that produced the input of a stage already looked at. The
+    // last stage's own completion frees only a buffer of the stages looked
+    // at after it.
     bool progress = true;
     while (progress) {
         progress = false;
@@ -151,7 +154,7 @@ void BasicTilePipeline<Host>::kick(Host& host) {
                 if (host.begin_stage(s, t)) break;
                 busy_[s] = false;
                 ++done_[s];
-                progress = true;
+                progress |= s + 1 < stages_;
             }
         }
     }

@@ -497,9 +497,27 @@ public:
                    g.kb == ceil_div(s.k, g.k1)) {}
 
     bool by_kind() const { return by_kind_; }
+    // The kinds of the first `tiles` steps, found once by walking the
+    // blocks in order: a schedule asks a step's costs many times per stage.
+    void index_kinds(std::uint64_t tiles) {
+        if (!by_kind_ || kind_of_.size() >= tiles) return;
+        kind_of_.clear();
+        kind_of_.reserve(tiles);
+        std::uint64_t mi = 0, ni = 0, ki = 0;
+        for (std::uint64_t t = 0; t < tiles; ++t) {
+            kind_of_.push_back(static_cast<std::uint8_t>(kind(mi, ni, ki)));
+            if (++ki < g_.kb) continue;
+            ki = 0;
+            if (++ni < g_.nb) continue;
+            ni = 0;
+            ++mi;
+        }
+    }
     unsigned kind(std::uint64_t tile) const {
         const std::uint64_t rest = fast_div(tile, g_.kb), mi = fast_div(rest, g_.nb);
-        const std::uint64_t ki = tile - rest * g_.kb, ni = rest - mi * g_.nb;
+        return kind(mi, rest - mi * g_.nb, tile - rest * g_.kb);
+    }
+    unsigned kind(std::uint64_t mi, std::uint64_t ni, std::uint64_t ki) const {
         return (mi == 0 ? 1u : 0u) | (mi + 1 == g_.mb ? 2u : 0u) | (ni == 0 ? 4u : 0u) | (ni + 1 == g_.nb ? 8u : 0u) |
                (ki + 1 == g_.kb ? 16u : 0u);
     }
@@ -516,12 +534,29 @@ public:
         return (mi * g_.nb + ni) * g_.kb + ki;
     }
     const StepCosts& at(std::uint64_t tile) {
+        if (tile < kind_of_.size()) {  // a stepped schedule's step: inline
+            const unsigned k = kind_of_[tile];
+            if (found_ >> k & 1u) return kinds_[k];
+        }
+        return find(tile);
+    }
+    // The costs of a kind of step (one there is: first_of(kind) is a step).
+    const StepCosts& of_kind(unsigned kind) {
+        if (!(found_ >> kind & 1u)) {
+            kinds_[kind] = step_costs(cube_tile(s_, g_, chip_, first_of(kind)), s_, chip_, r_, rereads_);
+            found_ |= 1u << kind;
+        }
+        return kinds_[kind];
+    }
+
+private:
+    [[gnu::noinline]] const StepCosts& find(std::uint64_t tile) {
         if (!by_kind_) {
             Own& o = own_[tile & 7];
             if (o.tile != tile) o = Own{tile, step_costs(cube_tile(s_, g_, chip_, tile), s_, chip_, r_, rereads_)};
             return o.costs;
         }
-        const unsigned k = kind(tile);
+        const unsigned k = tile < kind_of_.size() ? kind_of_[tile] : kind(tile);
         if (!(found_ >> k & 1u)) {
             kinds_[k] = step_costs(cube_tile(s_, g_, chip_, tile), s_, chip_, r_, rereads_);
             found_ |= 1u << k;
@@ -529,7 +564,6 @@ public:
         return kinds_[k];
     }
 
-private:
     struct Own {
         std::uint64_t tile = ~std::uint64_t{0};
         StepCosts costs;
@@ -543,6 +577,7 @@ private:
     std::array<StepCosts, 32> kinds_{};
     std::uint32_t found_ = 0;
     std::array<Own, 8> own_{};
+    std::vector<std::uint8_t> kind_of_;  // by step, the first index_kinds() steps
 };
 
 // The first `tiles` steps' schedule follows from the kinds of step among
@@ -558,7 +593,7 @@ const std::string& schedule_key(CubeStepTable& table, const MatmulTiling& g, std
         const std::uint64_t first = table.first_of(k);
         if (first >= tiles) continue;
         key.add(k);
-        for (const StageCost& c : table.at(first)) key.add(c.none), key.add(c.cycles), key.add(c.latency);
+        for (const StageCost& c : table.of_kind(k)) key.add(c.none), key.add(c.cycles), key.add(c.latency);
     }
     return key.str();
 }
@@ -575,7 +610,10 @@ double matmul_pipe_cycles_uncached(const MatmulShape& s, const MatmulTiling& g, 
     // repeat along a row (those of a whole row when the rows are short).
     const std::uint32_t port = (gm_in ? 1u : 0u) | (gm_out ? 0b1000u : 0u);
     const std::uint64_t period = g.kb * (g.nb <= 4 ? g.nb : 1);
-    const auto step = [&](std::uint64_t n) { return detail::Stepper<decltype(cost)>(cost).run(4, n, 2, port, period); };
+    const auto step = [&](std::uint64_t n) {
+        table.index_kinds(n);
+        return detail::Stepper<decltype(cost)>(cost).run(4, n, 2, port, period);
+    };
     if (!table.by_kind()) return extrapolated_cycles(g.tiles(), exact_tiles, step);
     // A few steps are stepped sooner than their key is made and found.
     constexpr std::uint64_t kMinKept = 16;
@@ -626,7 +664,7 @@ double pipe_floor(CubeStepTable& table, const MatmulShape& s, const MatmulTiling
     std::array<double, 4> busy{};
     for (unsigned k = 0; k < 32; ++k) {
         if (count[k] == 0) continue;
-        const StepCosts& c = table.at(table.first_of(k));
+        const StepCosts& c = table.of_kind(k);
         for (std::size_t st = 0; st < 4; ++st)
             if (!c[st].none) busy[st] += static_cast<double>(count[k]) * c[st].cycles;
     }
