@@ -316,14 +316,22 @@ MatmulTiling plan_matmul_uncached(const MatmulShape& p, const ChipParams& chip, 
     thread_local std::vector<std::uint32_t> order;
     order.clear();
     for (std::uint32_t i = 0; i < seen.size(); ++i) order.push_back(i);
-    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const auto fewer_bytes = [&](std::uint32_t a, std::uint32_t b) {
         return seen[a].first != seen[b].first ? seen[a].first < seen[b].first : a < b;
-    });
+    };
+    // A quick plan looks at the first kMaxRanked + 1 at most: only they are sorted.
+    auto ranked_end = order.end();
+    if (quick && order.size() > kMaxRanked + 1) {
+        ranked_end = order.begin() + static_cast<std::ptrdiff_t>(kMaxRanked + 1);
+        std::partial_sort(order.begin(), ranked_end, order.end(), fewer_bytes);
+    } else {
+        std::sort(order.begin(), order.end(), fewer_bytes);
+    }
     const auto schedule = [&](const MatmulTiling& g) { return matmul_plan_cycles(p, g, chip, where); };
     double fastest = schedule(t);
     std::size_t ranked = 0;
-    for (const std::uint32_t i : order) {
-        const auto& [bytes, g] = seen[i];
+    for (auto it = order.begin(); it != ranked_end; ++it) {
+        const auto& [bytes, g] = seen[*it];
         if (quick && (bytes > best * kByteSlack || ranked++ >= kMaxRanked)) break;
         // A plan that cannot run sooner than the fastest so far need not be
         // stepped: the same choice, fewer schedules stepped.
