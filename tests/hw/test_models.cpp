@@ -756,24 +756,27 @@ TEST_CASE("TilePipeline: a kick leaves no stage that could start", "[models][pip
     // kick stops once a pass completes only the last stage at once (a
     // FixPipe with no work on this K step): that frees a buffer only for the
     // stages the pass looks at after it. So a kick right after a kick must
-    // start nothing, however the stages' work, the shared port and the
-    // empty steps fall: costs from a fixed hash of stage and tile, the last
-    // stage empty on most tiles, some empty stages before it too.
-    for (const std::uint32_t ports : {0b0000u, 0b1001u, 0b0011u})
-        for (const std::uint64_t salt : {1u, 7u, 23u, 101u}) {
-            const auto time = [salt](int s, std::uint64_t t) -> std::uint64_t {
-                const std::uint64_t h = (t * 2654435761u + static_cast<std::uint64_t>(s) * 40503u + salt) % 97;
-                if (s == 3 && t % 4 != 3) return 0;  // FixPipe on the last K step only
-                if (h < 9) return 0;                 // an empty step elsewhere
-                return 1 + h % (s == 2 ? 13 : 7);
-            };
-            FakeHost h(4, 2, time);
-            h.port_mask = ports;
-            h.recheck = true;
-            CAPTURE(ports, salt);
-            h.run(200);
-            for (int s = 0; s < 4; ++s) CHECK(h.started[s] == 200);
-        }
+    // start nothing, however the stages' work, the buffers' depth, the
+    // stages sharing the port and the empty steps fall: costs from a fixed
+    // hash of stage and tile, the last stage empty on most tiles, some empty
+    // steps before it too.
+    for (const int stages : {3, 4})
+        for (const int depth : {1, 2, 3})
+            for (const std::uint32_t ports : {0b0000u, 0b1001u, 0b0011u, 0b0101u, 0b0110u, 0b1000u, 0b0100u})
+                for (const std::uint64_t salt : {1u, 7u, 23u, 101u}) {
+                    const auto time = [salt, stages](int s, std::uint64_t t) -> std::uint64_t {
+                        const std::uint64_t h = (t * 2654435761u + static_cast<std::uint64_t>(s) * 40503u + salt) % 97;
+                        if (s == stages - 1 && t % 4 != 3) return 0;  // a store on the last K step only
+                        if (h < 9) return 0;                          // an empty step elsewhere
+                        return 1 + h % (s == 2 ? 13 : 7);
+                    };
+                    FakeHost h(stages, depth, time);
+                    h.port_mask = ports & ((1u << stages) - 1);
+                    h.recheck = true;
+                    CAPTURE(stages, depth, ports, salt);
+                    h.run(200);
+                    for (int s = 0; s < stages; ++s) CHECK(h.started[s] == 200);
+                }
 }
 
 TEST_CASE("TilePipeline: stages without work complete at once", "[models][pipeline]") {
