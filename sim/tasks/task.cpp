@@ -25,11 +25,25 @@ bool meets(const Region& r, std::uint64_t lo, std::uint64_t hi) {
     const std::uint64_t last = std::min<std::uint64_t>((hi - 1 - r.addr) / r.stride, r.rows - 1);
     return first <= last;
 }
+
+// Two regions of rows at one stride s meet when some row difference k =
+// j - i (every k in [-(a.rows - 1), b.rows - 1] is one) puts b's row j
+// within (-b.bytes, a.bytes) bytes of a's row i: (b.addr - a.addr) + k·s in
+// that open interval. A range of k, found by two divisions.
+bool same_stride_meet(const Region& a, const Region& b) {
+    using I = __int128;
+    const I s = static_cast<I>(a.stride), d = static_cast<I>(b.addr) - static_cast<I>(a.addr);
+    const auto floor_div = [s](I x) { return x >= 0 ? x / s : -((-x + s - 1) / s); };
+    const I k_lo = std::max<I>(floor_div(-static_cast<I>(b.bytes) - d) + 1, -static_cast<I>(a.rows - 1));
+    const I k_hi = std::min<I>(-floor_div(d - static_cast<I>(a.bytes)) - 1, static_cast<I>(b.rows - 1));
+    return k_lo <= k_hi;
+}
 }  // namespace
 
 bool overlaps(const Region& a, const Region& b) {
     if (a.space != b.space || a.bytes == 0 || b.bytes == 0) return false;
     if (a.addr >= b.end() || b.addr >= a.end()) return false;
+    if (a.rows > 1 && b.rows > 1 && a.stride > 0 && a.stride == b.stride) return same_stride_meet(a, b);
     const Region& few = a.rows <= b.rows ? a : b;
     const Region& many = a.rows <= b.rows ? b : a;
     for (std::uint32_t i = 0; i < few.rows; ++i) {
